@@ -1,0 +1,35 @@
+# Similia: `make run` starts the platform with demo data; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+
+.PHONY: run test venv migrate demo worker perf clean
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+run: demo
+	./scripts/run_local.sh
+
+test: venv
+	./scripts/ensure_system_deps.sh
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+perf: venv
+	for script in perf/*.py; do $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf var .pytest_cache

@@ -1,0 +1,24 @@
+"""Who am I, and token issue for API clients."""
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.roles import user_roles
+
+
+class MeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=inline_serializer("Me", {
+        "username": serializers.CharField(), "roles": serializers.ListField(child=serializers.CharField()),
+        "is_staff": serializers.BooleanField()}))
+    def get(self, request):
+        user = request.user
+        return Response({"username": user.username, "roles": sorted(user_roles(user)), "is_staff": user.is_staff})
+
+
+class TokenApi(ObtainAuthToken):
+    """POST username and password; returns the user's API token (send it as `Authorization: Token <key>`)."""

@@ -1,0 +1,32 @@
+"""Roles are Django groups. A user may hold several; staff see everything in the admin site.
+
+- annotator: judges pairs of the projects they are a member of.
+- lead: manages projects and sees the dashboards of their projects.
+- researcher: manages datasets, models and evaluation runs.
+"""
+from __future__ import annotations
+
+ANNOTATOR = "annotator"
+LEAD = "lead"
+RESEARCHER = "researcher"
+ALL_ROLES = (ANNOTATOR, LEAD, RESEARCHER)
+
+
+def user_roles(user) -> set[str]:
+    """The role names a user holds (empty for anonymous users); cached on the user object."""
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    cached = getattr(user, "_similia_roles", None)
+    if cached is None:
+        cached = set(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True))
+        user._similia_roles = cached
+    return cached
+
+
+def has_role(user, *roles: str) -> bool:
+    """True if the user holds any of `roles` (staff count as holding every role)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_staff:
+        return True
+    return bool(user_roles(user) & set(roles))

@@ -1,0 +1,42 @@
+// Polls the job API while jobs are queued or running, and wires the cancel button.
+(function () {
+  "use strict";
+  const finished = new Set(["succeeded", "failed", "cancelled"]);
+  function csrf() {
+    const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return m ? decodeURIComponent(m[1]) : "";
+  }
+  async function fetchJob(id) {
+    const r = await fetch(`/api/v1/jobs/${id}/`, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (!r.ok) throw new Error(`job ${id}: HTTP ${r.status}`);
+    return r.json();
+  }
+  function paint(el, job) {
+    el.className = el.className.replace(/status-\w+/, "") + ` status-${job.status}`;
+    const set = (sel, text) => { const n = el.querySelector(sel); if (n) n.textContent = text; };
+    set(".status", job.status);
+    set(".pmsg", job.progress_message || "");
+    set(".worker", job.worker || "–");
+    set(".finished", job.finished ? new Date(job.finished).toLocaleTimeString() : "–");
+    if (job.error !== undefined) set(".error-text", job.error || "–");
+    if (job.log !== undefined) set(".log", job.log || "–");
+    if (job.result !== undefined && job.result !== null) set(".result", JSON.stringify(job.result, null, 2));
+    const bar = el.querySelector("progress"); if (bar) bar.value = job.progress;
+    if (finished.has(job.status)) { const b = el.querySelector("#cancel-job"); if (b) b.remove(); }
+  }
+  function poll() {
+    const nodes = Array.from(document.querySelectorAll("[data-job]"))
+      .filter((n) => !finished.has((n.querySelector(".status") || {}).textContent));
+    if (!nodes.length) return;
+    Promise.all(nodes.map((n) => fetchJob(n.dataset.job).then((j) => paint(n, j)).catch(() => {})))
+      .finally(() => setTimeout(poll, 1500));
+  }
+  document.addEventListener("click", async (ev) => {
+    if (ev.target.id !== "cancel-job") return;
+    const box = ev.target.closest("[data-job]");
+    const r = await fetch(box.dataset.cancel, { method: "POST", headers: { "X-CSRFToken": csrf() }, credentials: "same-origin" });
+    if (r.ok) paint(box, await r.json());
+  });
+  document.addEventListener("DOMContentLoaded", poll);
+  if (document.readyState !== "loading") poll();
+})();

@@ -1,0 +1,74 @@
+"""Job API: list, detail, cancel. Thin views over jobs.selectors / jobs.services."""
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+from rest_framework.generics import ListAPIView
+
+from jobs.models import Job
+from jobs.selectors import job_list, job_visible_to
+from jobs.services import JobError, heartbeat_cutoff_passed, job_cancel, job_reap_stale
+
+
+class JobSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+    duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id", "kind", "queue", "params", "status", "progress", "progress_message", "log", "error",
+            "result", "owner", "created", "started", "finished", "heartbeat", "worker", "duration_seconds",
+        ]
+        read_only_fields = fields
+
+
+class JobListSerializer(JobSerializer):
+    class Meta(JobSerializer.Meta):
+        fields = [f for f in JobSerializer.Meta.fields if f not in {"log", "result"}]
+
+
+class JobListApi(ListAPIView):
+    permission_classes = [IsAuthenticated]
+    serializer_class = JobListSerializer
+    filterset_fields = ["status", "kind", "queue"]
+
+    def get_queryset(self):
+        return job_list(user=self.request.user)
+
+
+def _get_visible(request, pk: int) -> Job:
+    job = get_object_or_404(Job.objects.select_related("owner"), pk=pk)
+    if not job_visible_to(job=job, user=request.user):
+        from django.http import Http404
+
+        raise Http404
+    if heartbeat_cutoff_passed(job):
+        job_reap_stale()
+        job.refresh_from_db()
+    return job
+
+
+class JobDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=JobSerializer)
+    def get(self, request, pk: int):
+        return Response(JobSerializer(_get_visible(request, pk)).data)
+
+
+class JobCancelApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=JobSerializer)
+    def post(self, request, pk: int):
+        job = _get_visible(request, pk)
+        if not (request.user.is_staff or job.owner_id == request.user.pk):
+            return Response({"detail": "Only the job's owner or staff can cancel it."}, status=status.HTTP_403_FORBIDDEN)
+        try:
+            job = job_cancel(job=job)
+        except JobError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(JobSerializer(job).data)

@@ -1,0 +1,55 @@
+from django.conf import settings
+from django.db import models
+
+
+class Job(models.Model):
+    """One long computation: what was asked (kind, params), where it stands, and what came out."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    class Queue(models.TextChoices):
+        CPU = "cpu"
+        GPU = "gpu"
+
+    kind = models.CharField(max_length=100, db_index=True)
+    queue = models.CharField(max_length=10, choices=Queue.choices, default=Queue.CPU)
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    progress = models.FloatField(default=0.0)
+    progress_message = models.CharField(max_length=500, blank=True)
+    log = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=255, blank=True)
+    celery_task_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["status", "heartbeat"])]
+
+    def __str__(self) -> str:
+        return f"Job {self.pk} {self.kind} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started and self.finished:
+            return (self.finished - self.started).total_seconds()
+        return None

@@ -1,0 +1,43 @@
+"""Job kinds: a name, a queue, and the function that does the work.
+
+A job function takes the `JobContext` and the job's params as keyword arguments and returns a
+JSON-serialisable dict, which becomes `Job.result`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    queue: str
+    func: Callable
+    description: str
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def job_kind(name: str, *, queue: str = "cpu", description: str = ""):
+    """Decorator registering `func` as the job kind `name` on `queue` ("cpu" or "gpu")."""
+    if queue not in {"cpu", "gpu"}:
+        raise ValueError(f"queue must be 'cpu' or 'gpu', not {queue!r}")
+
+    def register(func: Callable) -> Callable:
+        _KINDS[name] = JobKind(name=name, queue=queue, func=func, description=description or (func.__doc__ or ""))
+        return func
+
+    return register
+
+
+def get_kind(name: str) -> JobKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise KeyError(f"Unknown job kind {name!r}; known: {', '.join(sorted(_KINDS)) or 'none'}") from None
+
+
+def all_kinds() -> dict[str, JobKind]:
+    return dict(_KINDS)

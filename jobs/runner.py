@@ -1,0 +1,133 @@
+"""The one runner every Celery task goes through.
+
+It claims the Job row (queued → running), keeps a heartbeat while the work runs, and always leaves
+the row in a finished state: succeeded with the result, failed with the error and traceback
+(including soft time limits), or cancelled. A worker that dies without a word (SIGKILL, OOM, hard
+time limit) stops the heartbeat; `jobs.services.job_reap_stale` then marks the row failed.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import traceback
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from jobs.models import Job
+from jobs.registry import get_kind
+
+logger = logging.getLogger(__name__)
+
+Status = Job.Status
+
+
+class JobCancelled(Exception):
+    """Raised inside a job function when the job was cancelled; the runner leaves it cancelled."""
+
+
+class JobContext:
+    """Handed to a job function: progress reporting, logging and cancellation checks."""
+
+    #: Minimum seconds between progress writes (the final 1.0 is always written).
+    PROGRESS_EVERY = 0.5
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.id = job.pk
+        self.owner_id = job.owner_id
+        self._last_write = 0.0
+        self._lines: list[str] = []
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        """Record progress in [0, 1]; raises JobCancelled if the job was cancelled meanwhile."""
+        now = time.monotonic()
+        if fraction < 1.0 and now - self._last_write < self.PROGRESS_EVERY:
+            return
+        self._last_write = now
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
+            progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
+        )
+        if not updated:
+            self._raise_if_cancelled()
+
+    def check_cancelled(self) -> None:
+        self._raise_if_cancelled()
+
+    def _raise_if_cancelled(self) -> None:
+        status = Job.objects.filter(pk=self.id).values_list("status", flat=True).first()
+        if status == Status.CANCELLED:
+            raise JobCancelled(f"Job {self.id} was cancelled")
+
+    def log(self, line: str) -> None:
+        """Append a line to the job's log (stored immediately)."""
+        stamp = timezone.now().strftime("%H:%M:%S")
+        self._lines.append(f"[{stamp}] {line}")
+        Job.objects.filter(pk=self.id).update(log="\n".join(self._lines))
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, job_id: int, interval: float):
+        super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
+        self.job_id = job_id
+        self.interval = interval
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.interval):
+                try:
+                    Job.objects.filter(pk=self.job_id, status=Status.RUNNING).update(heartbeat=timezone.now())
+                except Exception:  # a missed beat is not fatal; the next one retries
+                    logger.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(timeout=self.interval + 5)
+
+
+def _finish(job_id: int, **fields) -> bool:
+    """Write a final state unless the job already finished (e.g. cancelled meanwhile)."""
+    fields.setdefault("finished", timezone.now())
+    return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
+
+
+def run_job(job_id: int, *, worker: str | None = None) -> str:
+    """Run the job `job_id` to a final state and return that state."""
+    now = timezone.now()
+    claimed = Job.objects.filter(pk=job_id, status=Status.QUEUED).update(
+        status=Status.RUNNING, started=now, heartbeat=now, worker=worker or socket.gethostname()
+    )
+    if not claimed:
+        state = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+        logger.info("job %s not claimed (status %s)", job_id, state)
+        return state or "missing"
+    job = Job.objects.get(pk=job_id)
+    context = JobContext(job)
+    heartbeat = _Heartbeat(job_id, settings.JOB_HEARTBEAT_INTERVAL)
+    heartbeat.start()
+    started = time.monotonic()
+    try:
+        kind = get_kind(job.kind)
+        result = kind.func(context, **(job.params or {}))
+        elapsed = time.monotonic() - started
+        result = {} if result is None else result
+        _finish(job_id, status=Status.SUCCEEDED, result=result, progress=1.0,
+                progress_message=f"done in {elapsed:.1f} s")
+    except JobCancelled:
+        logger.info("job %s cancelled", job_id)
+    except SoftTimeLimitExceeded:
+        _finish(job_id, status=Status.FAILED,
+                error=f"Timed out: the job ran past the soft time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s.")
+    except Exception as exc:
+        _finish(job_id, status=Status.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+    finally:
+        heartbeat.stop()
+    return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()

@@ -1,0 +1,19 @@
+"""Reads for jobs. Listing reaps stale rows first, so a dead worker never shows as running."""
+from django.db.models import QuerySet
+
+from core.roles import has_role
+from jobs.models import Job
+from jobs.services import job_reap_stale
+
+
+def job_list(*, user) -> QuerySet[Job]:
+    """Jobs a user may see: their own; staff see all."""
+    job_reap_stale()
+    qs = Job.objects.select_related("owner")
+    if user.is_staff:
+        return qs
+    return qs.filter(owner=user)
+
+
+def job_visible_to(*, job: Job, user) -> bool:
+    return user.is_staff or job.owner_id == user.pk or (job.owner_id is None and has_role(user, "researcher"))

@@ -1,0 +1,109 @@
+"""Writes for jobs: create (and enqueue after commit), cancel, and reap jobs whose worker died."""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from jobs.models import Job
+from jobs.registry import get_kind
+
+logger = logging.getLogger(__name__)
+
+
+class JobError(Exception):
+    """A job request that cannot be honoured (unknown kind, job already finished)."""
+
+
+def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str | None = None) -> Job:
+    """Create a queued Job and enqueue it once the surrounding transaction commits.
+
+    Args:
+        kind: a registered job kind (jobs.registry).
+        params: JSON-serialisable keyword arguments for the job function.
+        owner: the user who asked for it (None for system jobs).
+        queue: override the kind's queue ("cpu" or "gpu").
+    """
+    try:
+        job_kind = get_kind(kind)
+    except KeyError as exc:
+        raise JobError(str(exc)) from None
+    job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=queue or job_kind.queue)
+    transaction.on_commit(lambda: _enqueue(job.pk, job.queue))
+    return job
+
+
+def _enqueue(job_id: int, queue: str) -> None:
+    from jobs.tasks import run_job_task
+
+    try:
+        async_result = run_job_task.apply_async(args=[job_id], queue=queue)
+    except Exception as exc:  # broker down: say so on the row instead of leaving it queued forever
+        logger.exception("could not enqueue job %s", job_id)
+        Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+            status=Job.Status.FAILED, finished=timezone.now(), error=f"Could not reach the task broker: {exc}"
+        )
+        return
+    if async_result is not None and async_result.id:
+        Job.objects.filter(pk=job_id).update(celery_task_id=async_result.id)
+
+
+def job_cancel(*, job: Job) -> Job:
+    """Cancel a queued or running job. A running job stops at its next progress report."""
+    updated = Job.objects.filter(pk=job.pk, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
+        status=Job.Status.CANCELLED, finished=timezone.now(), progress_message="cancelled"
+    )
+    job.refresh_from_db()
+    if not updated:
+        raise JobError(f"Job {job.pk} is already {job.status}; only queued or running jobs can be cancelled.")
+    if job.celery_task_id:
+        try:
+            from config.celery import app
+
+            app.control.revoke(job.celery_task_id)
+        except Exception:  # not every broker supports broadcast; the runner checks the row anyway
+            logger.info("revoke not delivered for job %s", job.pk)
+    return job
+
+
+def job_reap_stale(*, timeout_seconds: int | None = None, reason: str = "") -> int:
+    """Mark running jobs with no heartbeat for `timeout_seconds` as failed. Returns how many.
+
+    A worker that was killed (SIGKILL, out of memory, hard time limit) cannot mark its own job;
+    its heartbeat stops instead, and this turns the silent row into a failure with a reason.
+    """
+    timeout_seconds = timeout_seconds or settings.JOB_HEARTBEAT_TIMEOUT
+    cutoff = timezone.now() - dt.timedelta(seconds=timeout_seconds)
+    stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat__lt=cutoff)
+    count = 0
+    for job in stale.only("pk", "worker", "heartbeat"):
+        last = job.heartbeat.isoformat(timespec="seconds") if job.heartbeat else "never"
+        message = (
+            f"Worker lost: no heartbeat from worker {job.worker or '?'} since {last} "
+            f"(timeout {timeout_seconds} s){'; ' + reason if reason else ''}. The worker was killed or crashed."
+        )
+        count += Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+            status=Job.Status.FAILED, finished=timezone.now(), error=message
+        )
+    if count:
+        logger.warning("marked %d stale job(s) failed", count)
+    return count
+
+
+def job_fail(*, job_id: int, error: str) -> bool:
+    """Mark a running or queued job failed (used by worker-side failure signals)."""
+    return bool(
+        Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
+            status=Job.Status.FAILED, finished=timezone.now(), error=error
+        )
+    )
+
+
+def heartbeat_cutoff_passed(job: Job, *, now: dt.datetime | None = None) -> bool:
+    if job.status != Job.Status.RUNNING or job.heartbeat is None:
+        return False
+    now = now or timezone.now()
+    return (now - job.heartbeat).total_seconds() > settings.JOB_HEARTBEAT_TIMEOUT

@@ -1,0 +1,74 @@
+"""Job API: list/detail/cancel and its permission matrix."""
+import pytest
+
+from jobs.models import Job
+
+
+@pytest.fixture
+def jobs_by_owner(users):
+    return {role: Job.objects.create(kind="system.sleep", owner=user) for role, user in users.items()}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["annotator", "lead", "researcher", "norole", "staff"])
+def test_allows_every_authenticated_role_to_list_own_jobs(client_for, jobs_by_owner, role):
+    response = client_for(role).get("/api/v1/jobs/")
+    assert response.status_code == 200
+    ids = {row["id"] for row in response.json()["results"]}
+    if role == "staff":
+        assert ids == {job.pk for job in jobs_by_owner.values()}
+    else:
+        assert ids == {jobs_by_owner[role].pk}
+
+
+@pytest.mark.django_db
+def test_denies_anonymous_to_list_jobs(client_for):
+    assert client_for(None).get("/api/v1/jobs/").status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_denies_seeing_someone_elses_job(client_for, jobs_by_owner):
+    assert client_for("annotator").get(f"/api/v1/jobs/{jobs_by_owner['lead'].pk}/").status_code == 404
+    assert client_for("staff").get(f"/api/v1/jobs/{jobs_by_owner['lead'].pk}/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_allows_owner_to_cancel_and_reports_conflict_when_finished(client_for, jobs_by_owner):
+    job = jobs_by_owner["researcher"]
+    response = client_for("researcher").post(f"/api/v1/jobs/{job.pk}/cancel/")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+    again = client_for("researcher").post(f"/api/v1/jobs/{job.pk}/cancel/")
+    assert again.status_code == 409 and "already cancelled" in again.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_denies_cancel_to_other_users(client_for, jobs_by_owner):
+    job = jobs_by_owner["lead"]
+    assert client_for("annotator").post(f"/api/v1/jobs/{job.pk}/cancel/").status_code == 404
+    assert client_for(None).post(f"/api/v1/jobs/{job.pk}/cancel/").status_code in (401, 403)
+    Job.objects.filter(pk=job.pk).update(status="queued")
+    assert client_for("staff").post(f"/api/v1/jobs/{job.pk}/cancel/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_filter_by_status(client_for, users):
+    Job.objects.create(kind="system.sleep", owner=users["lead"], status="failed")
+    Job.objects.create(kind="system.sleep", owner=users["lead"], status="queued")
+    rows = client_for("lead").get("/api/v1/jobs/?status=failed").json()["results"]
+    assert [row["status"] for row in rows] == ["failed"]
+
+
+@pytest.mark.django_db
+def test_me_reports_roles(client_for):
+    body = client_for("lead").get("/api/v1/me/").json()
+    assert body == {"username": "lea", "roles": ["lead"], "is_staff": False}
+
+
+@pytest.mark.django_db
+def test_token_endpoint_issues_the_users_token(api_client, users):
+    from rest_framework.authtoken.models import Token
+
+    response = api_client.post("/api/v1/auth/token/", {"username": "lea", "password": "pw-lea"})
+    assert response.status_code == 200
+    assert response.json()["token"] == Token.objects.get(user=users["lead"]).key
+    assert api_client.post("/api/v1/auth/token/", {"username": "lea", "password": "wrong"}).status_code == 400

@@ -1,0 +1,119 @@
+"""A real Celery worker subprocess on the configured broker (Redis in CI, the filesystem broker
+locally) runs jobs end to end; a worker killed with SIGKILL leaves its job failed, not running."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from config.celery import app as celery_app
+from jobs.models import Job
+from jobs.services import job_create
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def _database_url() -> str:
+    cfg = connection.settings_dict
+    if cfg["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{cfg['NAME']}"
+    auth = cfg["USER"] + (f":{cfg['PASSWORD']}" if cfg.get("PASSWORD") else "")
+    host = cfg.get("HOST") or "localhost"
+    port = f":{cfg['PORT']}" if cfg.get("PORT") else ""
+    return f"postgres://{auth}@{host}{port}/{cfg['NAME']}"
+
+
+@pytest.fixture
+def broker_delivery():
+    """Send tasks to the real broker instead of running them eagerly."""
+    celery_app.conf.task_always_eager = False
+    yield
+    celery_app.conf.task_always_eager = True
+
+
+class Worker:
+    def __init__(self, name: str, log_dir: Path):
+        env = dict(os.environ)
+        env.update(
+            DJANGO_SETTINGS_MODULE="config.settings.test",
+            DATABASE_URL=_database_url(),
+            CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+            SIMILIA_VAR_DIR=str(settings.VAR_DIR),
+        )
+        self.log = log_dir / f"{name}.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "cpu,gpu", "--pool", "solo",
+             "-n", f"{name}@%h", "-l", "info", "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 90):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "ready." in self.log.read_text():
+                return
+            assert self.proc.poll() is None, self.log.read_text()
+            time.sleep(0.2)
+        raise AssertionError(f"worker not ready:\n{self.log.read_text()}")
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def start_worker(tmp_path, broker_delivery):
+    started = []
+
+    def start(name: str) -> Worker:
+        worker = Worker(name, tmp_path)
+        started.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in started:
+        worker.kill(signal.SIGTERM)
+
+
+def _wait_for(job_id: int, statuses: set[str], timeout: float = 60) -> Job:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.objects.get(pk=job_id)
+        if job.status in statuses:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} stayed {job.status}: {job.error or job.progress_message}")
+
+
+def test_real_worker_runs_a_job_end_to_end(start_worker):
+    start_worker("w-ok")
+    job = job_create(kind="system.sleep", params={"seconds": 0.5, "steps": 5})
+    done = _wait_for(job.pk, {"succeeded", "failed"})
+    assert done.status == "succeeded", done.error
+    assert done.result["pid"] != os.getpid()
+    assert done.worker.startswith("w-ok@")
+    assert done.progress == 1.0 and done.started and done.finished
+    failing = job_create(kind="system.sleep", params={"seconds": 0.1, "steps": 1, "fail": True})
+    failed = _wait_for(failing.pk, {"succeeded", "failed"})
+    assert failed.status == "failed" and "asked to fail" in failed.error
+
+
+def test_sigkilled_worker_leaves_the_job_failed_with_a_reason(start_worker):
+    first = start_worker("w-doomed")
+    job = job_create(kind="system.sleep", params={"seconds": 60, "steps": 120})
+    running = _wait_for(job.pk, {"running"})
+    assert running.worker.startswith("w-doomed@")
+    first.kill(signal.SIGKILL)
+    assert Job.objects.get(pk=job.pk).status == "running"  # nobody could mark it yet
+    start_worker("w-rescuer")
+    failed = _wait_for(job.pk, {"failed"}, timeout=settings.JOB_HEARTBEAT_TIMEOUT * 4 + 30)
+    assert "Worker lost" in failed.error and "w-doomed@" in failed.error
+    assert failed.finished is not None
