@@ -5,6 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 api_v1 = [
     path("", include("core.urls")),
     path("", include("jobs.urls")),
+    path("", include("benchmarks.urls")),
+    path("", include("annotation.urls")),
 ]
 
 urlpatterns = [
@@ -13,5 +15,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("api/v1/", include(api_v1)),
+    path("", include("annotation.page_urls")),
+    path("benchmarks/", include("benchmarks.page_urls")),
     path("", include("frontend.urls")),
 ]

@@ -201,16 +201,21 @@ def cohen_kappa_matrix_from_labels(labels: np.ndarray, n_categories: int = 2) ->
     return KappaMatrix(kappa, n.round().astype(np.int64), mean, reasons)
 
 
-def cohen_kappa_matrix(j: Judgements) -> KappaMatrix:
+def _labels(j) -> LabelTable:
+    return j if isinstance(j, LabelTable) else label_table(j)
+
+
+def cohen_kappa_matrix(j: Judgements | LabelTable) -> KappaMatrix:
     """Cohen's kappa for every annotator pair on the units both judged (first judgements).
 
     Args:
-        j: judgements (all batches; a unit is ``(batch, a, b)``).
+        j: judgements (all batches; a unit is ``(batch, a, b)``), or a precomputed
+            :class:`LabelTable` (reuse one table for kappa, Fleiss and alpha).
 
     Returns:
         :class:`KappaMatrix`; ``mean`` averages the defined pairs (as the pilot's Table 1 mean).
     """
-    return cohen_kappa_matrix_from_labels(label_table(j).labels, 2)
+    return cohen_kappa_matrix_from_labels(_labels(j).labels, 2)
 
 
 def fleiss_kappa(table, method: str = "per-item") -> AgreementResult:
@@ -262,12 +267,12 @@ def fleiss_kappa(table, method: str = "per-item") -> AgreementResult:
     return AgreementResult(float(kap), p_bar, pe, n_units, n_ratings, None, method)
 
 
-def fleiss_kappa_judgements(j: Judgements, method: str = "per-item") -> AgreementResult:
+def fleiss_kappa_judgements(j: Judgements | LabelTable, method: str = "per-item") -> AgreementResult:
     """Fleiss' kappa over units judged by ≥ 2 annotators (first judgement of each annotator).
 
     See :func:`fleiss_kappa` for the formula; partial overlap (unequal raters per unit) is allowed.
     """
-    return fleiss_kappa(label_table(j).counts(), method)
+    return fleiss_kappa(_labels(j).counts(), method)
 
 
 def krippendorff_alpha_nominal(value_counts) -> AgreementResult:
@@ -305,9 +310,9 @@ def krippendorff_alpha_nominal(value_counts) -> AgreementResult:
                            "krippendorff-nominal")
 
 
-def krippendorff_alpha_judgements(j: Judgements) -> AgreementResult:
+def krippendorff_alpha_judgements(j: Judgements | LabelTable) -> AgreementResult:
     """Krippendorff's alpha (nominal) over units with ≥ 2 annotators (first judgement each)."""
-    return krippendorff_alpha_nominal(label_table(j).counts())
+    return krippendorff_alpha_nominal(_labels(j).counts())
 
 
 def retest_agreement(j: Judgements) -> list[dict]:

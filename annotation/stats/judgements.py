@@ -40,6 +40,8 @@ class Judgements:
         n_annotators: number of annotators (default ``annotator.max() + 1``).
         n_batches: number of batches (default ``batch.max() + 1``).
 
+    Treat the arrays as immutable: derived arrays (winner, loser, batch groups) are cached.
+
     Use :func:`from_winner_ids` to build from (candidate, candidate, winning candidate) rows in any
     order; it canonicalises to ``a < b``.
     """
@@ -88,13 +90,17 @@ class Judgements:
 
     @property
     def winner(self) -> np.ndarray:
-        """Index of the winning candidate."""
-        return np.where(self.winner_is_b == 1, self.b, self.a)
+        """Index of the winning candidate (computed once, cached)."""
+        if "winner" not in self._cache:
+            self._cache["winner"] = np.where(self.winner_is_b == 1, self.b, self.a)
+        return self._cache["winner"]
 
     @property
     def loser(self) -> np.ndarray:
-        """Index of the losing candidate."""
-        return np.where(self.winner_is_b == 1, self.a, self.b)
+        """Index of the losing candidate (computed once, cached)."""
+        if "loser" not in self._cache:
+            self._cache["loser"] = np.where(self.winner_is_b == 1, self.a, self.b)
+        return self._cache["loser"]
 
     @property
     def pair_index(self) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import combinations
+
 
 import numpy as np
 
@@ -268,5 +268,3 @@ def _cohen_kappa(a, b, c, d):
     return (po - pe) / (1 - pe) if pe < 1 else None
 
 
-def all_pairs_of(seq, r=2):
-    return combinations(seq, r)

@@ -373,6 +373,28 @@ def _normalise_distance(dist: np.ndarray, len_a: np.ndarray, len_b: np.ndarray, 
     return np.clip(sim, 0.0, 1.0).astype(np.float32)
 
 
+class _FixedVectors:
+    """Word vectors given as a mapping (for pretrained vectors, and for tests)."""
+
+    def __init__(self, mapping: dict, preprocessor: GreekPreprocessor):
+        self.model = mapping
+        self.preprocessor = preprocessor
+        self.dim = len(next(iter(mapping.values()))) if mapping else 1
+
+    def fit(self, texts):
+        return self
+
+    def tokens(self, text: str) -> list[str]:
+        return self.preprocessor.tokenize(text)
+
+    def word_vectors(self, tokens):
+        out = np.zeros((len(tokens), self.dim), dtype=np.float32)
+        for i, t in enumerate(tokens):
+            if t in self.model:
+                out[i] = self.model[t]
+        return out
+
+
 class SemanticEditDistance(SimilarityMethod):
     """Word-level Levenshtein where substituting word x by word y costs 1 − cos(v_x, v_y) (clipped to [0, 1]).
 
@@ -380,19 +402,25 @@ class SemanticEditDistance(SimilarityMethod):
     costs 1 to substitute. Similarity = 1 − distance / max(len_a, len_b) (``normalise="max"``, symmetric), or
     divided by the reference's (``"reference"``) or the candidate's length (``"candidate"``): asymmetric
     variants for the directionality check. Word vectors come from a :class:`StaticEmbedding` trained in
-    :meth:`fit` (``vectors``: ``fasttext`` | ``word2vec_sg`` | ``word2vec_cbow``; ``lemmas`` compares lemmas).
+    :meth:`fit` (``vectors``: ``fasttext`` | ``word2vec_sg`` | ``word2vec_cbow``; ``lemmas`` compares lemmas),
+    or given as a mapping word → vector (then ``fit`` does nothing).
     """
 
     VECTORS = {"fasttext": ("fasttext", 1), "word2vec_sg": ("word2vec", 1), "word2vec_cbow": ("word2vec", 0)}
 
     def __init__(self, vectors: str = "fasttext", lemmas: bool = False, normalise: str = "max",
                  max_block_cells: int = 8_000_000, preprocess=None, **embedding_params):
-        if vectors not in self.VECTORS:
+        if not isinstance(vectors, dict) and vectors not in self.VECTORS:
             raise ValueError(f"vectors must be one of {sorted(self.VECTORS)}")
         if normalise not in ("max", "reference", "candidate"):
             raise ValueError("normalise must be 'max', 'reference' or 'candidate'")
-        super().__init__(preprocess, vectors=vectors, lemmas=bool(lemmas), normalise=normalise,
+        super().__init__(preprocess, vectors=vectors if isinstance(vectors, str) else "<given>", lemmas=bool(lemmas),
+                         normalise=normalise,
                          max_block_cells=int(max_block_cells), **embedding_params)
+        if isinstance(vectors, dict):
+            self.embedding = _FixedVectors(vectors, self.preprocessor)
+            self.symmetric = normalise == "max"
+            return
         algorithm, sg = self.VECTORS[vectors]
         self.embedding = StaticEmbedding(algorithm=algorithm, sg=sg, lemmas=lemmas, preprocess=self.preprocessor,
                                          **embedding_params)

@@ -197,3 +197,12 @@ def test_split_half_reliability():
     one = simulate_judgements(theta[0], None, n_annotators=1, annotators_per_pair=None, seed=1)
     assert split_half_reliability(one, n_splits=3)[0]["by"] == "judgement"
     assert split_half_reliability(Judgements([], [], [], [], 3)) == []
+
+
+def test_label_table_reuse_gives_same_results():
+    theta = np.random.default_rng(8).normal(0, 1.5, 15)
+    j = simulate_judgements(theta, None, n_annotators=4, annotators_per_pair=2, seed=3)
+    lt = label_table(j)
+    assert cohen_kappa_matrix(lt).mean == cohen_kappa_matrix(j).mean
+    assert fleiss_kappa_judgements(lt).value == fleiss_kappa_judgements(j).value
+    assert krippendorff_alpha_judgements(lt).value == krippendorff_alpha_judgements(j).value

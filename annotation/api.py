@@ -1,0 +1,348 @@
+"""Annotation API: projects, members, verse import, batches, the annotator's sets and judgements."""
+from __future__ import annotations
+
+from django.db.models import Count
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors
+from annotation.importing import VerseFileError
+from annotation.models import AnnotationSet, Batch, Judgement, Membership, Project, Verse
+from annotation.services import judgements as judgement_services
+from annotation.services import projects as project_services
+from annotation.services import scheduling
+from annotation.services.errors import AnnotationError
+from core.permissions import IsAnnotator, IsLead
+
+
+def _error(exc: AnnotationError | VerseFileError) -> Response:
+    code = getattr(exc, "status", status.HTTP_400_BAD_REQUEST)
+    return Response({"detail": str(exc)}, status=code)
+
+
+def _project_for(request, pk: int, *, manage: bool = False) -> Project:
+    project = get_object_or_404(Project, pk=pk)
+    if manage and not selectors.user_can_manage(project=project, user=request.user):
+        from rest_framework.exceptions import PermissionDenied
+
+        raise PermissionDenied("Only the project's leads can do this.")
+    if not manage and not selectors.projects_for_user(user=request.user).filter(pk=pk).exists():
+        from django.http import Http404
+
+        raise Http404
+    return project
+
+
+# --- serializers ----------------------------------------------------------------------------------
+
+class ProjectSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+
+    class Meta:
+        model = Project
+        fields = ["id", "name", "title", "owner", "instructions", "set_size", "overlap_per_set", "overlap_mode",
+                  "session_minutes", "set_timeout_minutes", "created"]
+        read_only_fields = ["id", "owner", "created"]
+
+
+class ProjectUpdateSerializer(ProjectSerializer):
+    class Meta(ProjectSerializer.Meta):
+        read_only_fields = ["id", "name", "owner", "created"]
+
+
+class MemberInputSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Membership.Role.choices, default=Membership.Role.ANNOTATOR)
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = Membership
+        fields = ["username", "role", "created"]
+
+
+class VerseSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Verse
+        fields = ["id", "verse_id", "text", "translation", "occurrence_id", "verse_number", "type_id", "group_id",
+                  "metadata"]
+
+
+class VerseImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    create_batches = serializers.BooleanField(default=True)
+
+
+class BatchInputSerializer(serializers.Serializer):
+    reference_id = serializers.CharField(help_text="DBBE-style verse id of the reference, e.g. '16977 1'")
+    candidate_ids = serializers.ListField(child=serializers.CharField(), min_length=2)
+    name = serializers.CharField(required=False, allow_blank=True, default="")
+    pilot = serializers.BooleanField(default=False)
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    reference_id = serializers.CharField(source="reference.verse_id")
+    reference_text = serializers.CharField(source="reference.text")
+
+    class Meta:
+        model = Batch
+        fields = ["id", "project", "name", "reference_id", "reference_text", "pilot", "status", "n_candidates",
+                  "n_pairs", "created"]
+
+
+class BatchUpdateSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Batch.Status.choices)
+
+
+class JudgementInputSerializer(serializers.Serializer):
+    assignment_id = serializers.IntegerField()
+    chosen_verse = serializers.IntegerField(help_text="database id of the chosen candidate verse")
+    client_uuid = serializers.UUIDField(help_text="made by the client; a retried submit with it is stored once")
+    response_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+
+
+class JudgementSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Judgement
+        fields = ["id", "assignment", "pair", "batch", "set", "chosen", "left", "chose_left", "response_ms",
+                  "client_uuid", "created", "undone_at"]
+
+
+def verse_payload(verse: Verse) -> dict:
+    return {"id": verse.pk, "verse_id": verse.verse_id, "text": verse.text, "translation": verse.translation}
+
+
+def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> dict:
+    """The annotator page's view of a set; `done` when the batch has nothing left for the user."""
+    project = batch.project
+    body = {
+        "batch": {"id": batch.pk, "name": batch.name, "pilot": batch.pilot},
+        "reference": verse_payload(batch.reference),
+        "instructions": project.instructions,
+        "session_minutes": project.session_minutes,
+        "progress": selectors.batch_progress_for(batch=batch, user=user),
+        "done": annotation_set is None,
+    }
+    if annotation_set is None:
+        return body
+    assignments = selectors.set_with_assignments(annotation_set=annotation_set)
+    chosen = dict(
+        Judgement.objects.filter(set=annotation_set, undone_at__isnull=True).values_list("assignment_id", "chosen_id")
+    )
+    body["set"] = {
+        "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
+        "items": [
+            {"assignment_id": a.pk, "position": a.position, "status": a.status, "left": verse_payload(a.left),
+             "right": verse_payload(a.right), "chosen": chosen.get(a.pk)}
+            for a in assignments
+        ],
+    }
+    return body
+
+
+# --- projects -----------------------------------------------------------------------------------
+
+class ProjectListApi(ListAPIView):
+    serializer_class = ProjectSerializer
+    permission_classes = [IsAuthenticated]
+
+    def get_queryset(self):
+        return selectors.projects_for_user(user=self.request.user).order_by("name")
+
+    @extend_schema(request=ProjectSerializer, responses={201: ProjectSerializer})
+    def post(self, request):
+        serializer = ProjectSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            project = project_services.project_create(owner=request.user, **serializer.validated_data)
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=ProjectSerializer)
+    def get(self, request, pk: int):
+        return Response(ProjectSerializer(_project_for(request, pk)).data)
+
+    @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
+    def patch(self, request, pk: int):
+        project = _project_for(request, pk, manage=True)
+        serializer = ProjectUpdateSerializer(project, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        try:
+            project = project_services.project_update(project=project, **serializer.validated_data)
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(ProjectSerializer(project).data)
+
+
+class MemberApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(responses=MembershipSerializer(many=True))
+    def get(self, request, pk: int):
+        project = _project_for(request, pk, manage=True)
+        return Response(MembershipSerializer(project.memberships.select_related("user"), many=True).data)
+
+    @extend_schema(request=MemberInputSerializer, responses={201: MembershipSerializer})
+    def post(self, request, pk: int):
+        project = _project_for(request, pk, manage=True)
+        serializer = MemberInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            membership = project_services.membership_add(project=project, **serializer.validated_data)
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class VerseListApi(ListAPIView):
+    serializer_class = VerseSerializer
+    permission_classes = [IsAuthenticated]
+
+    def get_queryset(self):
+        return selectors.verses_of(project=_project_for(self.request, self.kwargs["pk"]))
+
+
+class VerseImportApi(APIView):
+    permission_classes = [IsLead]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": VerseImportSerializer}, responses={201: dict})
+    def post(self, request, pk: int):
+        project = _project_for(request, pk, manage=True)
+        serializer = VerseImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        try:
+            summary = project_services.verses_import(
+                project=project, data=upload.read(), filename=upload.name,
+                create_batches=serializer.validated_data["create_batches"],
+            )
+        except (VerseFileError, AnnotationError) as exc:
+            return Response({"detail": str(exc)}, status=getattr(exc, "status", 400))
+        return Response(summary, status=status.HTTP_201_CREATED)
+
+
+class BatchListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=BatchSerializer(many=True))
+    def get(self, request, pk: int):
+        project = _project_for(request, pk)
+        return Response(BatchSerializer(project.batches.select_related("reference"), many=True).data)
+
+    @extend_schema(request=BatchInputSerializer, responses={201: BatchSerializer})
+    def post(self, request, pk: int):
+        project = _project_for(request, pk, manage=True)
+        serializer = BatchInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            batch = project_services.batch_create(project=project, **serializer.validated_data)
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
+
+
+class BatchDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=BatchSerializer)
+    def get(self, request, pk: int):
+        batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
+        _project_for(request, batch.project_id)
+        return Response(BatchSerializer(batch).data)
+
+    @extend_schema(request=BatchUpdateSerializer, responses=BatchSerializer)
+    def patch(self, request, pk: int):
+        batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
+        _project_for(request, batch.project_id, manage=True)
+        serializer = BatchUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        batch = project_services.batch_set_status(batch=batch, status=serializer.validated_data["status"])
+        return Response(BatchSerializer(batch).data)
+
+
+class ProgressApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=dict)
+    def get(self, request, pk: int):
+        project = _project_for(request, pk, manage=True)
+        return Response(selectors.project_progress(project=project))
+
+
+# --- annotating ---------------------------------------------------------------------------------
+
+class NextSetApi(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=None, responses=dict)
+    def post(self, request, pk: int):
+        batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
+        try:
+            annotation_set = scheduling.set_next(batch=batch, annotator=request.user)
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(set_payload(annotation_set=annotation_set, batch=batch, user=request.user))
+
+
+class JudgementApi(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=JudgementInputSerializer, responses={201: JudgementSerializer, 200: JudgementSerializer})
+    def post(self, request):
+        serializer = JudgementInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            judgement, created = judgement_services.judgement_submit(
+                annotator=request.user, assignment_id=data["assignment_id"], chosen_verse_id=data["chosen_verse"],
+                client_uuid=data["client_uuid"], response_ms=data.get("response_ms"),
+            )
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(JudgementSerializer(judgement).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class UndoApi(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=None, responses=JudgementSerializer)
+    def post(self, request, pk: int):
+        try:
+            judgement = judgement_services.judgement_undo_last(annotator=request.user, set_id=pk)
+        except AnnotationError as exc:
+            return _error(exc)
+        return Response(JudgementSerializer(judgement).data)
+
+
+class MyProjectsApi(APIView):
+    """Projects and batches the current annotator may work on, with their own counts."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=dict)
+    def get(self, request):
+        rows = []
+        mine = dict(
+            Judgement.objects.filter(annotator=request.user, undone_at__isnull=True)
+            .values("batch").annotate(n=Count("id")).values_list("batch", "n")
+        )
+        for project in selectors.projects_to_annotate(user=request.user).prefetch_related("batches"):
+            for batch in project.batches.all():
+                rows.append({"project": project.name, "batch_id": batch.pk, "batch": batch.name,
+                             "status": batch.status, "n_pairs": batch.n_pairs, "my_judgements": mine.get(batch.pk, 0)})
+        return Response(rows)

@@ -1,0 +1,99 @@
+"""The lead dashboard: last analytics result, charts, and the recompute button."""
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation import selectors
+from annotation.models import Project
+from frontend import svg
+from jobs.models import Job
+from jobs.services import job_create
+
+
+def _project(request, pk: int) -> Project:
+    project = get_object_or_404(Project, pk=pk)
+    if not selectors.user_can_view_results(project=project, user=request.user):
+        raise PermissionDenied("Only the project's leads and researchers can see the dashboard.")
+    return project
+
+
+def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
+    """(last succeeded analytics job, job in progress) for the project."""
+    jobs = Job.objects.filter(kind="annotation.analytics", params__project_id=project.pk)
+    done = jobs.filter(status=Job.Status.SUCCEEDED).order_by("-finished").first()
+    running = jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("-created").first()
+    return done, running
+
+
+def _batch_sections(report: dict) -> list[dict]:
+    by_batch: dict[str, list[dict]] = {}
+    for row in report.get("scores", []):
+        by_batch.setdefault(row["batch"], []).append(row)
+    sections = []
+    for name, rows in by_batch.items():
+        ranked = sorted(rows, key=lambda r: (r["rank"] if r["rank"] is not None else 10**9))
+        judged = [r for r in ranked if r["comparisons"]]
+        chart = svg.interval_chart(
+            [r["candidate_id"] for r in judged], [r["bt_strength"] for r in judged], [r["bt_low"] for r in judged],
+            [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% bootstrap interval, {name}",
+            xlabel="Bradley–Terry strength (log scale, centred)",
+            tooltips=[f"{r['candidate_id']}: {r['candidate_text']} — wins {r['wins']}/{r['comparisons']}" for r in judged],
+        ) if judged else ""
+        hist = svg.histogram([r["normalized_score"] for r in judged], title=f"Normalised score distribution, {name}",
+                             xlabel="normalised similarity (wins / max wins)") if judged else ""
+        sections.append({
+            "name": name, "reference_id": rows[0]["reference_id"], "reference_text": rows[0]["reference_text"],
+            "rows": ranked, "top": judged[:5], "bottom": judged[-5:][::-1] if len(judged) > 5 else [],
+            "chart": chart, "hist": hist, "n_judged": len(judged),
+        })
+    return sections
+
+
+@login_required
+def dashboard(request, pk: int):
+    project = _project(request, pk)
+    done, running = last_analytics(project)
+    report = done.result if done else None
+    context = {"project": project, "job": done, "running": running, "report": report,
+               "progress": selectors.project_progress(project=project),
+               "can_manage": selectors.user_can_manage(project=project, user=request.user)}
+    if report:
+        agreement = report["agreement"]
+        if agreement.get("cohen"):
+            context["heatmap"] = svg.heatmap(agreement["cohen"]["kappa"], agreement["annotators"],
+                                             counts=agreement["cohen"]["n_shared"],
+                                             title="Cohen's kappa between annotators (pairs judged by both)")
+            context["kappa_pairs"] = [
+                {"a": a, "b": b, "kappa": agreement["cohen"]["kappa"][i][k], "n": agreement["cohen"]["n_shared"][i][k]}
+                for i, a in enumerate(agreement["annotators"]) for k, b in enumerate(agreement["annotators"]) if k > i
+            ]
+        tl = report["timeline"]
+        labels = [dt.datetime.fromtimestamp(t, tz=dt.timezone.utc) for t in tl["times"]]
+        xs = [(t - tl["times"][0]) / 60 for t in tl["times"]] if tl["times"] else []
+        context["agreement_chart"] = svg.line_chart(
+            {"Fleiss κ": list(zip(xs, tl["fleiss"])), "Krippendorff α": list(zip(xs, tl["krippendorff"]))},
+            title="Agreement as judgements arrived", xlabel="minutes since first judgement", ylabel="agreement",
+            ymin=-0.2, ymax=1.0)
+        context["progress_chart"] = svg.line_chart(
+            {name: list(zip(xs, values)) for name, values in tl["progress"].items()},
+            title="Judgements per annotator over time", xlabel="minutes since first judgement", ylabel="judgements")
+        context["timeline_span"] = (labels[0], labels[-1]) if labels else None
+        context["batches"] = _batch_sections(report)
+    return render(request, "annotation/dashboard.html", context)
+
+
+@login_required
+@require_POST
+def recompute(request, pk: int):
+    project = _project(request, pk)
+    _, running = last_analytics(project)
+    if running is None:
+        job_create(kind="annotation.analytics", params={"project_id": project.pk}, owner=request.user)
+        messages.success(request, "Recomputation started; this page shows its progress.")
+    return redirect("annotation:dashboard", pk=pk)

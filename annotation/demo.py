@@ -1,0 +1,54 @@
+"""Demo projects: the DBBE STS batches (real data) and the pilot study's five verses."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.models import Batch, Project
+from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+
+STS_PROJECT = "dbbe-sts-demo"
+PILOT_PROJECT = "dbbe-pilot-demo"
+
+# The pilot study's verses (Swaelens et al., §3.1: DBBE occurrence 18180, with the paper's translations).
+PILOT_VERSES = [
+    ("18180 1", "Ὥσπερ ξένοι χαίρουσιν ἰδεῖν πατρίδα,", "Just like travellers rejoice upon seeing their homeland,"),
+    ("18180 2", "καὶ οἱ θαλαττεύοντες εὑρεῖν λιμένα,", "and sailors upon finding a harbour,"),
+    ("18180 3", "καὶ οἱ στρατευόμενοι ἰδεῖν τὸ νῖκος,", "and soldiers upon seeing victory,"),
+    ("18180 4", "καὶ οἱ πραγματευόμενοι ἰδεῖν τὸ κέρδος,", "and craftsmen upon seeing some profit,"),
+    ("18180 5", "οὗτω καὶ οἱ γράφοντες ἰδεῖν βιβλίου τέλος.", "so do scribes upon seeing the end of the book."),
+]
+
+
+@transaction.atomic
+def load_demo_projects() -> str:
+    """Idempotent: creates what is missing and reports what exists."""
+    User = get_user_model()
+    lead = User.objects.get(username="lead")
+    annotators = [u for u in ("annotator1", "annotator2", "annotator3") if User.objects.filter(username=u).exists()]
+    lines = []
+    project = Project.objects.filter(name=STS_PROJECT).first()
+    if project is None:
+        project = project_create(owner=lead, name=STS_PROJECT, title="DBBE STS demo (Swaelens et al.)")
+        path = settings.DATA_DIR / "dbbe" / "STS_benchmark_medievalGreek.tsv"
+        summary = verses_import(project=project, data=path.read_bytes(), filename=path.name)
+        lines.append(f"{STS_PROJECT}: {summary['created']} verses, batches {', '.join(summary['batches'])}")
+    else:
+        lines.append(f"{STS_PROJECT}: exists ({project.batches.count()} batches)")
+    pilot = Project.objects.filter(name=PILOT_PROJECT).first()
+    if pilot is None:
+        pilot = project_create(owner=lead, name=PILOT_PROJECT, title="Pilot: full overlap (5 verses, 6 pairs)",
+                               set_size=6, overlap_per_set=0)
+        import json
+
+        data = json.dumps({"verses": [{"verse_id": v, "text": t, "translation": tr} for v, t, tr in PILOT_VERSES]})
+        verses_import(project=pilot, data=data.encode(), filename="pilot.json")
+        batch_create(project=pilot, reference_id="18180 1", candidate_ids=[v for v, _, _ in PILOT_VERSES[1:]],
+                     name="pilot ref 18180 1", pilot=True, seed=1)
+        lines.append(f"{PILOT_PROJECT}: 5 verses, 1 pilot batch of 6 pairs")
+    for name in annotators:
+        for target in (project, pilot):
+            membership_add(project=target, username=name, role="annotator")
+    n_batches = Batch.objects.filter(project__name__in=[STS_PROJECT, PILOT_PROJECT]).count()
+    return "; ".join(lines) + f" ({n_batches} batches; annotators: {', '.join(annotators)})"

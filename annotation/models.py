@@ -1,0 +1,201 @@
+"""Pairwise-comparison annotation: projects, verses, batches of candidate pairs, sets, judgements.
+
+A batch is one reference verse and N candidates; its pairs are all N(N-1)/2 unordered candidate
+pairs, stored canonically with verse_a.pk < verse_b.pk. Judgements record which candidate WON
+(never "left"/"right" alone, which would make agreement meaningless under randomised order).
+"""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+DEFAULT_INSTRUCTIONS = "Select the verse that you consider more similar to the reference verse."
+
+
+class Project(models.Model):
+    class OverlapMode(models.TextChoices):
+        INTER = "inter", "another annotator (inter-annotator agreement)"
+        RETEST = "retest", "same annotator again (test–retest)"
+
+    name = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200, blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_projects")
+    instructions = models.TextField(default=DEFAULT_INSTRUCTIONS, blank=True)
+    set_size = models.PositiveSmallIntegerField(default=10)
+    overlap_per_set = models.PositiveSmallIntegerField(default=3)
+    overlap_mode = models.CharField(max_length=10, choices=OverlapMode.choices, default=OverlapMode.INTER)
+    session_minutes = models.PositiveSmallIntegerField(null=True, blank=True, default=30)
+    set_timeout_minutes = models.PositiveSmallIntegerField(default=30)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(set_size__gte=1), name="project_set_size_positive"),
+            models.CheckConstraint(condition=Q(overlap_per_set__lte=models.F("set_size")), name="project_overlap_le_set"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator"
+        LEAD = "lead"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.ANNOTATOR)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique")]
+
+
+class Verse(models.Model):
+    """A verse, identified DBBE-style: "16977 1" is verse 1 of occurrence 16977."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="verses")
+    verse_id = models.CharField(max_length=64)
+    text = models.TextField()
+    translation = models.TextField(blank=True)
+    occurrence_id = models.CharField(max_length=32, blank=True)
+    verse_number = models.PositiveIntegerField(null=True, blank=True)
+    type_id = models.CharField(max_length=32, blank=True)
+    group_id = models.CharField(max_length=32, blank=True, help_text="verse-variant group")
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["project_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "verse_id"], name="verse_unique_id")]
+
+    def __str__(self) -> str:
+        return self.verse_id
+
+
+class Batch(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        CLOSED = "closed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=200)
+    reference = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="reference_of")
+    pilot = models.BooleanField(default=False, help_text="every member judges every pair (full overlap)")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    n_candidates = models.PositiveIntegerField(default=0)
+    n_pairs = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="batch_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BatchCandidate(models.Model):
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="candidates")
+    verse = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="candidate_in")
+    position = models.PositiveIntegerField()
+    gold_score = models.FloatField(null=True, blank=True, help_text="imported gold similarity, if any")
+
+    class Meta:
+        ordering = ["batch_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["batch", "verse"], name="candidate_unique")]
+
+
+class Pair(models.Model):
+    """An unordered candidate pair of a batch, verse_a.pk < verse_b.pk.
+
+    `planned` judgements (1, or 2 for overlap pairs) and `taken` (assignments handed out and not
+    released) bound how often the scheduler may serve the pair; `rank` is a random permutation
+    fixed at creation, so serving in rank order is random yet needs no ORDER BY RANDOM().
+    """
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="pairs")
+    verse_a = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    verse_b = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    rank = models.PositiveIntegerField()
+    planned = models.PositiveSmallIntegerField(default=1)
+    taken = models.PositiveSmallIntegerField(default=0)
+    first_annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["batch_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "verse_a", "verse_b"], name="pair_unique"),
+            models.CheckConstraint(condition=Q(verse_a__lt=models.F("verse_b")), name="pair_canonical_order"),
+        ]
+        indexes = [models.Index(fields=["batch", "taken", "rank"]), models.Index(fields=["batch", "planned", "taken"])]
+
+
+class AnnotationSet(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        COMPLETED = "completed"
+        EXPIRED = "expired"
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="sets")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_sets")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["batch", "annotator", "status"]), models.Index(fields=["status", "expires_at"])]
+
+
+class Assignment(models.Model):
+    """One presentation of a pair to an annotator, with the side each candidate was shown on."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        DONE = "done"
+        EXPIRED = "expired"
+
+    set = models.ForeignKey(AnnotationSet, on_delete=models.CASCADE, related_name="assignments")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    left = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    right = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    is_overlap = models.BooleanField(default=False)
+    is_repeat = models.BooleanField(default=False, help_text="second presentation in test–retest mode")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+
+    class Meta:
+        ordering = ["set_id", "position"]
+        indexes = [models.Index(fields=["pair", "annotator"])]
+
+
+class Judgement(models.Model):
+    """The annotator's choice on one assignment. `client_uuid` makes a retried submit idempotent;
+    at most one live (not undone) judgement exists per assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements")
+    pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="judgements")
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="judgements")
+    set = models.ForeignKey(AnnotationSet, on_delete=models.PROTECT, related_name="judgements")
+    chosen = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    left = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    chose_left = models.BooleanField()
+    response_ms = models.PositiveIntegerField(null=True, blank=True)
+    client_uuid = models.UUIDField(unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment"], condition=Q(undone_at__isnull=True), name="one_live_judgement_per_assignment"
+            )
+        ]
+        indexes = [models.Index(fields=["batch", "undone_at"]), models.Index(fields=["annotator", "created"])]

@@ -1,0 +1,101 @@
+"""Reads for the annotation app: access checks, project lists, progress."""
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet, Sum
+
+from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project, Verse
+from core.roles import ANNOTATOR, LEAD, RESEARCHER, has_role
+
+
+def user_can_manage(*, project: Project, user) -> bool:
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_staff:
+        return True
+    if not has_role(user, LEAD):
+        return False
+    return project.owner_id == user.pk or Membership.objects.filter(
+        project=project, user=user, role=Membership.Role.LEAD).exists()
+
+
+def user_can_view_results(*, project: Project, user) -> bool:
+    """Leads of the project and researchers may read scores, judgements and agreement."""
+    return user_can_manage(project=project, user=user) or has_role(user, RESEARCHER)
+
+
+def user_can_annotate(*, project: Project, user) -> bool:
+    if not getattr(user, "is_authenticated", False) or not has_role(user, ANNOTATOR):
+        return False
+    return Membership.objects.filter(project=project, user=user, role=Membership.Role.ANNOTATOR).exists()
+
+
+def projects_for_user(*, user) -> QuerySet[Project]:
+    """Projects a user may see: staff and researchers all, others those they are members of."""
+    qs = Project.objects.select_related("owner")
+    if user.is_staff or has_role(user, RESEARCHER):
+        return qs
+    return qs.filter(Q(owner=user) | Q(memberships__user=user)).distinct()
+
+
+def projects_to_annotate(*, user) -> QuerySet[Project]:
+    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR).distinct()
+
+
+def verses_of(*, project: Project) -> QuerySet[Verse]:
+    return Verse.objects.filter(project=project).order_by("id")
+
+
+def project_progress(*, project: Project) -> dict:
+    """Progress per batch and per annotator × batch, from live (not undone) judgements.
+
+    Returns {"batches": [...], "annotators": [...]} with judged counts, pairs covered, overlap pairs
+    judged twice, and completed sets. Four queries whatever the project size.
+    """
+    batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
+    live = Judgement.objects.filter(batch__project=project, undone_at__isnull=True)
+    per_batch = {row["batch"]: row for row in live.values("batch").annotate(
+        judgements=Count("id"), pairs_covered=Count("pair", distinct=True))}
+    pair_stats = {row["batch"]: row for row in Pair.objects.filter(batch__project=project).values("batch").annotate(
+        overlap_planned=Count("id", filter=Q(planned__gt=1)))}
+    per_annotator = list(
+        live.values("batch", "annotator__username").annotate(judgements=Count("id"), sets=Count("set", distinct=True))
+        .order_by("annotator__username", "batch")
+    )
+    n_annotators = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).count()
+    batch_rows = []
+    for batch in batches:
+        done = per_batch.get(batch.pk, {})
+        planned = batch.n_pairs * n_annotators if batch.pilot else batch.n_pairs + pair_stats.get(batch.pk, {}).get("overlap_planned", 0)
+        covered = done.get("pairs_covered", 0)
+        batch_rows.append({
+            "id": batch.pk, "name": batch.name, "reference_id": batch.reference.verse_id,
+            "reference_text": batch.reference.text, "pilot": batch.pilot, "status": batch.status,
+            "n_candidates": batch.n_candidates, "n_pairs": batch.n_pairs, "judgements": done.get("judgements", 0),
+            "pairs_covered": covered, "pairs_progress": covered / batch.n_pairs if batch.n_pairs else 0.0,
+            "planned_judgements": planned,
+        })
+    return {"batches": batch_rows, "annotators": per_annotator, "n_annotators": n_annotators}
+
+
+def batch_progress_for(*, batch: Batch, user) -> dict:
+    """What the annotator page shows: this annotator's count and the batch's coverage."""
+    live = Judgement.objects.filter(batch=batch, undone_at__isnull=True)
+    covered = live.values("pair").distinct().count()
+    mine = live.filter(annotator=user).count()
+    total_for_me = batch.n_pairs if batch.pilot else None
+    return {"pairs": batch.n_pairs, "pairs_covered": covered, "my_judgements": mine, "my_total": total_for_me}
+
+
+def set_with_assignments(*, annotation_set: AnnotationSet) -> list[Assignment]:
+    return list(
+        Assignment.objects.filter(set=annotation_set).exclude(status=Assignment.Status.EXPIRED)
+        .select_related("left", "right").order_by("position")
+    )
+
+
+def judgements_of(*, project: Project) -> QuerySet[Judgement]:
+    return (
+        Judgement.objects.filter(batch__project=project, undone_at__isnull=True)
+        .select_related("annotator", "chosen", "left", "pair__verse_a", "pair__verse_b", "batch__reference")
+        .order_by("id")
+    )

@@ -1,0 +1,1 @@
+"""Writes for the annotation app, split by subdomain."""

@@ -1,0 +1,21 @@
+class AnnotationError(Exception):
+    """A request that breaks a rule of the annotation workflow; `status` is the HTTP status to use."""
+
+    status = 400
+
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class NotAllowed(AnnotationError):
+    status = 403
+
+
+class NotFound(AnnotationError):
+    status = 404
+
+
+class Conflict(AnnotationError):
+    status = 409

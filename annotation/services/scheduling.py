@@ -1,0 +1,137 @@
+"""The scheduler: serving sets of pairs, releasing abandoned sets.
+
+Rules:
+- An annotator gets a set of `project.set_size` pairs; `project.overlap_per_set` of them are
+  overlap pairs judged twice. In inter-annotator mode the second judgement comes from another
+  annotator: a set first takes pairs that others judged and that wait for a second judgement;
+  when there are not enough, it promotes fresh pairs (planned = 2) for someone else to repeat.
+  In test–retest mode the overlap slots repeat pairs this annotator judged in earlier sets.
+- A pair is never handed out beyond `planned` judgements: its `taken` counter is raised under a
+  row lock (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers).
+- Pilot batches: every member judges every pair; `planned`/`taken` are not used.
+- A set not finished by `expires_at` is released: its open assignments expire and their pairs
+  return to the pool. An annotator coming back resumes their open set.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair, Project
+from annotation.services.errors import Conflict, NotAllowed
+
+
+def check_can_annotate(*, batch: Batch, user) -> None:
+    from annotation.selectors import user_can_annotate
+
+    if not user_can_annotate(project=batch.project, user=user):
+        raise NotAllowed("You are not an annotator of this project.")
+    if batch.status != Batch.Status.OPEN:
+        raise Conflict(f"The batch {batch.name!r} is closed.")
+
+
+def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None = None) -> int:
+    """Expire open sets past their deadline and return their unjudged pairs to the pool."""
+    now = now or timezone.now()
+    sets = AnnotationSet.objects.filter(status=AnnotationSet.Status.OPEN, expires_at__lt=now)
+    if batch is not None:
+        sets = sets.filter(batch=batch)
+    released = 0
+    with transaction.atomic():
+        for annotation_set in sets.select_for_update(skip_locked=True):
+            open_assignments = Assignment.objects.filter(set=annotation_set, status=Assignment.Status.OPEN)
+            pair_ids = list(open_assignments.values_list("pair_id", flat=True))
+            open_assignments.update(status=Assignment.Status.EXPIRED)
+            if pair_ids and not annotation_set.batch.pilot:
+                Pair.objects.filter(pk__in=pair_ids, taken__gt=0).update(taken=F("taken") - 1)
+                Pair.objects.filter(pk__in=pair_ids, taken=0).update(first_annotator=None)
+            annotation_set.status = AnnotationSet.Status.EXPIRED
+            annotation_set.save(update_fields=["status"])
+            released += len(pair_ids)
+    return released
+
+
+def _locked(queryset, limit: int) -> list[Pair]:
+    if limit <= 0:
+        return []
+    return list(queryset.select_for_update(skip_locked=True, of=("self",)).order_by("rank")[:limit])
+
+
+@transaction.atomic
+def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> AnnotationSet | None:
+    """The annotator's current set in the batch: their open one, or a new one; None when done.
+
+    Returns the AnnotationSet (its assignments in position order), or None if the batch holds no
+    more pairs for this annotator.
+    """
+    check_can_annotate(batch=batch, user=annotator)
+    now = timezone.now()
+    sets_release_expired(batch=batch, now=now)
+    current = (
+        AnnotationSet.objects.filter(batch=batch, annotator=annotator, status=AnnotationSet.Status.OPEN)
+        .order_by("-created").first()
+    )
+    if current is not None:
+        return current
+    project: Project = batch.project
+    rng = rng or random.Random()
+    picks = _pick_pilot(batch, annotator, project) if batch.pilot else _pick(batch, annotator, project)
+    if not picks:
+        return None
+    annotation_set = AnnotationSet.objects.create(
+        batch=batch, annotator=annotator, expires_at=now + dt.timedelta(minutes=project.set_timeout_minutes)
+    )
+    assignments = []
+    order = list(range(len(picks)))
+    rng.shuffle(order)
+    for position, index in enumerate(order):
+        pair, is_overlap, is_repeat = picks[index]
+        left_is_a = rng.random() < 0.5
+        assignments.append(Assignment(
+            set=annotation_set, pair=pair, annotator=annotator, position=position,
+            left_id=pair.verse_a_id if left_is_a else pair.verse_b_id,
+            right_id=pair.verse_b_id if left_is_a else pair.verse_a_id,
+            is_overlap=is_overlap, is_repeat=is_repeat,
+        ))
+    Assignment.objects.bulk_create(assignments)
+    return annotation_set
+
+
+def _pick(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
+    size, overlap = project.set_size, project.overlap_per_set
+    pool = Pair.objects.filter(batch=batch)
+    if project.overlap_mode == Project.OverlapMode.INTER:
+        mine = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
+        waiting = pool.filter(taken__gte=1, taken__lt=F("planned")).exclude(first_annotator=annotator).exclude(
+            pk__in=mine.values("pair_id"))
+        repeats = False
+    else:
+        judged = Judgement.objects.filter(batch=batch, annotator=annotator, undone_at__isnull=True)
+        waiting = pool.filter(taken__gte=1, taken__lt=F("planned"), first_annotator=annotator,
+                              pk__in=judged.values("pair_id"))
+        repeats = True
+    second = _locked(waiting, overlap)
+    fresh = _locked(pool.filter(taken=0), size - len(second))
+    if len(second) + len(fresh) < size:  # no fresh pairs left: fill the set with pairs awaiting repeats
+        second += _locked(waiting.exclude(pk__in=[p.pk for p in second]), size - len(second) - len(fresh))
+    promote = {pair.pk for pair in fresh[: max(overlap - len(second), 0)]}
+    for pair in second:
+        pair.taken += 1
+    for pair in fresh:
+        pair.taken = 1
+        pair.first_annotator_id = annotator.pk
+        if pair.pk in promote:
+            pair.planned = max(pair.planned, 2)
+    Pair.objects.bulk_update(second + fresh, ["taken", "planned", "first_annotator"])
+    return [(pair, True, repeats) for pair in second] + [(pair, pair.pk in promote or pair.planned > 1, False)
+                                                         for pair in fresh]
+
+
+def _pick_pilot(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
+    seen = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
+    pairs = list(Pair.objects.filter(batch=batch).exclude(pk__in=seen.values("pair_id")).order_by("rank")[: project.set_size])
+    return [(pair, True, False) for pair in pairs]

@@ -1,0 +1,136 @@
+"""Server-rendered annotation pages: the annotator page and the lead's project pages."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation import selectors
+from annotation.importing import VerseFileError
+from annotation.models import Batch, Membership, Project
+from annotation.services import projects as project_services
+from annotation.services.errors import AnnotationError
+from core.roles import LEAD, has_role
+
+
+def _managed_project(request, pk: int) -> Project:
+    project = get_object_or_404(Project.objects.select_related("owner"), pk=pk)
+    if not selectors.user_can_manage(project=project, user=request.user):
+        raise PermissionDenied("Only the project's leads can see this page.")
+    return project
+
+
+@login_required
+def annotate(request, batch_id: int):
+    batch = get_object_or_404(Batch.objects.select_related("project", "reference"), pk=batch_id)
+    if not selectors.user_can_annotate(project=batch.project, user=request.user):
+        raise PermissionDenied("You are not an annotator of this project.")
+    return render(request, "annotation/annotate.html", {"batch": batch, "project": batch.project})
+
+
+@login_required
+def project_list(request):
+    if not has_role(request.user, LEAD):
+        raise PermissionDenied("Projects are managed by leads.")
+    projects = [p for p in selectors.projects_for_user(user=request.user)
+                if selectors.user_can_manage(project=p, user=request.user)]
+    return render(request, "annotation/project_list.html", {"projects": projects,
+                                                            "modes": Project.OverlapMode.choices})
+
+
+@login_required
+@require_POST
+def project_create(request):
+    data = request.POST
+    try:
+        project = project_services.project_create(
+            owner=request.user, name=data.get("name", "").strip(), title=data.get("title", "").strip(),
+            set_size=int(data.get("set_size") or 10), overlap_per_set=int(data.get("overlap_per_set") or 3),
+            overlap_mode=data.get("overlap_mode") or Project.OverlapMode.INTER,
+            session_minutes=int(data["session_minutes"]) if data.get("session_minutes") else None,
+            instructions=data.get("instructions") or Project._meta.get_field("instructions").default,
+        )
+    except (AnnotationError, ValueError) as exc:
+        messages.error(request, f"Project not created: {exc}")
+        return redirect("annotation:projects")
+    messages.success(request, f"Project {project.name} created.")
+    return redirect("annotation:project", pk=project.pk)
+
+
+@login_required
+def project_detail(request, pk: int):
+    project = _managed_project(request, pk)
+    context = {
+        "project": project,
+        "progress": selectors.project_progress(project=project),
+        "members": project.memberships.select_related("user").order_by("role", "user__username"),
+        "n_verses": project.verses.count(),
+        "verses": selectors.verses_of(project=project)[:2000],
+        "roles": Membership.Role.choices,
+    }
+    return render(request, "annotation/project_detail.html", context)
+
+
+@login_required
+@require_POST
+def member_add(request, pk: int):
+    project = _managed_project(request, pk)
+    try:
+        project_services.membership_add(project=project, username=request.POST.get("username", "").strip(),
+                                        role=request.POST.get("role", "annotator"))
+        messages.success(request, f"{request.POST.get('username')} added.")
+    except AnnotationError as exc:
+        messages.error(request, str(exc))
+    return redirect("annotation:project", pk=pk)
+
+
+@login_required
+@require_POST
+def verses_upload(request, pk: int):
+    project = _managed_project(request, pk)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a file to import.")
+        return redirect("annotation:project", pk=pk)
+    try:
+        summary = project_services.verses_import(project=project, data=upload.read(), filename=upload.name,
+                                                 create_batches=bool(request.POST.get("create_batches")))
+    except (VerseFileError, AnnotationError) as exc:
+        messages.error(request, f"Nothing imported. {exc}")
+        return redirect("annotation:project", pk=pk)
+    text = f"Imported {summary['created']} new verse(s) ({summary['unchanged']} already present)"
+    if summary["batches"]:
+        text += f"; created batches: {', '.join(summary['batches'])}"
+    messages.success(request, text + ". " + " ".join(summary["notes"]))
+    return redirect("annotation:project", pk=pk)
+
+
+@login_required
+@require_POST
+def batch_create(request, pk: int):
+    project = _managed_project(request, pk)
+    reference_id = request.POST.get("reference_id", "").strip()
+    raw = request.POST.get("candidate_ids", "")
+    candidates = [line.strip() for line in raw.replace(",", "\n").splitlines() if line.strip()]
+    if request.POST.get("all_others"):
+        candidates = [v for v in project.verses.values_list("verse_id", flat=True) if v != reference_id]
+    try:
+        batch = project_services.batch_create(project=project, reference_id=reference_id, candidate_ids=candidates,
+                                              name=request.POST.get("name", "").strip(),
+                                              pilot=bool(request.POST.get("pilot")))
+        messages.success(request, f"Batch {batch.name} created with {batch.n_pairs} pairs.")
+    except AnnotationError as exc:
+        messages.error(request, f"Batch not created: {exc}")
+    return redirect("annotation:project", pk=pk)
+
+
+@login_required
+@require_POST
+def batch_status(request, pk: int, batch_id: int):
+    project = _managed_project(request, pk)
+    batch = get_object_or_404(Batch, pk=batch_id, project=project)
+    project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
+    return redirect("annotation:project", pk=pk)

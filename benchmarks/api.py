@@ -1,0 +1,296 @@
+"""Benchmarks API: thin views (input serializer → one service/selector → output serializer).
+
+Researchers read and launch runs; leads read; everyone else gets 403 (anonymous 401)."""
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchmarks import exports, selectors
+from benchmarks.models import (
+    BenchmarkVersion,
+    EvaluationRun,
+    GoldReference,
+    GoldSimilarityPair,
+    GoldSimilaritySet,
+    SimilarityRun,
+)
+from benchmarks.services import RunError, evaluation_run_create, similarity_run_create
+from core.roles import LEAD, RESEARCHER, has_role
+
+
+class ResearcherOrLeadReads(BasePermission):
+    """Reads: researchers and leads. Writes: researchers."""
+
+    message = "This needs the researcher role (leads may read)."
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in SAFE_METHODS:
+            return has_role(request.user, RESEARCHER, LEAD)
+        return has_role(request.user, RESEARCHER)
+
+
+class _Api:
+    permission_classes = [ResearcherOrLeadReads]
+
+
+# ------------------------------------------------------------------------------------ serializers
+class VersionSerializer(serializers.ModelSerializer):
+    benchmark = serializers.CharField(source="benchmark.name", read_only=True)
+    n_gold = serializers.IntegerField(read_only=True)
+    n_runs = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = BenchmarkVersion
+        fields = ["id", "benchmark", "version", "description", "provenance", "n_gold", "n_runs", "created"]
+        read_only_fields = fields
+
+
+class GoldReferenceSerializer(serializers.ModelSerializer):
+    query_id = serializers.CharField(source="query.seg_id", read_only=True)
+    source_id = serializers.CharField(source="source.seg_id", read_only=True)
+    query_text = serializers.CharField(source="query.text", read_only=True)
+    source_text = serializers.CharField(source="source.text", read_only=True)
+
+    class Meta:
+        model = GoldReference
+        fields = ["id", "pair_id", "query_id", "source_id", "ref_type", "fold", "provenance", "query_text",
+                  "source_text"]
+        read_only_fields = fields
+
+
+class EvaluationRunSerializer(serializers.ModelSerializer):
+    job = serializers.IntegerField(source="job_id", read_only=True, allow_null=True)
+    status = serializers.CharField(read_only=True)
+    owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+
+    class Meta:
+        model = EvaluationRun
+        fields = ["id", "version", "method", "params", "reranker", "reranker_params", "split", "n_folds", "ks",
+                  "seed", "code_version", "job", "status", "owner", "created", "summary"]
+        read_only_fields = fields
+
+
+class EvaluationRunDetailSerializer(EvaluationRunSerializer):
+    class Meta(EvaluationRunSerializer.Meta):
+        fields = EvaluationRunSerializer.Meta.fields + ["per_fold"]
+        read_only_fields = fields
+
+
+class EvaluationRunInputSerializer(serializers.Serializer):
+    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    method = serializers.CharField(max_length=100)
+    params = serializers.JSONField(required=False, default=dict)
+    reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    reranker_params = serializers.JSONField(required=False, default=dict)
+    ks = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=10000), required=False,
+                               allow_empty=False)
+    split = serializers.ChoiceField(choices=EvaluationRun.Split.choices, required=False,
+                                    default=EvaluationRun.Split.FILE)
+    n_folds = serializers.IntegerField(min_value=2, max_value=20, required=False, default=5)
+    seed = serializers.IntegerField(required=False, default=0)
+
+
+class GoldSetSerializer(serializers.ModelSerializer):
+    n_pairs = serializers.IntegerField(read_only=True)
+    n_runs = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = GoldSimilaritySet
+        fields = ["id", "name", "source", "source_description", "provenance", "n_pairs", "n_runs", "created"]
+        read_only_fields = fields
+
+
+class GoldPairSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GoldSimilarityPair
+        fields = ["id", "position", "reference_id", "candidate_id", "reference_text", "candidate_text", "score"]
+        read_only_fields = fields
+
+
+class SimilarityRunSerializer(serializers.ModelSerializer):
+    job = serializers.IntegerField(source="job_id", read_only=True, allow_null=True)
+    status = serializers.CharField(read_only=True)
+    owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+
+    class Meta:
+        model = SimilarityRun
+        fields = ["id", "gold_set", "method", "params", "calibration", "code_version", "job", "status", "owner",
+                  "created", "rmse", "spearman", "pearson"]
+        read_only_fields = fields
+
+
+class SimilarityRunDetailSerializer(SimilarityRunSerializer):
+    class Meta(SimilarityRunSerializer.Meta):
+        fields = SimilarityRunSerializer.Meta.fields + ["report"]
+        read_only_fields = fields
+
+
+class SimilarityRunInputSerializer(serializers.Serializer):
+    gold_set = serializers.PrimaryKeyRelatedField(queryset=GoldSimilaritySet.objects.all())
+    method = serializers.CharField(max_length=100)
+    params = serializers.JSONField(required=False, default=dict)
+    calibration = serializers.ChoiceField(choices=["", "linear", "isotonic"], required=False, default="")
+
+
+# ------------------------------------------------------------------------------------ Loci Similes
+class VersionListApi(_Api, ListAPIView):
+    serializer_class = VersionSerializer
+
+    def get_queryset(self):
+        return selectors.version_list()
+
+
+class VersionDetailApi(_Api, APIView):
+    @extend_schema(responses=VersionSerializer)
+    def get(self, request, pk: int):
+        version = get_object_or_404(selectors.version_list(), pk=pk)
+        data = VersionSerializer(version).data
+        data["overview"] = selectors.gold_overview(version=version)
+        return Response(data)
+
+
+class GoldReferenceListApi(_Api, ListAPIView):
+    serializer_class = GoldReferenceSerializer
+
+    @extend_schema(parameters=[
+        OpenApiParameter("fold", OpenApiTypes.INT, description="only this fold"),
+        OpenApiParameter("ref_type", OpenApiTypes.STR, enum=["cit.", "cf.", "link"], description="only this type"),
+    ])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        version = get_object_or_404(BenchmarkVersion, pk=self.kwargs["pk"])
+        fold = self.request.query_params.get("fold")
+        if fold not in (None, "") and not fold.lstrip("-").isdigit():
+            raise serializers.ValidationError({"fold": "must be an integer"})
+        return selectors.gold_list(version=version, fold=int(fold) if fold not in (None, "") else None,
+                                   ref_type=self.request.query_params.get("ref_type") or None)
+
+
+class EvaluationRunListApi(_Api, ListAPIView):
+    serializer_class = EvaluationRunSerializer
+    filterset_fields = ["version", "method", "reranker"]
+
+    def get_queryset(self):
+        return selectors.run_list()
+
+    @extend_schema(request=EvaluationRunInputSerializer, responses={201: EvaluationRunSerializer})
+    def post(self, request):
+        data = EvaluationRunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = evaluation_run_create(owner=request.user, **data.validated_data)
+        except RunError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(EvaluationRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class EvaluationRunDetailApi(_Api, APIView):
+    @extend_schema(responses=EvaluationRunDetailSerializer)
+    def get(self, request, pk: int):
+        run = get_object_or_404(selectors.run_list().defer(None), pk=pk)
+        return Response(EvaluationRunDetailSerializer(run).data)
+
+
+class EvaluationRunReportApi(_Api, APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+                   description="The full report: the pure evaluation's JSON plus per_query rows.")
+    def get(self, request, pk: int):
+        run = get_object_or_404(EvaluationRun, pk=pk)
+        if run.report is None:
+            return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
+                            status=status.HTTP_409_CONFLICT)
+        return Response(exports.loci_report(run))
+
+
+class EvaluationRunCsvApi(_Api, APIView):
+    @extend_schema(parameters=[OpenApiParameter("table", OpenApiTypes.STR, enum=list(exports.LOCI_TABLES))],
+                   responses={(200, "text/csv"): OpenApiTypes.STR, 409: OpenApiTypes.OBJECT})
+    def get(self, request, pk: int):
+        run = get_object_or_404(EvaluationRun, pk=pk)
+        table = request.query_params.get("table", "per_query")
+        if table not in exports.LOCI_TABLES:
+            return Response({"detail": f"table must be one of {', '.join(exports.LOCI_TABLES)}"}, status=400)
+        if run.report is None:
+            return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
+                            status=status.HTTP_409_CONFLICT)
+        return csv_response(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+
+
+def csv_response(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+# --------------------------------------------------------------------------------------- Greek STS
+class GoldSetListApi(_Api, ListAPIView):
+    serializer_class = GoldSetSerializer
+
+    def get_queryset(self):
+        return selectors.gold_set_list()
+
+
+class GoldSetDetailApi(_Api, APIView):
+    @extend_schema(responses=GoldSetSerializer)
+    def get(self, request, pk: int):
+        return Response(GoldSetSerializer(get_object_or_404(selectors.gold_set_list(), pk=pk)).data)
+
+
+class GoldPairListApi(_Api, ListAPIView):
+    serializer_class = GoldPairSerializer
+    filterset_fields = ["reference_id"]
+
+    def get_queryset(self):
+        return selectors.gold_pairs(gold_set=get_object_or_404(GoldSimilaritySet, pk=self.kwargs["pk"]))
+
+
+class GoldSetCsvApi(_Api, APIView):
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request, pk: int):
+        gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+        return csv_response(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
+
+
+class SimilarityRunListApi(_Api, ListAPIView):
+    serializer_class = SimilarityRunSerializer
+    filterset_fields = ["gold_set", "method", "calibration"]
+
+    def get_queryset(self):
+        return selectors.similarity_run_list()
+
+    @extend_schema(request=SimilarityRunInputSerializer, responses={201: SimilarityRunSerializer})
+    def post(self, request):
+        data = SimilarityRunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = similarity_run_create(owner=request.user, **data.validated_data)
+        except RunError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(SimilarityRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class SimilarityRunDetailApi(_Api, APIView):
+    @extend_schema(responses=SimilarityRunDetailSerializer)
+    def get(self, request, pk: int):
+        run = get_object_or_404(selectors.similarity_run_list().defer(None), pk=pk)
+        return Response(SimilarityRunDetailSerializer(run).data)
+
+
+class SimilarityRunCsvApi(_Api, APIView):
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR, 409: OpenApiTypes.OBJECT})
+    def get(self, request, pk: int):
+        run = get_object_or_404(SimilarityRun, pk=pk)
+        if run.report is None:
+            return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
+                            status=status.HTTP_409_CONFLICT)
+        return csv_response(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")

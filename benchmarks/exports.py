@@ -1,0 +1,59 @@
+"""JSON and CSV exports of stored reports (shared by the API and the pages)."""
+from __future__ import annotations
+
+import csv
+import io
+
+from benchmarks.models import EvaluationRun, GoldSimilaritySet, SimilarityRun
+
+LOCI_TABLES = ("per_query", "per_fold", "per_pair", "summary")
+
+
+def _csv(header: list[str], rows: list[list]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(["" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in row])
+    return out.getvalue()
+
+
+def loci_report(run: EvaluationRun) -> dict:
+    """The stored report with its per-query rows and the run's identity."""
+    return {**(run.report or {}), "per_query": run.per_query, "run": {
+        "id": run.pk, "version": run.version_id, "method": run.method, "params": run.params,
+        "reranker": run.reranker, "reranker_params": run.reranker_params, "split": run.split,
+        "n_folds": run.n_folds, "ks": run.ks, "seed": run.seed, "code_version": run.code_version,
+        "job": run.job_id}}
+
+
+def loci_csv(run: EvaluationRun, table: str) -> str:
+    ks = run.ks or []
+    if table == "per_query":
+        header = ["query_id", "fold", "n_gold", "n_cit", "n_cf"] + [f"recall@{k}" for k in ks] + ["rr"]
+        return _csv(header, [[row.get(h) for h in header] for row in run.per_query])
+    if table == "per_pair":
+        header = ["query_id", "source_id", "label", "fold", "rank", "shared_lemmas", "shared_bigrams", "bucket"]
+        return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("per_pair", [])])
+    if table == "per_fold":
+        metrics = [f"{m}@{k}" for k in ks for m in ("recall", "mrr")]
+        header = ["fold", "n_queries", "n_gold"] + [f"{view}:{m}" for view in ("all", "cit.", "cf.") for m in metrics]
+        rows = []
+        for fold in run.per_fold:
+            m = fold.get("metrics", {})
+            rows.append([fold.get("fold"), fold.get("n_queries"), fold.get("n_gold")]
+                        + [m.get(view, {}).get(name) for view in ("all", "cit.", "cf.") for name in metrics])
+        return _csv(header, rows)
+    if table == "summary":
+        return _csv(["metric", "value"], [[k, v] for k, v in run.summary.items()])
+    raise ValueError(f"unknown table {table!r}")
+
+
+def gold_set_csv(gold_set: GoldSimilaritySet) -> str:
+    header = ["reference_id", "candidate_id", "reference_text", "candidate_text", "score"]
+    return _csv(header, [list(row) for row in gold_set.pairs.values_list(*header)])
+
+
+def similarity_csv(run: SimilarityRun) -> str:
+    header = ["reference_id", "candidate_id", "gold", "predicted", "predicted_raw", "predicted_reverse"]
+    return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("predictions", [])])

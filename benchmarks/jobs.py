@@ -1,0 +1,22 @@
+"""Job kinds of the benchmarks app. Each takes a run id, loads the run and hands it to its service."""
+from benchmarks.models import EvaluationRun, PilotRun, SimilarityRun
+from benchmarks.services import runs
+from jobs.registry import job_kind
+
+
+@job_kind(runs.LOCI_KIND, queue="cpu", description="Evaluate a retrieval method on a Loci Similes version.")
+def loci_evaluate(job, *, run_id: int) -> dict:
+    run = EvaluationRun.objects.select_related("version__benchmark").get(pk=run_id)
+    return runs.evaluation_run_execute(run=run, progress=job.progress, log=job.log)
+
+
+@job_kind(runs.STS_KIND, queue="cpu", description="Evaluate a similarity method on a graded gold set.")
+def sts_evaluate(job, *, run_id: int) -> dict:
+    run = SimilarityRun.objects.select_related("gold_set").get(pk=run_id)
+    return runs.similarity_run_execute(run=run, progress=job.progress, log=job.log)
+
+
+@job_kind(runs.PILOT_KIND, queue="cpu", description="DBBE pilot: P/R/F1 of a similarity threshold sweep.")
+def pilot_sweep(job, *, run_id: int) -> dict:
+    run = PilotRun.objects.get(pk=run_id)
+    return runs.pilot_run_execute(run=run, progress=job.progress, log=job.log)

@@ -1,0 +1,470 @@
+"""Evaluation driver: retrieval-only (Tables 2, 7, 8) and pairwise classification / retrieve-and-rerank
+(Tables 3, 5, 12, Figures 5, 6, 12), per fold and per query, returning JSON-serialisable reports."""
+from __future__ import annotations
+
+import math
+import subprocess
+import time
+import tracemalloc
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from . import lexical, metrics as M
+from .data import Benchmark
+from .methods import TrainData
+from .splits import FoldPool, Split, table4
+
+SCHEMA_RETRIEVAL = "similia.loci.retrieval/1"
+SCHEMA_PAIRWISE = "similia.loci.pairwise/1"
+
+
+def code_version() -> str | None:
+    """``git describe --always --dirty`` of the repository, if available."""
+    try:
+        root = Path(__file__).resolve().parents[2]
+        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, timeout=5)
+        return out.stdout.strip() or None
+    except Exception:
+        return None
+
+
+def _clean(x):
+    """Make a value JSON-safe (NaN -> None, numpy scalars -> Python)."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return None if math.isnan(v) or math.isinf(v) else v
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.str_):
+        return str(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def source_pool(bench: Benchmark, kind: str, fold_pools: list[FoldPool] | None = None) -> tuple[list[str], str]:
+    """Source ids to rank against: ``gold`` (cited sources), ``gold+distractors`` (cited sources + every fold's
+    source distractors), ``corpus`` (all source segments), ``auto`` (corpus when it holds more than the cited
+    sources, else gold)."""
+    cited = bench.cited_source_ids()
+    if kind == "auto":
+        kind = "corpus" if len(bench.sources) > len(set(cited)) else "gold"
+    if kind == "gold":
+        return list(dict.fromkeys(cited)), kind
+    if kind == "gold+distractors":
+        if fold_pools is None:
+            raise ValueError("gold+distractors needs fold_pools")
+        extra = [s for p in fold_pools for s in p.source_distractors]
+        return list(dict.fromkeys(list(cited) + extra)), kind
+    if kind == "corpus":
+        return [s.seg_id for s in bench.sources], kind
+    raise ValueError(f"unknown pool {kind!r}")
+
+
+def _gold_arrays(bench: Benchmark, q_index: dict, s_index: dict):
+    gq, gs, gc, links = [], [], [], []
+    for g in bench.gold:
+        if g.query_id in q_index and g.source_id in s_index:
+            gq.append(q_index[g.query_id])
+            gs.append(s_index[g.source_id])
+            gc.append(M.CLASS_IDS[g.label])
+            links.append(g)
+    return np.asarray(gq, np.int64), np.asarray(gs, np.int64), np.asarray(gc, np.int8), links
+
+
+def _per_query_metrics(hits, counts, ks):
+    out = {}
+    for view in M.VIEWS:
+        for k in ks:
+            out[(view, f"recall@{k}")] = M.recall_at_k(hits, counts[view], k, view)
+            out[(view, f"mrr@{k}")] = M.mrr_at_k(hits, counts[view], k, view)
+    return out
+
+
+def _fold_summary(pq: dict, fold_rows: np.ndarray, folds: np.ndarray, n_folds: int):
+    """Macro per fold, then mean ± std over folds, for every (view, metric)."""
+    res = defaultdict(dict)
+    per_fold = [defaultdict(dict) for _ in range(n_folds)]
+    for (view, name), vals in pq.items():
+        fvals = []
+        for f in range(n_folds):
+            v, n = M.macro(vals[folds == f])
+            per_fold[f][view][name] = v
+            per_fold[f][view]["n_queries"] = n
+            fvals.append(v)
+        res[view][name] = M.mean_std(fvals)
+        allv, n_all = M.macro(vals)
+        res[view][name]["all_queries"] = allv
+        res[view]["n_queries"] = n_all
+    return res, per_fold
+
+
+def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_KS, pool: str = "auto",
+                       fold_pools: list[FoldPool] | None = None, ties: str = "as_ranked", seed: int = 0,
+                       per_query: bool = True, overlap: bool = True, strata_ks=(10, 100),
+                       progress=None, benchmark_info: dict | None = None) -> dict:
+    """Retrieval-only evaluation: held-out citing queries of each fold ranked against a source pool.
+
+    Args:
+        bench: the benchmark (gold ids must be segment ids of ``bench``).
+        split: query -> fold assignment (:mod:`benchmarks.loci.splits`).
+        method: a retrieval method (:mod:`benchmarks.loci.methods`); unsupervised methods are fitted once on the
+            pool (identical in every fold) and searched once; supervised ones are fitted per fold on the other
+            folds' links.
+        ks: cut-offs for Recall@k and MRR@k; the ranking depth is ``min(max(ks), pool size)``.
+        pool: see :func:`source_pool`.
+        fold_pools: needed for ``pool="gold+distractors"``.
+        ties: tie handling of :func:`metrics.retrieved_gold_classes`.
+        per_query: include per-query and per-pair rows.
+        overlap: compute the lexical-overlap audit of the gold pairs, overlap-bucket strata, the per-author-pair
+            table and Spearman correlations (needs the tokeniser/lemmatiser; cheap).
+        progress: optional ``fn(fraction, message)``.
+
+    Returns:
+        A JSON-serialisable dict (schema ``similia.loci.retrieval/1``): top-level pooled ``recall@K``/``mrr@K``
+        (mean over folds), ``by_type`` (the same for ``cit.``/``cf.``), ``metrics`` (view -> metric -> mean, std,
+        folds, all_queries), ``folds`` (per-fold macro values and sizes), ``per_query`` and ``per_pair`` rows,
+        ``strata`` (by overlap bucket), ``author_pairs``, ``spearman``, ``audit``, ``timing``, and the run's
+        identity (benchmark, split, method, pool, seed, code version, engine).
+    """
+    t0 = time.perf_counter()
+    prog = progress or (lambda f, m="": None)
+    pool_ids, pool_kind = source_pool(bench, pool, fold_pools)
+    sseg = {s.seg_id: s for s in bench.sources}
+    qseg = {s.seg_id: s for s in bench.queries}
+    queries = [q for f in range(split.n_folds) for q in split.fold_queries(f) if q in qseg]
+    qfold = np.asarray([split.query_fold[q] for q in queries], np.int64)
+    q_index = {q: i for i, q in enumerate(queries)}
+    s_index = {s: j for j, s in enumerate(pool_ids)}
+    gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
+    n_links_outside = sum(1 for g in bench.gold if g.query_id in q_index and g.source_id not in s_index)
+    depth = int(min(max(ks), len(pool_ids)))
+    q_texts = [qseg[q].text for q in queries]
+    s_texts = [sseg[s].text for s in pool_ids]
+    timing = {}
+    indices = np.full((len(queries), depth), -1, np.int32)
+    scores = np.full((len(queries), depth), -np.inf, np.float32)
+    if not getattr(method, "supervised", False):
+        t = time.perf_counter()
+        prog(0.05, "fit")
+        method.fit(pool_ids, s_texts)
+        timing["fit_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        prog(0.3, "search")
+        idx, sc = method.search(queries, q_texts, depth)
+        indices[:, :idx.shape[1]] = idx[:, :depth]
+        scores[:, :sc.shape[1]] = sc[:, :depth]
+        timing["search_s"] = time.perf_counter() - t
+    else:
+        t = time.perf_counter()
+        for f in range(split.n_folds):
+            prog(0.1 + 0.6 * f / split.n_folds, f"fold {f}")
+            tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (f, -1)]
+            trq = list(dict.fromkeys(g.query_id for g in tr_links))
+            trs = list(dict.fromkeys(g.source_id for g in tr_links))
+            train = TrainData(trq, [qseg[q].text for q in trq], trs, [sseg[s].text for s in trs], tr_links)
+            method.fit(pool_ids, s_texts, train=train)
+            rows = np.nonzero(qfold == f)[0]
+            idx, sc = method.search([queries[i] for i in rows], [q_texts[i] for i in rows], depth)
+            indices[rows, :idx.shape[1]] = idx[:, :depth]
+            scores[rows, :sc.shape[1]] = sc[:, :depth]
+        timing["fit_search_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    prog(0.75, "metrics")
+    hits = M.retrieved_gold_classes(indices, gq, gs, gc, len(pool_ids), scores=scores, ties=ties)
+    counts = M.gold_counts(gq, gc, len(queries))
+    pq = _per_query_metrics(hits, counts, ks)
+    summary, per_fold = _fold_summary(pq, np.arange(len(queries)), qfold, split.n_folds)
+    ranks = M.gold_ranks(indices, gq, gs, len(pool_ids))
+    timing["metrics_s"] = time.perf_counter() - t
+
+    report = {
+        "schema": SCHEMA_RETRIEVAL,
+        "benchmark": benchmark_info or bench.summary(),
+        "split": split.to_dict(),
+        "method": method.describe() if hasattr(method, "describe") else {"name": getattr(method, "name", "?")},
+        "pool": {"kind": pool_kind, "n_sources": len(pool_ids), "n_queries": len(queries), "depth": depth,
+                 "gold_links_outside_pool": n_links_outside},
+        "ks": list(ks), "ties": ties, "seed": seed, "code_version": code_version(),
+    }
+    for k in ks:
+        report[f"recall@{k}"] = summary["all"][f"recall@{k}"]["mean"]
+        report[f"mrr@{k}"] = summary["all"][f"mrr@{k}"]["mean"]
+    report["by_type"] = {v: {**{f"recall@{k}": summary[v][f"recall@{k}"]["mean"] for k in ks},
+                             **{f"mrr@{k}": summary[v][f"mrr@{k}"]["mean"] for k in ks},
+                             "n_queries": summary[v]["n_queries"]} for v in ("cit.", "cf.")}
+    report["metrics"] = summary
+    report["folds"] = [{"fold": f, "n_queries": int((qfold == f).sum()),
+                        "n_gold": int(np.isin(gq, np.nonzero(qfold == f)[0]).sum()), "metrics": per_fold[f]}
+                       for f in range(split.n_folds)]
+    if per_query:
+        rows = []
+        rr_full = M.mrr_at_k(hits, counts["all"], depth)
+        for i, q in enumerate(queries):
+            row = {"query_id": q, "fold": int(qfold[i]), "n_gold": int(counts["all"][i]),
+                   "n_cit": int(counts["cit."][i]), "n_cf": int(counts["cf."][i])}
+            for k in ks:
+                row[f"recall@{k}"] = pq[("all", f"recall@{k}")][i]
+            row["rr"] = rr_full[i]
+            rows.append(row)
+        report["per_query"] = rows
+        report["per_pair"] = [{"query_id": g.query_id, "source_id": g.source_id, "label": g.label,
+                               "fold": int(qfold[gq[n]]), "rank": int(ranks[n]) or None}
+                              for n, g in enumerate(links)]
+    if overlap and links:
+        t = time.perf_counter()
+        _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, split, ranks, ks, strata_ks,
+                          len(pool_ids), ties, qseg, sseg)
+        timing["overlap_s"] = time.perf_counter() - t
+    timing["total_s"] = time.perf_counter() - t0
+    report["timing"] = timing
+    prog(1.0, "done")
+    return _clean(report)
+
+
+def _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, split, ranks, ks, strata_ks,
+                      n_pool, ties, qseg, sseg):
+    an_q = {q: lexical.analyse(qseg[q].text) for q in {g.query_id for g in links}}
+    an_s = {s: lexical.analyse(sseg[s].text) for s in {g.source_id for g in links}}
+    ov = [lexical.pair_overlap(an_q[g.query_id], an_s[g.source_id]) for g in links]
+    buckets = np.asarray([o["bucket"] for o in ov])
+    shared = np.asarray([o["shared_lemmas"] for o in ov], np.float64)
+    aud = lexical.audit([(an_q[g.query_id], an_s[g.source_id]) for g in links], [g.label for g in links])
+    aud.pop("per_pair")
+    report["audit"] = aud
+    if "per_pair" in report:
+        for row, o in zip(report["per_pair"], ov):
+            row["shared_lemmas"], row["shared_bigrams"], row["bucket"] = (o["shared_lemmas"], o["shared_bigrams"],
+                                                                          o["bucket"])
+    # strata: every metric restricted to the gold pairs of one overlap bucket
+    strata = {}
+    nq = indices.shape[0]
+    for b in lexical.BUCKETS:
+        m = buckets == b
+        if not m.any():
+            strata[b] = {"n_pairs": 0}
+            continue
+        hits = M.retrieved_gold_classes(indices, gq[m], gs[m], gc[m], n_pool, scores=scores, ties=ties)
+        counts = M.gold_counts(gq[m], gc[m], nq)
+        pq = {(v, f"recall@{k}"): M.recall_at_k(hits, counts[v], k, v) for v in M.VIEWS for k in strata_ks}
+        summ, _ = _fold_summary(pq, None, qfold, split.n_folds)
+        strata[b] = {"n_pairs": int(m.sum()), "n_cit": int((gc[m] == 1).sum()), "n_cf": int((gc[m] == 2).sum()),
+                     **{v: {name: summ[v][name]["mean"] for name in summ[v] if name != "n_queries"}
+                        for v in M.VIEWS}}
+    report["strata"] = {"overlap_bucket": strata}
+    # per author pair (Table 5 shape, retrieval version: pair-level hit rate at k)
+    qa = np.asarray([qseg[g.query_id].author or qseg[g.query_id].work for g in links])
+    sa = np.asarray([sseg[g.source_id].author or sseg[g.source_id].work for g in links])
+    rows = []
+    for a, b in sorted(set(zip(qa.tolist(), sa.tolist()))):
+        m = (qa == a) & (sa == b)
+        row = {"query_author": a, "source_author": b}
+        for cname, cid in (("cit.", 1), ("cf.", 2)):
+            mm = m & (gc == cid)
+            r = ranks[mm]
+            row[cname] = {"n": int(mm.sum()),
+                          "mean_shared_lemmas": float(shared[mm].mean()) if mm.any() else None,
+                          **{f"hit@{k}": (float(((r > 0) & (r <= k)).mean()) if mm.any() else None) for k in strata_ks}}
+        rows.append(row)
+    report["author_pairs"] = rows
+    # Spearman: lexical overlap vs per-pair correctness (retrieved within k), by gold class
+    sp = {}
+    for k in strata_ks:
+        hit = ((ranks > 0) & (ranks <= k)).astype(np.float64)
+        sp[f"hit@{k}"] = {"all": M.spearman(shared, hit),
+                          "cit.": M.spearman(shared[gc == 1], hit[gc == 1]),
+                          "cf.": M.spearman(shared[gc == 2], hit[gc == 2])}
+    report["spearman"] = sp
+
+
+# ----------------------------------------------------------------------------------------------- pairwise
+def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool], *, scorer=None, retriever=None,
+                      sweep_ks=M.SWEEP_KS, tol: float = 0.01, overlap: bool = True, progress=None,
+                      keep_grids: bool = False) -> dict:
+    """Classification and retrieve-and-rerank on the per-fold pairwise documents (Appendix C, F).
+
+    For each fold, every query of the fold pool is scored against every source of the pool. With a ``scorer``,
+    per-class thresholds are tuned with the plateau heuristic (:func:`metrics.plateau_threshold`, ``tol``) on
+    the *other* folds' grids and frozen on the held-out fold; then per-class P/R/F1 (per query, macro; pooled),
+    the 3-class confusion matrix, SMR/FPR/FNR (global and per-query) and, per author pair, support, mean shared
+    lemmas and per-query macro F1 (Table 5); Spearman of shared lemmas vs per-pair correctness by gold class
+    (Figure 6). With a ``retriever`` (a retrieval method), the depth sweep of Table 12: retrieval-only vs
+    retrieve-and-rerank (if a scorer is given), with the passages to inspect.
+
+    Returns:
+        JSON-serialisable dict (schema ``similia.loci.pairwise/1``) with ``table4``, ``thresholds`` per fold,
+        ``classification`` (per view: folds and mean ± std), ``confusion`` (summed and per fold),
+        ``error_rates``, ``sweep`` (per k: ret/rer mean ± std over folds, and per fold), ``author_pairs``,
+        ``spearman``, ``timing``.
+    """
+    t0 = time.perf_counter()
+    prog = progress or (lambda f, m="": None)
+    qseg = {s.seg_id: s for s in bench.queries}
+    sseg = {s.seg_id: s for s in bench.sources}
+    grids = []
+    timing = defaultdict(float)
+    for p in fold_pools:
+        prog(0.05 + 0.5 * p.fold / max(len(fold_pools), 1), f"fold {p.fold}: scoring")
+        q_index = {q: i for i, q in enumerate(p.queries)}
+        s_index = {s: j for j, s in enumerate(p.sources)}
+        gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
+        gold = np.zeros((len(p.queries), len(p.sources)), np.int8)
+        gold[gq, gs] = gc
+        g = {"pool": p, "gold": gold, "gq": gq, "gs": gs, "gc": gc, "links": links}
+        qt = [qseg[q].text for q in p.queries]
+        st = [sseg[s].text for s in p.sources]
+        if scorer is not None:
+            t = time.perf_counter()
+            g["scores"] = np.asarray(scorer.score_grid(p.queries, qt, p.sources, st), np.float64)
+            timing["score_s"] += time.perf_counter() - t
+        if retriever is not None:
+            t = time.perf_counter()
+            retriever.fit(p.sources, st)
+            depth = min(max(sweep_ks), len(p.sources))
+            idx, sc = retriever.search(p.queries, qt, depth)
+            g["indices"] = np.asarray(idx)
+            timing["retrieve_s"] += time.perf_counter() - t
+        if overlap:
+            t = time.perf_counter()
+            g["shared"] = lexical.shared_counts_grid(lexical.analyse_many(qt), lexical.analyse_many(st))
+            timing["overlap_s"] += time.perf_counter() - t
+        grids.append(g)
+    t = time.perf_counter()
+    out = {"schema": SCHEMA_PAIRWISE, "benchmark": bench.summary(), "split": split.to_dict(),
+           "table4": table4(fold_pools), "pool_notes": {p.fold: p.notes for p in fold_pools},
+           "scorer": scorer.describe() if scorer is not None and hasattr(scorer, "describe") else None,
+           "retriever": retriever.describe() if retriever is not None and hasattr(retriever, "describe") else None,
+           "code_version": code_version(), "tol": tol}
+    preds = [None] * len(grids)
+    if scorer is not None:
+        prog(0.6, "thresholds")
+        typed = grids[0]["scores"].ndim == 3
+        out["thresholds"] = []
+        for f, g in enumerate(grids):
+            train = [h for h in grids if h is not g]
+            th = {}
+            if typed:
+                for cname, cid in (("cit.", 1), ("cf.", 2)):
+                    s = np.concatenate([h["scores"][..., cid].ravel() for h in train])
+                    y = np.concatenate([(h["gold"] == cid).ravel() for h in train])
+                    th[cname] = M.plateau_threshold(s, y, tol)
+            else:
+                s = np.concatenate([h["scores"].ravel() for h in train])
+                y = np.concatenate([(h["gold"] > 0).ravel() for h in train])
+                th["all"] = M.plateau_threshold(s, y, tol)
+            out["thresholds"].append({"fold": f, **th})
+            preds[f] = M.decide(g["scores"], {k: v["threshold"] for k, v in th.items()})
+        out.update(_classification_sections(grids, preds, typed, bench, qseg, sseg, overlap))
+    if retriever is not None:
+        prog(0.85, "sweep")
+        per_fold = []
+        for f, g in enumerate(grids):
+            per_fold.append({v: M.depth_sweep(g["indices"], g["gq"], g["gs"], g["gc"], len(g["pool"].sources),
+                                              sweep_ks, rerank_pred=preds[f], view=v) for v in M.VIEWS})
+        sweep = {}
+        for v in M.VIEWS:
+            rows = []
+            for i, k in enumerate(sweep_ks):
+                row = {"k": k}
+                for stage in ("ret", "rer"):
+                    if stage not in per_fold[0][v][i]:
+                        continue
+                    row[stage] = {m: M.mean_std([pf[v][i][stage][m] for pf in per_fold])
+                                  for m in per_fold[0][v][i][stage]}
+                rows.append(row)
+            sweep[v] = rows
+        out["sweep"] = sweep
+    timing["metrics_s"] = time.perf_counter() - t
+    timing["total_s"] = time.perf_counter() - t0
+    out["timing"] = dict(timing)
+    if keep_grids:
+        out["_grids"] = grids
+        out["_preds"] = preds
+        return out
+    return _clean(out)
+
+
+def _classification_sections(grids, preds, typed, bench, qseg, sseg, overlap):
+    views = M.VIEWS if typed else ("all",)
+    cls = {v: {"folds": []} for v in views}
+    conf_total = np.zeros((3, 3), np.int64) if typed else np.zeros((4, 4), np.int64)
+    confs, errs = [], []
+    for f, g in enumerate(grids):
+        gold, pred = g["gold"], preds[f]
+        for v in views:
+            pq = M.per_query_prf(pred, gold, v)
+            cls[v]["folds"].append(M.prf_summary(pq))
+        c = M.confusion_matrix(np.where(gold > 2, 1, gold) if typed else gold, pred, 3 if typed else 4)
+        conf_total += c
+        confs.append(c.tolist())
+        pqa = M.per_query_prf(pred, gold, "all")
+        errs.append(M.error_rates(pqa["fp"], pqa["fn"], gold.shape[1], query_mask=pqa["n_gold"] > 0))
+    for v in views:
+        fl = cls[v]["folds"]
+        cls[v]["mean"] = {agg: {m: M.mean_std([x[agg][m] for x in fl]) for m in ("p", "r", "f1")}
+                          for agg in ("macro_gold", "macro_all", "pooled")}
+    er = {}
+    for reading in ("global", "per_query_all", "per_query_gold"):
+        er[reading] = {m: M.mean_std([e[reading][m] for e in errs]) for m in ("smr", "fpr", "fnr")}
+    out = {"classification": cls, "confusion": {"total": conf_total.tolist(), "folds": confs,
+                                                "labels": ["none", "cit.", "cf."] if typed else
+                                                ["none", "cit.", "cf.", "link"]},
+           "error_rates": {"folds": errs, "mean": er}}
+    if overlap:
+        # Table 5: per author pair and class, support, mean shared lemmas, per-query macro F1 inside the block
+        rows = defaultdict(lambda: {"cit.": {"n": 0, "ov": [], "f1": []}, "cf.": {"n": 0, "ov": [], "f1": []}})
+        corr = {"none": ([], []), "cit.": ([], []), "cf.": ([], [])}
+        for f, g in enumerate(grids):
+            p = g["pool"]
+            qa = np.asarray([qseg[q].author for q in p.queries])
+            sa = np.asarray([sseg[s].author for s in p.sources])
+            gold, pred, shared = g["gold"], preds[f], g["shared"]
+            for (cname, cid) in (("cit.", 1), ("cf.", 2)):
+                for a in np.unique(qa):
+                    for b in np.unique(sa):
+                        rm, cm = qa == a, sa == b
+                        blk_g, blk_p = gold[np.ix_(rm, cm)], pred[np.ix_(rm, cm)]
+                        n = int((blk_g == cid).sum())
+                        if not n:
+                            continue
+                        pq = M.per_query_prf(blk_p, blk_g, cname)
+                        has = pq["n_gold"] > 0
+                        r = rows[(a, b)][cname]
+                        r["n"] += n
+                        r["ov"].extend(shared[np.ix_(rm, cm)][blk_g == cid].tolist())
+                        r["f1"].append(float(pq["f1"][has].mean()))
+            correct = pred == gold
+            for cname, cid in (("none", 0), ("cit.", 1), ("cf.", 2)):
+                m = gold == cid
+                corr[cname][0].append(shared[m].ravel())
+                corr[cname][1].append(correct[m].ravel())
+        out["author_pairs"] = [{"query_author": a, "source_author": b,
+                                **{c: {"n": r[c]["n"],
+                                       "mean_shared_lemmas": float(np.mean(r[c]["ov"])) if r[c]["ov"] else None,
+                                       "f1": float(np.mean(r[c]["f1"])) if r[c]["f1"] else None}
+                                   for c in ("cit.", "cf.")}}
+                               for (a, b), r in sorted(rows.items())]
+        out["spearman"] = {c: M.spearman(np.concatenate(x), np.concatenate(y).astype(np.float64))
+                           for c, (x, y) in corr.items()}
+    return out
+
+
+def measure(fn, *args, **kw):
+    """Run ``fn`` and return (result, seconds, peak traced MiB)."""
+    tracemalloc.start()
+    t = time.perf_counter()
+    try:
+        res = fn(*args, **kw)
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return res, time.perf_counter() - t, peak / 2 ** 20

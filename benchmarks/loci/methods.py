@@ -1,0 +1,122 @@
+"""Method adapters: anything that ranks sources for queries (retrieval) or scores query/source pairs
+(classification, reranking). The evaluation only calls the small protocols below.
+
+Retrieval method::
+
+    method.name, method.params, method.supervised (bool)
+    method.fit(source_ids, source_texts, train=None)      # train: TrainData of the other folds (supervised)
+    method.search(query_ids, query_texts, k) -> (indices (nq,k) int, scores (nq,k) float), -1 = padding
+
+Pair scorer::
+
+    scorer.name, scorer.params, scorer.supervised
+    scorer.fit(train)                                        # optional
+    scorer.score_grid(query_ids, query_texts, source_ids, source_texts) -> (nq, ns, 3) scores for
+        (none, cit., cf.), or (nq, ns) one reference score
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import engine
+
+
+@dataclass
+class TrainData:
+    """What a supervised method may learn from: the links and texts of the training folds only."""
+
+    query_ids: list[str]
+    query_texts: list[str]
+    source_ids: list[str]
+    source_texts: list[str]
+    links: list = field(default_factory=list)  # GoldLink of the training folds
+
+
+class EngineRetrieverMethod:
+    """A retriever from ``detection.engine.retrievers`` (or the labelled fallback) as a retrieval method."""
+
+    supervised = False
+
+    def __init__(self, name: str, allow_fallback: bool = True, **params):
+        self.name = name
+        self.params = dict(params)
+        self._r, self.implementation = engine.get_retriever(name, allow_fallback=allow_fallback, **params)
+
+    def fit(self, source_ids, source_texts, train=None, progress=None):
+        self._r.fit(list(source_ids), list(source_texts), progress=progress)
+        return self
+
+    def search(self, query_ids, query_texts, k, progress=None):
+        res = self._r.search(list(query_texts), int(k), progress=progress)
+        return np.asarray(res.indices), np.asarray(res.scores)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "params": self.params, "implementation": self.implementation,
+                "engine": engine.engine_info()}
+
+
+class RankingFunctionMethod:
+    """Wraps ``fn(query_ids, query_texts, source_ids, source_texts, k) -> (indices, scores)``, e.g. an external
+    system's precomputed rankings or a synthetic ranking in tests."""
+
+    supervised = False
+
+    def __init__(self, name: str, fn, **params):
+        self.name, self.fn, self.params = name, fn, params
+        self.implementation = "function"
+
+    def fit(self, source_ids, source_texts, train=None, progress=None):
+        self.source_ids, self.source_texts = list(source_ids), list(source_texts)
+        return self
+
+    def search(self, query_ids, query_texts, k, progress=None):
+        return self.fn(list(query_ids), list(query_texts), self.source_ids, self.source_texts, int(k))
+
+    def describe(self) -> dict:
+        return {"name": self.name, "params": self.params, "implementation": self.implementation}
+
+
+def ranking_to_grid(indices: np.ndarray, scores: np.ndarray, n_sources: int, fill: float = 0.0) -> np.ndarray:
+    """Scatter top-k results into a dense (nq, ns) score grid (unretrieved pairs get ``fill``)."""
+    nq = indices.shape[0]
+    grid = np.full((nq, n_sources), fill, np.float64)
+    rows = np.repeat(np.arange(nq), indices.shape[1]).reshape(indices.shape)
+    ok = indices >= 0
+    grid[rows[ok], indices[ok]] = scores[ok]
+    return grid
+
+
+class LexicalRuleScorer:
+    """A parameter-free lexical pair scorer: the similarity of a retriever (default ``tfidf-lemma`` cosine)
+    over the whole grid, typed by the §3.3 rule: score goes to ``cit.`` where the rule fires, to ``cf.``
+    elsewhere. A lexical reference point for the classification/rerank protocol, not a learned model."""
+
+    supervised = False
+
+    def __init__(self, retriever: str = "tfidf-lemma", **params):
+        self.name = f"lexical-rule[{retriever}]"
+        self.retriever = retriever
+        self.params = {"retriever": retriever, **params}
+        self._kw = params
+
+    def fit(self, train=None):
+        return self
+
+    def score_grid(self, query_ids, query_texts, source_ids, source_texts):
+        from . import lexical
+        m = EngineRetrieverMethod(self.retriever, **self._kw)
+        m.fit(source_ids, source_texts)
+        idx, sc = m.search(query_ids, query_texts, len(source_ids))
+        grid = ranking_to_grid(idx, np.nan_to_num(sc, neginf=0.0), len(source_ids))
+        rule = lexical.rule_grid(lexical.analyse_many(query_texts), lexical.analyse_many(source_texts))
+        out = np.zeros(grid.shape + (3,), np.float64)
+        out[..., 1] = np.where(rule, grid, 0.0)
+        out[..., 2] = np.where(rule, 0.0, grid)
+        out[..., 0] = 1.0 - grid.clip(0, 1)
+        self.implementation = m.implementation
+        return out
+
+    def describe(self) -> dict:
+        return {"name": self.name, "params": self.params}

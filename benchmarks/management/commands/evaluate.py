@@ -1,0 +1,62 @@
+"""``manage.py evaluate``: evaluate a retriever on a stored Loci Similes benchmark, in-process.
+
+Creates the EvaluationRun and its Job row, runs the job function through `jobs.runner.run_job` (so the row
+ends succeeded or failed exactly as from a worker) and writes the report JSON.
+"""
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks.exports import loci_report
+from benchmarks.models import BenchmarkVersion, EvaluationRun
+from benchmarks.services import RunError, evaluation_run_create
+from jobs.runner import run_job
+
+
+class Command(BaseCommand):
+    help = "Evaluate a retrieval method on a stored benchmark (DB-backed; creates a run and a job) and write the report."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. loci-similes-545")
+        parser.add_argument("--benchmark-version", dest="bversion", default=None, help="version (default: the latest)")
+        parser.add_argument("--method", required=True, help="retriever name, e.g. bm25-lemma")
+        parser.add_argument("--params", default="{}", help="retriever parameters as a JSON object")
+        parser.add_argument("--reranker", default="", help="'lexical-rule' or empty for retrieval only")
+        parser.add_argument("--ks", default="1,5,10,20,50,100", help="comma-separated cut-offs")
+        parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
+        parser.add_argument("--folds", type=int, default=5, help="folds of the grouped split")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--output", default=None, help="report JSON path (default: stdout)")
+
+    def handle(self, *args, **o):
+        versions = BenchmarkVersion.objects.filter(benchmark__name=o["benchmark"]).order_by("-created")
+        if o["bversion"]:
+            versions = versions.filter(version=o["bversion"])
+        version = versions.first()
+        if version is None:
+            raise CommandError(f"no benchmark {o['benchmark']!r}{' version ' + o['bversion'] if o['bversion'] else ''}"
+                               " in the database (load it with manage.py load_demo)")
+        try:
+            params = json.loads(o["params"])
+            ks = [int(k) for k in o["ks"].split(",") if k.strip()]
+        except (json.JSONDecodeError, ValueError) as exc:
+            raise CommandError(f"bad --params or --ks: {exc}") from None
+        try:
+            run = evaluation_run_create(version=version, method=o["method"], params=params, reranker=o["reranker"],
+                                        ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], enqueue=False)
+        except RunError as exc:
+            raise CommandError(str(exc)) from None
+        self.stderr.write(f"run {run.pk}, job {run.job_id}: evaluating {run.method} on {version}")
+        state = run_job(run.job_id, worker="manage.py evaluate")
+        run.refresh_from_db()
+        if state != "succeeded":
+            raise CommandError(f"job {run.job_id} {state}: {run.job.error.splitlines()[0] if run.job.error else ''}")
+        text = json.dumps(loci_report(run), indent=2, ensure_ascii=False)
+        if o["output"]:
+            Path(o["output"]).write_text(text, encoding="utf-8")
+            summary = ", ".join(f"{k} {v:.3f}" for k, v in run.summary.items() if v is not None and "@" in k
+                                and not k.startswith(("cit", "cf")))
+            self.stdout.write(f"run {run.pk}: {summary}; report written to {o['output']}")
+        else:
+            self.stdout.write(text)

@@ -1,0 +1,19 @@
+"""manage.py evaluate_similarity --gold STS.tsv --method NAME --output report.json  (no database access)."""
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks.sts import cli
+
+
+class Command(BaseCommand):
+    help = "Score a verse-similarity method on a graded gold TSV (RMSE, Spearman, Pearson, per reference)."
+    requires_system_checks = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser):
+        cli.add_evaluate_arguments(parser)
+
+    def handle(self, *args, **options):
+        try:
+            cli.run_evaluate(options, stdout=self.stdout, stderr=self.stderr)
+        except cli.CommandError as exc:
+            raise CommandError(str(exc)) from exc

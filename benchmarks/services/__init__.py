@@ -1,0 +1,14 @@
+"""Writes of the benchmarks app: imports of gold data (`gold`) and evaluation runs (`runs`)."""
+from benchmarks.services.gold import (  # noqa: F401
+    BenchmarkImportError,
+    GoldImportError,
+    benchmark_import_545,
+    gold_set_create_from_rows,
+    gold_set_import_file,
+)
+from benchmarks.services.runs import (  # noqa: F401
+    RunError,
+    evaluation_run_create,
+    pilot_run_create,
+    similarity_run_create,
+)

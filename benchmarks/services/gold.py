@@ -1,0 +1,255 @@
+"""Imports of gold data: the Loci Similes 545-pair benchmark and graded similarity gold sets.
+
+Every import is all-or-nothing: the files are checked first (a bad file raises one error naming the file,
+the line and the problem) and the rows are written in one transaction.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter
+from pathlib import Path
+
+from django.db import transaction
+
+from benchmarks.loci import data as loci_data
+from benchmarks.models import (
+    Benchmark,
+    BenchmarkVersion,
+    Corpus,
+    GoldReference,
+    GoldSimilarityPair,
+    GoldSimilaritySet,
+    Segment,
+)
+from benchmarks.sts.gold import GoldFormatError, read_sts_gold
+
+
+class BenchmarkImportError(ValueError):
+    """A Loci Similes file that cannot be imported; the message names file, line and problem."""
+
+
+class GoldImportError(ValueError):
+    """A similarity gold file or row list that cannot be imported; the message names where and why."""
+
+
+# ------------------------------------------------------------------------------------ Loci Similes 545
+_WITH_TEXT_COLUMNS = ("pair_id", "position_query", "position_corpus", "text_query", "text_corpus")
+_REF_TYPE_COLUMNS = ("pair_id", "ref_type")
+
+
+def _read_checked(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """(line number, row) pairs of a CSV with the `required` columns; raises BenchmarkImportError."""
+    name = Path(path).name
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = [(c or "").strip() for c in (reader.fieldnames or [])]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise BenchmarkImportError(f"{name}:1: missing column(s) {', '.join(missing)}; found {header}")
+            rows = []
+            for row in reader:
+                if None in row:
+                    raise BenchmarkImportError(f"{name}:{reader.line_num}: more cells than header columns")
+                rows.append((reader.line_num, {(k or "").strip(): (v or "").strip() for k, v in row.items()}))
+    except FileNotFoundError:
+        raise BenchmarkImportError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise BenchmarkImportError(f"{name}: not UTF-8 text ({exc})") from None
+    except csv.Error as exc:
+        raise BenchmarkImportError(f"{name}: malformed CSV ({exc})") from None
+    if not rows:
+        raise BenchmarkImportError(f"{name}: no rows after the header")
+    return rows
+
+
+def _check_fold(name: str, line: int, value: str) -> None:
+    if value and not value.lstrip("-").isdigit():
+        raise BenchmarkImportError(f"{name}:{line}: fold_id {value!r} is not an integer")
+
+
+def check_545_files(with_text_path: Path, ref_type_path: Path | None) -> dict:
+    """Check both files row by row before anything is loaded; returns counts for the provenance."""
+    wt_name = Path(with_text_path).name
+    seen: dict[str, int] = {}
+    for line, row in _read_checked(with_text_path, _WITH_TEXT_COLUMNS):
+        pid = row["pair_id"]
+        if not pid:
+            raise BenchmarkImportError(f"{wt_name}:{line}: empty pair_id")
+        if pid in seen:
+            raise BenchmarkImportError(f"{wt_name}:{line}: pair_id {pid!r} repeats line {seen[pid]}")
+        seen[pid] = line
+        for column in ("position_query", "position_corpus", "text_query", "text_corpus"):
+            if not row[column]:
+                raise BenchmarkImportError(f"{wt_name}:{line}: empty {column}")
+        _check_fold(wt_name, line, row.get("fold_id", ""))
+    counts = {"with_text_rows": len(seen)}
+    if ref_type_path is not None:
+        rt_name = Path(ref_type_path).name
+        typed: dict[str, int] = {}
+        for line, row in _read_checked(ref_type_path, _REF_TYPE_COLUMNS):
+            pid = row["pair_id"]
+            if pid not in seen:
+                raise BenchmarkImportError(f"{rt_name}:{line}: pair_id {pid!r} is not in {wt_name}")
+            if pid in typed:
+                raise BenchmarkImportError(f"{rt_name}:{line}: pair_id {pid!r} repeats line {typed[pid]}")
+            typed[pid] = line
+            try:
+                label = loci_data.normalise_label(row["ref_type"])
+            except ValueError:
+                label = None
+            if label not in (loci_data.LABEL_CIT, loci_data.LABEL_CF, loci_data.LABEL_LINK):
+                raise BenchmarkImportError(
+                    f"{rt_name}:{line}: ref_type {row['ref_type']!r} is not 'cit.' or 'cf.'")
+            _check_fold(rt_name, line, row.get("fold_id", ""))
+        counts["ref_type_rows"] = len(typed)
+        counts["pairs_without_type"] = len(set(seen) - set(typed))
+    return counts
+
+
+def _bulk_segments(corpus: Corpus, segments) -> dict[str, int]:
+    Segment.objects.bulk_create(
+        [Segment(corpus=corpus, seg_id=s.seg_id, author=s.author[:100], work=s.work[:200],
+                 citation=s.citation[:100], text=s.text) for s in segments],
+        batch_size=500,
+    )
+    return dict(Segment.objects.filter(corpus=corpus).values_list("seg_id", "id"))
+
+
+@transaction.atomic
+def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = None,
+                         name: str = "loci-similes-545", version: str = "1",
+                         description: str = "") -> tuple[BenchmarkVersion, bool]:
+    """Import the Loci Similes 545-pair benchmark (segments + one gold reference per file row).
+
+    Returns (version, created). An existing (name, version) is returned untouched (created False), so the
+    import is idempotent. Each reference's fold is its query's fold in `pairs_545_ref_type.csv` when given
+    (a query whose rows sit in several folds goes to its majority fold; the provenance counts them), else
+    in the `fold_id` column of the texts file.
+    """
+    existing = BenchmarkVersion.objects.filter(benchmark__name=name, version=version).first()
+    if existing is not None:
+        return existing, False
+    with_text_path = Path(with_text_path)
+    ref_type_path = Path(ref_type_path) if ref_type_path else None
+    counts = check_545_files(with_text_path, ref_type_path)
+    try:
+        bench = loci_data.load_pairs_545(with_text_path, ref_type_path, name=name)
+    except (KeyError, ValueError) as exc:  # the check above should have caught it; say which file anyway
+        raise BenchmarkImportError(f"{with_text_path.name}: {exc}") from None
+    fold_split = "ref_type" if "ref_type" in bench.file_folds else "with_text"
+    query_fold = bench.file_folds.get(fold_split, {})
+
+    benchmark, _ = Benchmark.objects.get_or_create(
+        name=name, defaults={"description": description or "Loci Similes: Latin intertextual references"})
+    query_corpus = Corpus.objects.create(name=f"{name}@{version}", side=Corpus.Side.QUERY,
+                                         description="Citing segments (later authors)")
+    source_corpus = Corpus.objects.create(name=f"{name}@{version}", side=Corpus.Side.SOURCE,
+                                          description="Cited segments (earlier authors)")
+    q_ids = _bulk_segments(query_corpus, bench.queries)
+    s_ids = _bulk_segments(source_corpus, bench.sources)
+    provenance = {
+        "files": bench.meta.get("files", []),
+        "counts": counts,
+        "fold_split": fold_split,
+        "fold_conflicts": bench.meta.get("fold_conflicts", {}),
+        "n_distinct_pairs": len(bench.gold),
+        "note": "One gold reference per file row; texts are the cleaned columns (verse slashes removed).",
+    }
+    bversion = BenchmarkVersion.objects.create(
+        benchmark=benchmark, version=version, description=description, provenance=provenance,
+        query_corpus=query_corpus, source_corpus=source_corpus)
+    GoldReference.objects.bulk_create(
+        [GoldReference(version=bversion, pair_id=link.pair_id[:50], query_id=q_ids[link.query_id],
+                       source_id=s_ids[link.source_id], ref_type=link.label,
+                       fold=query_fold.get(link.query_id, link.fold), provenance=link.provenance[:300])
+         for link in bench.raw_links],
+        batch_size=500,
+    )
+    return bversion, True
+
+
+# ------------------------------------------------------------------------------- similarity gold sets
+_ROW_KEYS = ("reference_id", "candidate_id", "reference_text", "candidate_text", "score")
+
+
+def _check_rows(rows: list[dict]) -> list[dict]:
+    if not rows:
+        raise GoldImportError("no rows: a gold set needs at least one scored pair")
+    clean, seen = [], {}
+    for n, row in enumerate(rows, start=1):
+        missing = [k for k in _ROW_KEYS if k not in row]
+        if missing:
+            raise GoldImportError(f"row {n}: missing {', '.join(missing)}")
+        ref_id, cand_id = str(row["reference_id"]).strip(), str(row["candidate_id"]).strip()
+        if not ref_id or not cand_id:
+            raise GoldImportError(f"row {n}: empty reference_id or candidate_id")
+        try:
+            score = float(row["score"])
+        except (TypeError, ValueError):
+            raise GoldImportError(f"row {n}: score {row['score']!r} is not a number") from None
+        if not math.isfinite(score) or not 0.0 <= score <= 1.0:
+            raise GoldImportError(f"row {n}: score {row['score']!r} is outside [0, 1]")
+        key = (ref_id, cand_id)
+        if key in seen:
+            raise GoldImportError(f"row {n}: pair {ref_id!r} → {cand_id!r} repeats row {seen[key]}")
+        seen[key] = n
+        clean.append({"reference_id": ref_id[:100], "candidate_id": cand_id[:100],
+                      "reference_text": str(row["reference_text"]), "candidate_text": str(row["candidate_text"]),
+                      "score": score})
+    return clean
+
+
+def _create_set(*, name: str, rows: list[dict], source: str, source_description: str, provenance: dict,
+                owner) -> GoldSimilaritySet:
+    if GoldSimilaritySet.objects.filter(name=name).exists():
+        raise GoldImportError(f"a gold set named {name!r} already exists")
+    gold_set = GoldSimilaritySet.objects.create(
+        name=name, source=source, source_description=source_description, owner=owner,
+        provenance={**provenance, "n_pairs": len(rows),
+                    "n_references": len({r["reference_id"] for r in rows})})
+    GoldSimilarityPair.objects.bulk_create(
+        [GoldSimilarityPair(gold_set=gold_set, position=i, **row) for i, row in enumerate(rows)], batch_size=500)
+    return gold_set
+
+
+@transaction.atomic
+def gold_set_create_from_rows(*, name: str, rows: list[dict], source_description: str = "",
+                              owner=None) -> GoldSimilaritySet:
+    """Turn scored pairs (e.g. an annotation batch's scores) into a gold set.
+
+    Args:
+        rows: dicts with reference_id, candidate_id, reference_text, candidate_text, score (in [0, 1]).
+    Raises:
+        GoldImportError naming the row (1-based) and the problem; nothing is written then.
+    """
+    clean = _check_rows(list(rows))
+    return _create_set(name=name, rows=clean, source=GoldSimilaritySet.Source.ANNOTATION,
+                       source_description=source_description, provenance={"created_from": "rows"}, owner=owner)
+
+
+@transaction.atomic
+def gold_set_import_file(*, path: Path, name: str | None = None, source_description: str = "",
+                         owner=None, if_exists: str = "error") -> tuple[GoldSimilaritySet, bool]:
+    """Import a gold TSV (the DBBE STS file or the `reference_id … score` shape). Returns (set, created).
+
+    `if_exists="return"` gives back an existing set of that name untouched (idempotent demo load).
+    """
+    path = Path(path)
+    name = name or path.stem
+    existing = GoldSimilaritySet.objects.filter(name=name).first()
+    if existing is not None and if_exists == "return":
+        return existing, False
+    try:
+        pairs = read_sts_gold(path)
+    except FileNotFoundError:
+        raise GoldImportError(f"{path}: file not found") from None
+    except GoldFormatError as exc:
+        raise GoldImportError(str(exc)) from None
+    rows = [p.as_dict() for p in pairs]
+    per_ref = Counter(r["reference_id"] for r in rows)
+    gold_set = _create_set(name=name, rows=_check_rows(rows), source=GoldSimilaritySet.Source.FILE,
+                           source_description=source_description or path.name,
+                           provenance={"file": path.name, "pairs_per_reference": dict(per_ref)}, owner=owner)
+    return gold_set, True

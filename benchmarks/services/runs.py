@@ -1,0 +1,271 @@
+"""Evaluation runs: create (a run row plus a queued job) and execute (called by the job functions in
+`benchmarks.jobs`, which take the run id only). The numbers come from `benchmarks.loci` / `benchmarks.sts`."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+from django.conf import settings
+from django.db import transaction
+
+from benchmarks import selectors
+from benchmarks.models import BenchmarkVersion, EvaluationRun, GoldSimilaritySet, PilotRun, SimilarityRun
+from jobs.models import Job
+from jobs.services import job_create
+
+LOCI_KIND = "benchmarks.loci_evaluate"
+STS_KIND = "benchmarks.sts_evaluate"
+PILOT_KIND = "benchmarks.pilot_sweep"
+
+DEFAULT_KS = [1, 5, 10, 20, 50, 100]
+RERANKERS = {"": "none (retrieval only)", "lexical-rule": "lexical rule scorer (TF-IDF lemma cosine, typed by the §3.3 rule)"}
+CALIBRATIONS = ("", "linear", "isotonic")
+
+Progress = Callable[[float, str], None]
+
+
+class RunError(ValueError):
+    """A run request that cannot be honoured (unknown method, bad parameters)."""
+
+
+def code_version() -> str:
+    """`git describe` of the checkout when available, else the app's constant."""
+    try:
+        from benchmarks.loci.evaluate import code_version as describe
+
+        return (describe() or "")[:100] or "similia-unversioned"
+    except Exception:
+        return "similia-unversioned"
+
+
+def _check_params(params) -> dict:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise RunError("params must be a JSON object")
+    return params
+
+
+def _check_ks(ks) -> list[int]:
+    ks = list(ks or DEFAULT_KS)
+    if not all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 10000 for k in ks):
+        raise RunError("k values must be integers between 1 and 10000")
+    return sorted(set(ks))
+
+
+# ---------------------------------------------------------------------------------------------- create
+@transaction.atomic
+def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dict | None = None,
+                          reranker: str = "", reranker_params: dict | None = None, ks: list[int] | None = None,
+                          split: str = EvaluationRun.Split.FILE, n_folds: int = 5, seed: int = 0,
+                          owner=None, enqueue: bool = True) -> EvaluationRun:
+    """Create a Loci Similes evaluation run and queue its job (queue "gpu" for transformer retrievers).
+
+    `enqueue=False` creates the queued Job row without sending it to a worker, for a caller that runs it
+    in-process with `jobs.runner.run_job` (the `evaluate` command).
+    """
+    if method not in selectors.retrieval_method_names():
+        raise RunError(f"unknown retrieval method {method!r}; available: {', '.join(selectors.retrieval_method_names())}")
+    if reranker not in RERANKERS:
+        raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r or '(none)' for r in RERANKERS)}")
+    if split not in EvaluationRun.Split.values:
+        raise RunError(f"split must be one of {', '.join(EvaluationRun.Split.values)}")
+    if not 2 <= int(n_folds) <= 20:
+        raise RunError("n_folds must be between 2 and 20")
+    run = EvaluationRun.objects.create(
+        version=version, method=method, params=_check_params(params), reranker=reranker,
+        reranker_params=_check_params(reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
+        seed=int(seed), owner=owner, code_version=code_version())
+    queue = "gpu" if selectors.retrieval_method_needs_gpu(method) else "cpu"
+    if enqueue:
+        run.job = job_create(kind=LOCI_KIND, params={"run_id": run.pk}, owner=owner, queue=queue)
+    else:
+        run.job = Job.objects.create(kind=LOCI_KIND, params={"run_id": run.pk}, owner=owner, queue=queue)
+    run.save(update_fields=["job"])
+    return run
+
+
+@transaction.atomic
+def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: dict | None = None,
+                          calibration: str = "", owner=None) -> SimilarityRun:
+    """Create a similarity run on a gold set and queue its job (queue "gpu" for transformer methods)."""
+    if method not in selectors.similarity_method_names():
+        raise RunError(f"unknown similarity method {method!r}; available: {', '.join(selectors.similarity_method_names())}")
+    if calibration not in CALIBRATIONS:
+        raise RunError("calibration must be empty, 'linear' or 'isotonic'")
+    params = _check_params(params)
+    if selectors.similarity_method_needs_model(method) and not params.get("model"):
+        raise RunError(f"method {method!r} needs a model name or path in params, e.g. {{\"model\": \"/path\"}}")
+    run = SimilarityRun.objects.create(gold_set=gold_set, method=method, params=params, calibration=calibration,
+                                       owner=owner, code_version=code_version())
+    run.job = job_create(kind=STS_KIND, params={"run_id": run.pk}, owner=owner,
+                         queue="gpu" if selectors.similarity_method_needs_gpu(method) else "cpu")
+    run.save(update_fields=["job"])
+    return run
+
+
+def pilot_roots() -> list[Path]:
+    """Folders a pilot's verses file may come from: the data folder and the shared data folder."""
+    return [Path(settings.DATA_DIR).resolve(), (Path(settings.BASE_DIR).parent / "shared" / "data").resolve()]
+
+
+def resolve_verses_file(verses_file: str) -> Path:
+    """An existing file inside one of `pilot_roots()` (relative paths are taken under the data folder)."""
+    candidate = Path(verses_file)
+    if not candidate.is_absolute():
+        candidate = Path(settings.DATA_DIR) / candidate
+    candidate = candidate.resolve()
+    if not any(candidate.is_relative_to(root) for root in pilot_roots()):
+        raise RunError(f"verses file must lie under {' or '.join(str(r) for r in pilot_roots())}")
+    if not candidate.is_file():
+        raise RunError(f"verses file {verses_file!r} not found")
+    return candidate
+
+
+@transaction.atomic
+def pilot_run_create(*, verses_file: str, method: str, level: str = PilotRun.Level.VERSE,
+                     params: dict | None = None, owner=None) -> PilotRun:
+    """Create a DBBE pilot sweep (P/R/F1 vs threshold) and queue its job."""
+    if method not in selectors.similarity_method_names():
+        raise RunError(f"unknown similarity method {method!r}")
+    if level not in PilotRun.Level.values:
+        raise RunError("level must be 'verse' or 'type'")
+    path = resolve_verses_file(verses_file)
+    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method, params=_check_params(params),
+                                  owner=owner, code_version=code_version())
+    run.job = job_create(kind=PILOT_KIND, params={"run_id": run.pk}, owner=owner,
+                         queue="gpu" if selectors.similarity_method_needs_gpu(method) else "cpu")
+    run.save(update_fields=["job"])
+    return run
+
+
+# --------------------------------------------------------------------------------------------- execute
+def _benchmark_from_db(version: BenchmarkVersion):
+    """The pure `benchmarks.loci.data.Benchmark` of a stored version (gold merged one per pair)."""
+    from benchmarks.loci import data as D
+
+    def segments(corpus_id):
+        return [D.Segment(s.seg_id, s.text, s.author, s.work, s.citation)
+                for s in selectors.segments_of(corpus_id=corpus_id)]
+
+    raw = [D.GoldLink(q, s, t, pid, fold, prov)
+           for q, s, t, pid, fold, prov in version.gold.values_list(
+               "query__seg_id", "source__seg_id", "ref_type", "pair_id", "fold", "provenance")]
+    per_query: dict[str, Counter] = {}
+    for link in raw:
+        if link.fold is not None:
+            per_query.setdefault(link.query_id, Counter())[link.fold] += 1
+    folds = {q: min(c, key=lambda f: (-c[f], f)) for q, c in per_query.items()}
+    return D.Benchmark(version.benchmark.name, segments(version.query_corpus_id), segments(version.source_corpus_id),
+                       D.merge_links(raw), raw, {"db": folds} if folds else {}, version=version.version,
+                       meta={"files": version.provenance.get("files", [])})
+
+
+def _finite(value):
+    return value if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)) else None
+
+
+def _loci_summary(report: dict, ks: list[int]) -> dict:
+    summary = {}
+    for k in ks:
+        summary[f"recall@{k}"] = _finite(report.get(f"recall@{k}"))
+        summary[f"mrr@{k}"] = _finite(report.get(f"mrr@{k}"))
+        for view, short in (("cit.", "cit"), ("cf.", "cf")):
+            summary[f"{short}_recall@{k}"] = _finite(report.get("by_type", {}).get(view, {}).get(f"recall@{k}"))
+    pairwise = report.get("pairwise") or {}
+    pooled = (((pairwise.get("classification") or {}).get("all") or {}).get("mean") or {}).get("pooled") or {}
+    for metric in ("p", "r", "f1"):
+        if metric in pooled:
+            summary[f"pairwise_{metric}"] = _finite(pooled[metric].get("mean"))
+    return summary
+
+
+def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Callable[[str], None]) -> dict:
+    """Evaluate `run` with `benchmarks.loci.evaluate` and store the report; returns the summary."""
+    from benchmarks.loci import evaluate as E
+    from benchmarks.loci import methods as LM
+    from benchmarks.loci import splits as S
+
+    progress(0.0, "loading gold from the database")
+    bench = _benchmark_from_db(run.version)
+    log(f"{len(bench.queries)} query segments, {len(bench.sources)} source segments, {len(bench.gold)} distinct "
+        f"gold pairs ({len(bench.raw_links)} rows)")
+    if run.split == EvaluationRun.Split.GROUPED or "db" not in bench.file_folds:
+        split = S.grouped_kfold(bench, n_folds=run.n_folds, seed=run.seed)
+    else:
+        split = S.split_from_file(bench, "db")
+    method = LM.EngineRetrieverMethod(run.method, **run.params)
+    log(f"method {run.method} ({method.implementation}), split {split.name}, ks {run.ks}")
+    ks = run.ks or DEFAULT_KS
+
+    def retrieval_progress(fraction, message=""):
+        progress(0.02 + 0.7 * fraction, f"retrieval: {message}")
+
+    report = E.evaluate_retrieval(bench, split, method, ks=tuple(ks), seed=run.seed, progress=retrieval_progress,
+                                  benchmark_info={**bench.summary(), "version_id": run.version_id})
+    # The per-fold pairwise documents give P/R/F1 vs retrieval depth k (Table 12), and with a reranker the
+    # classification tables (Tables 3, 5) and retrieve-and-rerank beside retrieval-only.
+    pools = S.build_fold_pools(bench, split, seed=run.seed)
+    scorer = LM.LexicalRuleScorer(**run.reranker_params) if run.reranker else None
+    retriever = LM.EngineRetrieverMethod(run.method, **run.params)
+
+    def pairwise_progress(fraction, message=""):
+        progress(0.75 + 0.23 * fraction, f"pairwise: {message}")
+
+    report["pairwise"] = E.evaluate_pairwise(bench, split, pools, scorer=scorer, retriever=retriever,
+                                             progress=pairwise_progress)
+    per_query = report.pop("per_query", [])
+    run.report = report
+    run.per_query = per_query
+    run.per_fold = report.get("folds", [])
+    run.summary = _loci_summary(report, ks)
+    run.code_version = (report.get("code_version") or run.code_version)[:100]
+    run.save(update_fields=["report", "per_query", "per_fold", "summary", "code_version"])
+    progress(1.0, "stored")
+    return {"run_id": run.pk, **run.summary}
+
+
+def _fit_texts(gold_pairs) -> list[str]:
+    return list(dict.fromkeys([p.reference_text for p in gold_pairs] + [p.candidate_text for p in gold_pairs]))
+
+
+def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Callable[[str], None]) -> dict:
+    """Score the gold set's pairs with the method (`benchmarks.sts.evaluate`) and store the report."""
+    from benchmarks.sts.evaluate import evaluate_method
+    from benchmarks.sts.gold import GoldPair
+    from detection.similarity.registry import get_method
+
+    pairs = [GoldPair(*row) for row in run.gold_set.pairs.values_list(
+        "reference_id", "candidate_id", "reference_text", "candidate_text", "score")]
+    progress(0.0, f"fitting {run.method} on {len(pairs)} pairs' texts")
+    method = get_method(run.method, **run.params)
+    method.fit(_fit_texts(pairs))
+    log(f"method {run.method} fitted; calibration {run.calibration or 'none'}")
+    report = evaluate_method(pairs, method, calibration=run.calibration or None,
+                             progress=lambda f, m="": progress(0.1 + 0.85 * f, m))
+    run.report = report
+    run.rmse, run.spearman, run.pearson = (_finite(report.get(k)) for k in ("rmse", "spearman", "pearson"))
+    run.save(update_fields=["report", "rmse", "spearman", "pearson"])
+    progress(1.0, "stored")
+    return {"run_id": run.pk, "rmse": run.rmse, "spearman": run.spearman, "pearson": run.pearson}
+
+
+def pilot_run_execute(*, run: PilotRun, progress: Progress, log: Callable[[str], None]) -> dict:
+    """Run the DBBE pilot sweep (`benchmarks.sts.pilots.sweep`) and store the rows and the best threshold."""
+    from benchmarks.sts import pilots
+    from detection.similarity.registry import get_method
+
+    verses = pilots.read_verses_csv(resolve_verses_file(run.verses_file))
+    log(f"{len(verses)} verses from {Path(run.verses_file).name}, level {run.level}")
+    method = get_method(run.method, **run.params)
+    result = pilots.sweep(verses, level=run.level, method=method, fit_texts=[v.text for v in verses],
+                          progress=lambda f, m="": progress(0.95 * f, m))
+    report = result.to_dict()
+    run.report = report
+    run.rows = report["rows"]
+    run.best_threshold, run.best_f1 = report["best"]["threshold"], report["best"]["f1"]
+    run.save(update_fields=["report", "rows", "best_threshold", "best_f1"])
+    progress(1.0, "stored")
+    return {"run_id": run.pk, "best_threshold": run.best_threshold, "best_f1": run.best_f1}

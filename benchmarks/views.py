@@ -1,0 +1,264 @@
+"""Benchmark pages (server-rendered): researchers see and launch runs; leads may look."""
+from __future__ import annotations
+
+import json
+from functools import wraps
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+
+from benchmarks import charts, exports, selectors
+from benchmarks.models import EvaluationRun, GoldSimilaritySet, PilotRun, SimilarityRun
+from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
+from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
+from core.roles import LEAD, RESEARCHER, has_role
+
+
+def researcher_pages(view):
+    """Login required; GET for researchers and leads, POST for researchers; others 403."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        allowed = (RESEARCHER,) if request.method == "POST" else (RESEARCHER, LEAD)
+        if not has_role(request.user, *allowed):
+            raise PermissionDenied("Benchmarks are for researchers (leads may read).")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _can_launch(request) -> bool:
+    return has_role(request.user, RESEARCHER)
+
+
+class _JsonObjectField(forms.CharField):
+    def to_python(self, value):
+        value = (value or "").strip() or "{}"
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"not valid JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise forms.ValidationError('must be a JSON object, e.g. {"k1": 1.2}')
+        return parsed
+
+
+class EvaluationRunForm(forms.Form):
+    method = forms.ChoiceField()
+    params = _JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+                              help_text="JSON object of retriever parameters")
+    reranker = forms.ChoiceField(choices=list(RERANKERS.items()), required=False)
+    ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
+    split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
+    n_folds = forms.IntegerField(min_value=2, max_value=20, initial=5, help_text="used by the grouped split")
+    seed = forms.IntegerField(initial=0)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["method"].choices = [(n, n) for n in selectors.retrieval_method_names()]
+
+    def clean_ks(self):
+        try:
+            ks = sorted({int(x) for x in self.cleaned_data["ks"].replace(" ", "").split(",") if x})
+        except ValueError:
+            raise forms.ValidationError("k values must be integers separated by commas") from None
+        if not ks or ks[0] < 1:
+            raise forms.ValidationError("give at least one k ≥ 1")
+        return ks
+
+
+class SimilarityRunForm(forms.Form):
+    method = forms.ChoiceField()
+    params = _JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+                              help_text='JSON object, e.g. {"model": "/path/to/model"} for transformer methods')
+    calibration = forms.ChoiceField(choices=[(c, c or "none") for c in CALIBRATIONS], required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["method"].choices = [(s["name"], f"{s['name']} — {s['description']}")
+                                         for s in selectors.similarity_method_specs()]
+
+
+class PilotRunForm(SimilarityRunForm):
+    calibration = None
+    verses_file = forms.CharField(initial="dbbe/dbbe_verses_sample.csv",
+                                  help_text="a verses CSV under the data folder (or the shared data folder)")
+    level = forms.ChoiceField(choices=PilotRun.Level.choices)
+
+
+# --------------------------------------------------------------------------------------------- pages
+@researcher_pages
+def index(request):
+    return render(request, "benchmarks/index.html", {
+        "versions": selectors.version_list(),
+        "gold_sets": selectors.gold_set_list(),
+        "recent_runs": selectors.run_list()[:10],
+        "recent_similarity_runs": selectors.similarity_run_list()[:10],
+    })
+
+
+LEADERBOARD_SORTS = ("recall@1", "recall@5", "recall@10", "recall@20", "recall@50", "recall@100", "mrr@10",
+                     "cit_recall@10", "cf_recall@10", "cit_recall@100", "cf_recall@100")
+
+
+@researcher_pages
+def version_detail(request, pk: int):
+    version = get_object_or_404(selectors.version_list(), pk=pk)
+    form = EvaluationRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = evaluation_run_create(version=version, owner=request.user, **form.cleaned_data)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Run {run.pk} queued (job {run.job_id}).")
+            return redirect("benchmarks:run", pk=run.pk)
+    sort = request.GET.get("sort", "recall@10")
+    runs = selectors.leaderboard(version=version, sort=sort)
+    columns = [c for c in LEADERBOARD_SORTS if any(r.summary.get(c) is not None for r in runs)] or ["recall@10"]
+    return render(request, "benchmarks/version.html", {
+        "version": version, "overview": selectors.gold_overview(version=version),
+        "runs": runs, "sort": sort, "columns": columns,
+        "leaderboard_rows": [(run, [run.summary.get(c) for c in columns]) for run in runs],
+        "pending": selectors.run_list(version=version).exclude(job__status__in=["succeeded"])[:20],
+        "form": form, "can_launch": _can_launch(request),
+    })
+
+
+@researcher_pages
+def run_detail(request, pk: int):
+    run = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark", "job", "owner"), pk=pk)
+    report = run.report or {}
+    context = {"run": run, "report": report, "running": run.report is None and not (run.job and run.job.is_finished)}
+    if report:
+        context.update(charts.loci_run_context(run))
+    return render(request, "benchmarks/run.html", context)
+
+
+def _report_or_404(run):
+    if run.report is None:
+        raise Http404("This run has no report yet.")
+
+
+@researcher_pages
+def run_report_json(request, pk: int):
+    run = get_object_or_404(EvaluationRun, pk=pk)
+    _report_or_404(run)
+    response = JsonResponse(exports.loci_report(run), json_dumps_params={"ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="loci-run-{run.pk}.json"'
+    return response
+
+
+def _csv_download(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@researcher_pages
+def run_report_csv(request, pk: int, table: str):
+    run = get_object_or_404(EvaluationRun, pk=pk)
+    if table not in exports.LOCI_TABLES:
+        raise Http404("Unknown table.")
+    _report_or_404(run)
+    return _csv_download(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+
+
+# ------------------------------------------------------------------------------------------ Greek STS
+@researcher_pages
+def gold_set_detail(request, pk: int):
+    gold_set = get_object_or_404(selectors.gold_set_list(), pk=pk)
+    form = SimilarityRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = similarity_run_create(gold_set=gold_set, owner=request.user, **form.cleaned_data)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Similarity run {run.pk} queued (job {run.job_id}).")
+            return redirect("benchmarks:similarity-run", pk=run.pk)
+    sort = request.GET.get("sort", "spearman")
+    return render(request, "benchmarks/gold_set.html", {
+        "gold_set": gold_set, "pairs": selectors.gold_pairs(gold_set=gold_set)[:1000],
+        "runs": selectors.similarity_leaderboard(gold_set=gold_set, sort=sort), "sort": sort,
+        "pending": selectors.similarity_run_list(gold_set=gold_set).filter(report__isnull=True)[:20],
+        "form": form, "can_launch": _can_launch(request),
+    })
+
+
+@researcher_pages
+def gold_set_csv(request, pk: int):
+    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+    return _csv_download(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
+
+
+@researcher_pages
+def gold_set_json(request, pk: int):
+    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+    pairs = list(gold_set.pairs.values("reference_id", "candidate_id", "reference_text", "candidate_text", "score"))
+    return JsonResponse({"name": gold_set.name, "source": gold_set.source, "provenance": gold_set.provenance,
+                         "pairs": pairs}, json_dumps_params={"ensure_ascii": False})
+
+
+@researcher_pages
+def similarity_run_detail(request, pk: int):
+    run = get_object_or_404(SimilarityRun.objects.select_related("gold_set", "job", "owner"), pk=pk)
+    context = {"run": run, "report": run.report or {},
+               "running": run.report is None and not (run.job and run.job.is_finished)}
+    if run.report:
+        context.update(charts.similarity_run_context(run))
+    return render(request, "benchmarks/similarity_run.html", context)
+
+
+@researcher_pages
+def similarity_run_json(request, pk: int):
+    run = get_object_or_404(SimilarityRun, pk=pk)
+    _report_or_404(run)
+    return JsonResponse(run.report, json_dumps_params={"ensure_ascii": False})
+
+
+@researcher_pages
+def similarity_run_csv(request, pk: int):
+    run = get_object_or_404(SimilarityRun, pk=pk)
+    _report_or_404(run)
+    return _csv_download(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")
+
+
+@researcher_pages
+def pilot_index(request):
+    form = PilotRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = pilot_run_create(owner=request.user, **form.cleaned_data)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Pilot {run.pk} queued (job {run.job_id}).")
+            return redirect("benchmarks:pilot", pk=run.pk)
+    return render(request, "benchmarks/pilots.html", {"runs": selectors.pilot_run_list()[:50], "form": form,
+                                                       "can_launch": _can_launch(request)})
+
+
+@researcher_pages
+def pilot_detail(request, pk: int):
+    run = get_object_or_404(PilotRun.objects.select_related("job", "owner"), pk=pk)
+    context = {"run": run, "report": run.report or {},
+               "running": run.report is None and not (run.job and run.job.is_finished)}
+    if run.report:
+        context["plot"] = mark_safe(charts.pilot_svg(run))
+    return render(request, "benchmarks/pilot.html", context)
+
+
+@researcher_pages
+def pilot_csv(request, pk: int):
+    run = get_object_or_404(PilotRun, pk=pk)
+    _report_or_404(run)
+    header = ["threshold", "precision", "recall", "f1", "tp", "fp", "fn"]
+    return _csv_download(exports._csv(header, [[row.get(h) for h in header] for row in run.rows]),
+                         f"pilot-{run.pk}.csv")

@@ -1,0 +1,45 @@
+"""Tiny offline BERT / sentence-transformer models run end to end through the registry."""
+import numpy as np
+import pytest
+
+from benchmarks.sts.evaluate import evaluate_method
+from benchmarks.sts.gold import read_sts_gold
+from detection.similarity.methods import ModelUnavailable
+from detection.similarity.registry import get_method
+
+
+@pytest.fixture(scope="module")
+def small_gold(sts_file):
+    pairs = read_sts_gold(sts_file)
+    by_ref = {}
+    for p in pairs:
+        by_ref.setdefault(p.reference_id, []).append(p)
+    return [p for ps in by_ref.values() for p in ps[:8]]
+
+
+@pytest.mark.parametrize("name, fixture", [("contextual", "tiny_bert_dir"),
+                                           ("sentence_transformer", "tiny_sentence_transformer_dir")])
+def test_transformer_methods_end_to_end(name, fixture, request, small_gold):
+    model_dir = request.getfixturevalue(fixture)
+    method = get_method(name, model=str(model_dir), batch_size=8)
+    texts = [small_gold[0].reference_text, small_gold[1].candidate_text, small_gold[2].candidate_text]
+    S = method.similarity_matrix(texts, texts)
+    assert S.dtype == np.float32 and S.shape == (3, 3)
+    assert np.allclose(np.diag(S), 1.0, atol=1e-4)
+    assert np.allclose(S, S.T, atol=1e-5)
+    pairs = method.pair_scores(texts, texts[::-1])
+    assert np.allclose(pairs, S[[0, 1, 2], [2, 1, 0]], atol=1e-5)
+    report = evaluate_method(small_gold, method)
+    assert report["n_pairs"] == len(small_gold)
+    assert set(report["per_reference"]) == {"16977 1", "17148 1", "16977 2"}
+    assert report["directionality"]["reproduces_directionality"] is False
+
+
+def test_missing_model_gives_clear_error(tmp_path):
+    method = get_method("sentence_transformer", model="no-such-org/no-such-greek-model")
+    with pytest.raises(ModelUnavailable, match="no-such-org/no-such-greek-model.*local"):
+        method.similarity_matrix(["α"], ["β"])
+    with pytest.raises(ModelUnavailable, match="model="):
+        get_method("contextual").similarity_matrix(["α"], ["β"])
+    with pytest.raises(ModelUnavailable, match=str(tmp_path / "missing")):
+        get_method("contextual", model=str(tmp_path / "missing")).similarity_matrix(["α"], ["β"])
