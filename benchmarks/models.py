@@ -117,9 +117,15 @@ class _Run(models.Model):
 
     @property
     def status(self) -> str:
-        if self.report is not None:
-            return "succeeded"
-        return self.job.status if self.job_id else "queued"
+        """The job's status; without a job, "succeeded" when a report is stored, else "queued".
+
+        Selectors that defer `report` annotate `has_report` so that this reads no deferred field."""
+        if self.job_id:
+            return self.job.status
+        has_report = getattr(self, "has_report", None)
+        if has_report is None:
+            has_report = self.report is not None
+        return "succeeded" if has_report else "queued"
 
 
 class EvaluationRun(_Run):

@@ -1,7 +1,7 @@
 """Reads of the benchmarks app: versions, gold, runs, leaderboards, and the method registries."""
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from benchmarks.models import (
     BenchmarkVersion,
@@ -14,6 +14,7 @@ from benchmarks.models import (
     SimilarityRun,
 )
 
+_HAS_REPORT = ExpressionWrapper(Q(report__isnull=False), output_field=BooleanField())
 _GPU_HINTS = ("dense", "sbert", "sentence", "transformer", "bert", "e5", "embed", "neural")
 
 
@@ -58,7 +59,8 @@ def similarity_method_needs_gpu(name: str) -> bool:
 # ------------------------------------------------------------------------------------- Loci Similes
 def version_list() -> QuerySet[BenchmarkVersion]:
     return (BenchmarkVersion.objects.select_related("benchmark")
-            .annotate(n_gold=Count("gold", distinct=True), n_runs=Count("runs", distinct=True)))
+            .annotate(n_gold=Count("gold", distinct=True), n_runs=Count("runs", distinct=True))
+            .order_by("benchmark__name", "-created", "-id"))
 
 
 def segments_of(*, corpus_id: int) -> QuerySet[Segment]:
@@ -96,7 +98,7 @@ def gold_overview(*, version: BenchmarkVersion) -> dict:
 
 def run_list(*, version: BenchmarkVersion | None = None) -> QuerySet[EvaluationRun]:
     qs = EvaluationRun.objects.select_related("job", "owner", "version__benchmark").defer(
-        "report", "per_query", "per_fold")
+        "report", "per_query", "per_fold").annotate(has_report=_HAS_REPORT)
     return qs.filter(version=version) if version is not None else qs
 
 
@@ -114,7 +116,7 @@ def leaderboard(*, version: BenchmarkVersion, sort: str = "recall@10") -> list[E
 # ------------------------------------------------------------------------------------------ Greek STS
 def gold_set_list() -> QuerySet[GoldSimilaritySet]:
     return GoldSimilaritySet.objects.annotate(n_pairs=Count("pairs", distinct=True),
-                                              n_runs=Count("runs", distinct=True))
+                                              n_runs=Count("runs", distinct=True)).order_by("name")
 
 
 def gold_pairs(*, gold_set: GoldSimilaritySet, reference_id: str | None = None) -> QuerySet[GoldSimilarityPair]:
@@ -123,7 +125,8 @@ def gold_pairs(*, gold_set: GoldSimilaritySet, reference_id: str | None = None) 
 
 
 def similarity_run_list(*, gold_set: GoldSimilaritySet | None = None) -> QuerySet[SimilarityRun]:
-    qs = SimilarityRun.objects.select_related("job", "owner", "gold_set").defer("report")
+    qs = SimilarityRun.objects.select_related("job", "owner", "gold_set").defer("report").annotate(
+        has_report=_HAS_REPORT)
     return qs.filter(gold_set=gold_set) if gold_set is not None else qs
 
 
@@ -139,4 +142,4 @@ def similarity_leaderboard(*, gold_set: GoldSimilaritySet, sort: str = "spearman
 
 
 def pilot_run_list() -> QuerySet[PilotRun]:
-    return PilotRun.objects.select_related("job", "owner").defer("report")
+    return PilotRun.objects.select_related("job", "owner").defer("report").annotate(has_report=_HAS_REPORT)

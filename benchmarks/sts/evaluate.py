@@ -10,8 +10,8 @@
   on the *other* references' pairs and applied to the held-out reference (leave-one-reference-out); the
   top-level metrics are then on the calibrated scores and ``raw`` holds the uncalibrated ones.
 - ``directionality``: the gold is directional (reference → candidate; the released file scores the three
-  references against one another in both directions, e.g. 16977 2 → 16977 1 = 0.95 but 16977 1 → 16977 2 =
-  0.23). The section reports the gold's asymmetry on those pairs, the method's measured asymmetry
+  references against one another in both directions, e.g. 16977 2 → 16977 1 = 0.81 but 16977 1 → 16977 2 =
+  0.47 in the file; 0.95 vs 0.23 in the paper's Table 4). The section reports the gold's asymmetry on those pairs, the method's measured asymmetry
   (pair_scores(a, b) vs pair_scores(b, a) on every gold pair) and whether the method reproduces the direction
   of the gold's asymmetry. Symmetric (cosine) methods cannot.
 - ``predictions``: one row per gold pair with the gold, raw and (if any) calibrated prediction, and the

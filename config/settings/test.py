@@ -27,3 +27,4 @@ STORAGES = {
 CELERY_TASK_ALWAYS_EAGER = True
 JOB_HEARTBEAT_INTERVAL = 1
 JOB_HEARTBEAT_TIMEOUT = 4
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns about a missing folder)

@@ -252,7 +252,9 @@ def read_tei(path, *, report: ReadReport | None = None) -> list[Unit]:
     def visit(node, refpath: tuple[str, ...]):
         for child in node:
             tag = _local(child.tag)
-            if tag == "div" and child.get("type") == "textpart":
+            if tag == "div" and child.get("type") == "textpart" and child.get("subtype") == "work":
+                visit(child, refpath)
+            elif tag == "div" and child.get("type") == "textpart":
                 n = (child.get("n") or "").strip() or str(len(out) + 1)
                 sub = refpath + (n,)
                 if any(_local(c.tag) == "div" and c.get("type") == "textpart" for c in child.iter() if c is not child):

@@ -61,7 +61,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if end < n and not text[end].isspace():
             continue
         if m.group(0) == ".":
-            w = _WORD_BEFORE.search(text, 0, m.start())
+            w = _WORD_BEFORE.search(text[max(0, m.start() - 12): m.start()])
             if w is not None:
                 word = w.group(1)
                 if word.lower() in ABBREVIATIONS and (len(word) == 1 or word[0].isupper()):

@@ -152,3 +152,19 @@ def test_run_create_validates_and_queues(loci_version, gold_set, users):
     assert sim.job.queue == "gpu" and sim.job.kind == "benchmarks.sts_evaluate"
     assert similarity_run_create(gold_set=gold_set, method="levenshtein").job.queue == "cpu"
     assert EvaluationRun.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_load_benchmarks_command(tmp_path):
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = io.StringIO()
+    call_command("load_benchmarks", "--loci-dir", str(WITH_TEXT.parent), "--sts", str(STS_FILE), stdout=out)
+    assert "545 gold references (imported)" in out.getvalue() and "296 pairs (imported)" in out.getvalue()
+    (tmp_path / "pairs_545_with_text.csv").write_text("pair_id,position_query\n1,<a>\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="pairs_545_with_text.csv:1: missing column"):
+        call_command("load_benchmarks", "--loci-dir", str(tmp_path), "--name", "other")
+    assert Benchmark.objects.count() == 1

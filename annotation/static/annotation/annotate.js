@@ -68,7 +68,8 @@
     $("reference-text").textContent = state.reference.text;
     $("reference-translation").textContent = state.reference.translation || "";
     const p = state.progress;
-    $("batch-progress").textContent = `· batch: ${p.pairs_covered} of ${p.pairs} pairs judged; you: ${p.my_judgements}`;
+    const mineNow = p.my_judgements + (state.set ? state.set.items.filter((it) => it.chosen !== null && !it.counted).length : 0);
+    $("batch-progress").textContent = `· batch: ${p.pairs_covered} of ${p.pairs} pairs judged (at the start of this set); you: ${mineNow}`;
     $("batch-done").hidden = !state.done;
     if (state.done) {
       $("choices").hidden = true; $("set-done").hidden = true;
@@ -99,6 +100,7 @@
     busy = false;
     if (!res.ok) { $("pair-counter").textContent = (res.data && res.data.detail) || `Error ${res.status}`; return; }
     state = res.data;
+    if (state.set) state.set.items.forEach((it) => { it.counted = it.chosen !== null; });
     render();
   }
 

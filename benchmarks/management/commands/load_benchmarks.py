@@ -1,0 +1,43 @@
+"""``manage.py load_benchmarks``: import a Loci Similes 545-pair release and/or an STS gold file (atomic)."""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks.services import (
+    BenchmarkImportError,
+    GoldImportError,
+    benchmark_import_545,
+    gold_set_import_file,
+)
+
+
+class Command(BaseCommand):
+    help = ("Import pairs_545_with_text.csv (+ pairs_545_ref_type.csv) from --loci-dir and/or a graded gold "
+            "TSV (--sts). A bad file stops with one error naming the line; nothing is imported then.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loci-dir", default=None, help="folder with pairs_545_with_text.csv")
+        parser.add_argument("--name", default="loci-similes-545", help="benchmark name")
+        parser.add_argument("--benchmark-version", default="1", help="version label")
+        parser.add_argument("--sts", default=None, help="gold TSV (DBBE STS shape)")
+        parser.add_argument("--sts-name", default=None, help="gold set name (default: the file's stem)")
+
+    def handle(self, *args, **o):
+        if not o["loci_dir"] and not o["sts"]:
+            raise CommandError("give --loci-dir and/or --sts")
+        try:
+            if o["loci_dir"]:
+                folder = Path(o["loci_dir"])
+                ref_type = folder / "pairs_545_ref_type.csv"
+                version, created = benchmark_import_545(
+                    with_text_path=folder / "pairs_545_with_text.csv",
+                    ref_type_path=ref_type if ref_type.exists() else None,
+                    name=o["name"], version=o["benchmark_version"])
+                self.stdout.write(f"{version}: {version.gold.count()} gold references "
+                                  f"({'imported' if created else 'already present'})")
+            if o["sts"]:
+                gold_set, created = gold_set_import_file(path=Path(o["sts"]), name=o["sts_name"], if_exists="return")
+                self.stdout.write(f"{gold_set.name}: {gold_set.pairs.count()} pairs "
+                                  f"({'imported' if created else 'already present'})")
+        except (BenchmarkImportError, GoldImportError) as exc:
+            raise CommandError(str(exc)) from None

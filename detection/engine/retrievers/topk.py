@@ -1,0 +1,41 @@
+"""Top-k selection on sparse score rows (only among touched documents) and on dense blocks."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def topk_csr(scores: sp.csr_matrix, k: int, out_idx: np.ndarray, out_val: np.ndarray) -> None:
+    """Write the top-k column indices/values of every row of ``scores`` into ``out_idx``/``out_val``.
+
+    Selection looks only at a row's stored entries (the documents the query touched): ``argpartition`` on
+    that slice, then a sort of the k kept, by descending score then ascending index. Rows with fewer than
+    k entries are padded with -1 / nan.
+    """
+    indptr, indices, data = scores.indptr, scores.indices, scores.data
+    out_idx.fill(-1)
+    out_val.fill(np.nan)
+    for i in range(scores.shape[0]):
+        a, b = indptr[i], indptr[i + 1]
+        n = b - a
+        if n == 0:
+            continue
+        vals = data[a:b]
+        cols = indices[a:b]
+        if n > k:
+            part = np.argpartition(-vals, k - 1)[:k]
+            vals = vals[part]
+            cols = cols[part]
+            n = k
+        order = np.lexsort((cols, -vals))
+        out_idx[i, :n] = cols[order]
+        out_val[i, :n] = vals[order]
+
+
+def topk_dense(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of every row of a dense float block (k <= columns)."""
+    k = min(k, block.shape[1])
+    part = np.argpartition(-block, k - 1, axis=1)[:, :k]
+    vals = np.take_along_axis(block, part, axis=1)
+    order = np.lexsort((part, -vals), axis=1)
+    return np.take_along_axis(part, order, axis=1).astype(np.int32), np.take_along_axis(vals, order, axis=1)

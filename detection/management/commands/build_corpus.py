@@ -1,0 +1,20 @@
+"""manage.py build_corpus: thin wrapper around detection.engine.cli.run_build_corpus (no database access)."""
+from django.core.management.base import BaseCommand, CommandError
+
+from detection.engine.cli import add_build_corpus_arguments, run_build_corpus
+from detection.engine.errors import InputError
+
+
+class Command(BaseCommand):
+    help = "Build the Loci Similes query/source corpora from the Tesserae texts and print Table 1."
+    requires_system_checks = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser):
+        add_build_corpus_arguments(parser)
+
+    def handle(self, *args, **opts):
+        try:
+            run_build_corpus(opts["texts"], opts["out"], stream=self.stdout)
+        except InputError as exc:
+            raise CommandError(str(exc)) from exc
