@@ -37,7 +37,7 @@ def build_corpus_from_tess(tess_dir, out_dir=None) -> tuple[list, list]:
         (query segments, source segments) as :class:`benchmarks.loci.data.Segment`.
     """
     import csv
-    from detection.engine.readers import read_tess, tess_prefix
+    from detection.engine.readers import ReadReport, read_tess, tess_prefix
     from detection.engine.segment import segment_units
 
     from .data import Segment as S
@@ -47,7 +47,7 @@ def build_corpus_from_tess(tess_dir, out_dir=None) -> tuple[list, list]:
         if author not in QUERY_AUTHORS and author not in SOURCE_AUTHORS:
             continue
         prefix = tess_prefix(path)
-        segs = segment_units(read_tess(path), prefix, author=author, work=prefix, verse=author not in PROSE)
+        segs = segment_units(read_tess(path, report=ReadReport()), prefix, author=author, work=prefix, verse=author not in PROSE)
         rows = [S(x.seg_id, x.text, author, prefix) for x in segs]
         (q if author in QUERY_AUTHORS else s).extend(rows)
     if out_dir:

@@ -39,6 +39,7 @@ class MatchReport:
     by_fuzzy: int = 0
     unmatched: list[str] = field(default_factory=list)
     ambiguous_text: int = 0  # normalised text occurs more than once in the corpus (first one taken)
+    id_text_mismatch: int = 0  # same id in the corpus but a different text (then matched by text or not at all)
     mapping: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -54,11 +55,23 @@ class MatchReport:
         return d
 
 
+def _similar(a: str, b: str, min_jaccard: float = 0.5) -> bool:
+    """Texts plausibly the same segment: one contains the other, or token-set Jaccard >= ``min_jaccard``."""
+    if not a or not b:
+        return not a and not b
+    if a in b or b in a:
+        return True
+    x, y = set(a.split()), set(b.split())
+    return len(x & y) / len(x | y) >= min_jaccard
+
+
 def match_segments(gold: list[Segment], corpus: list[Segment], *, side: str = "", fuzzy: bool = True,
-                   min_jaccard: float = 0.8) -> MatchReport:
+                   min_jaccard: float = 0.8, verify_id_text: bool = True) -> MatchReport:
     """Map each gold segment to a corpus segment id.
 
-    Order: (1) same id (case/space/angle brackets ignored); (2) same normalised text; (3) if ``fuzzy``: the
+    Order: (1) same id (case/space/angle brackets ignored), accepted only if the texts are plausibly the same
+    (``verify_id_text``: containment or Jaccard >= 0.5; editions number differently, and Tesserae's prefix for
+    De oratore is ``cic. orat.``, which is also the Orator's); (2) same normalised text; (3) if ``fuzzy``: the
     corpus segment with the highest token-set Jaccard >= ``min_jaccard`` among those sharing the gold text's
     rarest tokens, or a corpus segment whose normalised text contains the gold text (or is contained in it, when
     it is at least half as long). Everything else is reported unmatched.
@@ -76,11 +89,13 @@ def match_segments(gold: list[Segment], corpus: list[Segment], *, side: str = ""
     rest = []
     for g in gold:
         cid = by_id.get(normalise_id(g.seg_id))
-        if cid is not None:
+        nt = normalise_text(g.text)
+        if cid is not None and (not verify_id_text or _similar(nt, norm[cid])):
             rep.mapping[g.seg_id] = cid
             rep.by_id += 1
             continue
-        nt = normalise_text(g.text)
+        if cid is not None:
+            rep.id_text_mismatch += 1
         cid = by_text.get(nt)
         if cid is not None and nt:
             rep.mapping[g.seg_id] = cid

@@ -1,0 +1,121 @@
+"""Analytics wired to the database: export round trip against the released STS gold, commands,
+the dashboard job and page."""
+import csv
+import uuid
+from fractions import Fraction
+
+import pytest
+from django.core.management import call_command
+
+from annotation import analytics
+from annotation.models import Batch, BatchCandidate, Judgement, Pair
+from annotation.services.judgements import judgement_submit
+from annotation.services.scheduling import set_next
+from jobs.runner import run_job
+from jobs.services import job_create
+
+pytestmark = pytest.mark.django_db
+
+
+def _denominator(scores):
+    for d in range(1, 1000):
+        if all(abs(s * d - round(s * d)) < 1e-6 for s in scores):
+            return d
+    raise AssertionError("no denominator")
+
+
+def test_judgements_reproducing_the_sts_ranking_export_the_files_normalised_scores(sts_project, annotators):
+    """Round trip: one annotator judges all 4,851 pairs of reference 16977 1 through the scheduler,
+    always choosing the candidate the released file scores higher. The export must rank candidates
+    exactly as the file does and normalise as the file does (wins / the batch's largest win count)."""
+    batch = Batch.objects.get(project=sts_project, name="ref 16977 1")
+    gold = dict(BatchCandidate.objects.filter(batch=batch).values_list("verse_id", "gold_score"))
+    assert _denominator(gold.values()) == 193  # the file's own definition: counts / 193
+    sts_project.overlap_per_set = 0
+    sts_project.set_size = 500
+    sts_project.save()
+    user = annotators[0]
+    while (annotation_set := set_next(batch=batch, annotator=user)) is not None:
+        for item in annotation_set.assignments.filter(status="open").select_related("pair"):
+            a, b = item.pair.verse_a_id, item.pair.verse_b_id
+            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=a if gold[a] >= gold[b] else b,
+                             client_uuid=uuid.uuid4())
+    assert Judgement.objects.filter(batch=batch).count() == 4851
+    rows = analytics.score_rows(analytics.load_project_data(sts_project, batch_ids=[batch.pk]), n_boot=20)
+    top_wins = max(r["wins"] for r in rows)
+    for row in rows:
+        assert row["comparisons"] == 98
+        assert Fraction(row["normalized_score"]).limit_denominator(1000) == Fraction(row["wins"], top_wins)
+        assert row["win_share"] == pytest.approx(row["wins"] / 98)
+    assert max(r["normalized_score"] for r in rows) == 1.0
+    for x in rows:  # every strict order of the file is reproduced, by normalised score and by BT strength
+        for y in rows:
+            if x["gold_score"] > y["gold_score"]:
+                assert x["normalized_score"] > y["normalized_score"]
+                assert x["rank"] < y["rank"]
+    assert {r["candidate_id"] for r in rows if r["normalized_score"] == 1.0} <= {
+        r["candidate_id"] for r in rows if r["gold_score"] == 1.0}
+
+
+def test_export_scores_command_writes_the_promised_columns(sts_project, annotators, tmp_path):
+    batch = Batch.objects.get(project=sts_project, name="ref 16977 2")
+    user = annotators[0]
+    for _ in range(3):
+        annotation_set = set_next(batch=batch, annotator=user)
+        for item in annotation_set.assignments.select_related("pair"):
+            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=item.pair.verse_b_id,
+                             client_uuid=uuid.uuid4())
+    out = tmp_path / "scores.csv"
+    call_command("export_scores", "--project", "sts", "--output", str(out), "--n-boot", "20")
+    rows = list(csv.DictReader(out.open()))
+    assert {"reference_id", "candidate_id", "wins", "comparisons", "normalized_score", "win_share", "bt_strength",
+            "bt_low", "bt_high", "n_annotators"} <= set(rows[0])
+    assert len(rows) == 99 + 99 + 98
+    judged = [r for r in rows if r["reference_id"] == "16977 2" and int(r["comparisons"]) > 0]
+    assert sum(int(r["wins"]) for r in judged) == 30
+    assert all(r["n_annotators"] == "1" for r in judged)
+
+
+def test_simulation_recovers_the_gold_ranking_and_dashboard_job_runs(sts_project, client, users):
+    from scipy.stats import spearmanr
+
+    call_command("simulate_annotations", "--project", "sts", "--annotators", "3", "--noise", "0.5", "--seed", "1",
+                 "--batch", str(Batch.objects.get(project=sts_project, name="ref 17148 1").pk), "--max-judgements", "1500")
+    batch = Batch.objects.get(project=sts_project, name="ref 17148 1")
+    rows = [r for r in analytics.score_rows(analytics.load_project_data(sts_project, batch_ids=[batch.pk]), n_boot=20)
+            if r["comparisons"]]
+    rho = spearmanr([r["bt_strength"] for r in rows], [r["gold_score"] for r in rows]).statistic
+    assert rho > 0.6, rho  # ~1,500 of 4,851 pairs, noisy annotators: a clearly positive recovery
+    job = job_create(kind="annotation.analytics", params={"project_id": sts_project.pk, "n_boot": 20})
+    assert run_job(job.pk) == "succeeded"
+    job.refresh_from_db()
+    report = job.result
+    assert report["n_judgements"] == 1500
+    assert report["agreement"]["fleiss"]["value"] is not None
+    assert set(report["agreement"]["annotators"]) == {"sim-sts-1", "sim-sts-2", "sim-sts-3"}
+    assert {(d["a"], d["b"]) for d in report["directionality"]} == {("16977 1", "16977 2"), ("16977 1", "17148 1"),
+                                                                     ("16977 2", "17148 1")}
+    gold = {(d["a"], d["b"]): (d["gold_a_to_b"], d["gold_b_to_a"]) for d in report["directionality"]}
+    assert gold[("16977 1", "16977 2")] == pytest.approx((91 / 193, 153 / 190))
+    client.force_login(users["staff"])
+    sts_project.owner = users["staff"]
+    html = client.get(f"/projects/{sts_project.pk}/dashboard/").content.decode()
+    assert "kappa between annotators" in html and "<svg" in html and "Top five" in html
+    assert "Bradley–Terry strength with 95% bootstrap interval" in html
+
+
+def test_dashboard_is_for_leads_and_researchers(sts_project, client, users):
+    for role, expected in (("annotator", 403), ("researcher", 200), ("norole", 403)):
+        client.force_login(users[role])
+        assert client.get(f"/projects/{sts_project.pk}/dashboard/").status_code == expected, role
+
+
+def test_planning_job_reports_budget_table(sts_project, users):
+    job = job_create(kind="annotation.plan", params={"project_id": sts_project.pk, "n_items": 20, "n_reps": 1,
+                                                     "shares": [0.2, 0.5], "judgements_per_pair": [1]})
+    assert run_job(job.pk) == "succeeded"
+    job.refresh_from_db()
+    rows = job.result["rows"]
+    assert {r["method"] for r in rows} == {"random", "adaptive"}
+    by = {(r["method"], r["share"]): r["rho_full"] for r in rows}
+    assert by[("random", 0.5)] > by[("random", 0.2)] - 0.05
