@@ -18,7 +18,7 @@ from annotation.models import Batch, BatchCandidate, Judgement, Project
 from jobs.registry import job_kind
 
 SCORE_COLUMNS = [
-    "batch", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
+    "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
     "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "n_annotators", "gold_score",
 ]
 
@@ -125,7 +125,7 @@ def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0) -> list[d
         rank[order] = np.arange(1, n + 1)
         for pos, cand in enumerate(cands):
             rows.append({
-                "batch": batch.name, "reference_id": batch.reference.verse_id, "reference_text": batch.reference.text,
+                "batch": batch.name, "batch_id": batch.pk, "reference_id": batch.reference.verse_id, "reference_text": batch.reference.text,
                 "candidate_id": cand.verse.verse_id, "candidate_text": cand.verse.text,
                 "wins": int(wins[pos]), "comparisons": int(comparisons[pos]),
                 "normalized_score": float(wins[pos] / top) if top else None,

@@ -48,7 +48,7 @@ def _batch_sections(report: dict) -> list[dict]:
         hist = svg.histogram([r["normalized_score"] for r in judged], title=f"Normalised score distribution, {name}",
                              xlabel="normalised similarity (wins / max wins)") if judged else ""
         sections.append({
-            "name": name, "reference_id": rows[0]["reference_id"], "reference_text": rows[0]["reference_text"],
+            "name": name, "id": rows[0]["batch_id"], "reference_id": rows[0]["reference_id"], "reference_text": rows[0]["reference_text"],
             "rows": ranked, "top": judged[:5], "bottom": judged[-5:][::-1] if len(judged) > 5 else [],
             "chart": chart, "hist": hist, "n_judged": len(judged),
         })

@@ -32,6 +32,7 @@ FILTERS = [
 
 class ScoreRowSerializer(serializers.Serializer):
     batch = serializers.CharField()
+    batch_id = serializers.IntegerField()
     reference_id = serializers.CharField()
     reference_text = serializers.CharField()
     candidate_id = serializers.CharField()

@@ -1,11 +1,14 @@
 """Benchmark pages, mounted under /benchmarks/."""
 from django.urls import path
 
+from benchmarks import from_annotation
+
 from benchmarks import views
 
 app_name = "benchmarks"
 
 urlpatterns = [
+    path("gold-sets/from-batch/<int:batch_id>/", from_annotation.gold_set_from_batch, name="gold-set-from-batch"),
     path("", views.index, name="index"),
     path("versions/<int:pk>/", views.version_detail, name="version"),
     path("runs/<int:pk>/", views.run_detail, name="run"),

@@ -220,7 +220,7 @@ def engine_retriever_names() -> list[str]:
         from detection.engine import retrievers as r
     except Exception:
         return []
-    for attr in ("available_retrievers", "list_retrievers", "names", "REGISTRY", "RETRIEVERS"):
+    for attr in ("available", "available_retrievers", "list_retrievers", "names", "REGISTRY", "RETRIEVERS"):
         obj = getattr(r, attr, None)
         if obj is None:
             continue

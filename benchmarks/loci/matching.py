@@ -141,16 +141,35 @@ def match_segments(gold: list[Segment], corpus: list[Segment], *, side: str = ""
 
 
 def attach_corpus(bench: Benchmark, query_corpus: list[Segment], source_corpus: list[Segment], *,
-                  fuzzy: bool = True, name: str | None = None) -> tuple[Benchmark, dict]:
+                  fuzzy: bool = True, name: str | None = None, keep_gold_queries: bool = True) -> tuple[Benchmark, dict]:
     """Rewrite ``bench`` onto full corpora.
 
     Returns:
-        (benchmark whose ``queries``/``sources`` are the corpora plus unmatched gold segments and whose gold ids
-        are corpus ids, report ``{"queries": MatchReport dict, "sources": ..., "merged_links": n}``).
+        (benchmark whose ``sources`` are the source corpus plus unmatched gold sources, gold source ids rewritten
+        to corpus ids; report ``{"queries": MatchReport dict, "sources": ..., "merged_links": n}``).
         Two gold segments mapped onto one corpus segment merge their links (counted in ``merged_links``).
+        With ``keep_gold_queries`` (default) the gold query segments keep their ids and texts (taking author/work
+        from their matched corpus segment) and the query corpus minus the matched segments is added as
+        distractor material; otherwise queries are rewritten like sources.
     """
     rq = match_segments(bench.queries, query_corpus, side="query", fuzzy=fuzzy)
     rs = match_segments(bench.sources, source_corpus, side="source", fuzzy=fuzzy)
+    if keep_gold_queries:
+        # queries keep their benchmark id and text (the unit being evaluated); the corpus segments they match
+        # leave the distractor candidates, and their author/work label the gold query for in-work sampling
+        cseg = {c.seg_id: c for c in query_corpus}
+        used = set(rq.mapping.values())
+        gq = [Segment(s.seg_id, s.text, cseg[rq.mapping[s.seg_id]].author, cseg[rq.mapping[s.seg_id]].work,
+                      s.citation) if s.seg_id in rq.mapping else s for s in bench.queries]
+        query_corpus = [c for c in query_corpus if c.seg_id not in used and c.seg_id not in {s.seg_id for s in gq}]
+        bench = Benchmark(bench.name, gq, bench.sources, bench.gold, bench.raw_links, bench.file_folds, bench.version,
+                          dict(bench.meta))
+        rq_report = rq.to_dict()
+        rq = MatchReport("query", len(gq))
+        rq.unmatched = [s.seg_id for s in gq]
+        rq.mapping = {}
+    else:
+        rq_report = None
     qmap = dict(rq.mapping)
     smap = dict(rs.mapping)
     extra_q = [s for s in bench.queries if s.seg_id not in qmap]
@@ -175,7 +194,8 @@ def attach_corpus(bench: Benchmark, query_corpus: list[Segment], source_corpus: 
     file_folds = {k: {qmap[q]: f for q, f in v.items() if q in qmap} for k, v in bench.file_folds.items()}
     out = Benchmark(name or f"{bench.name}+corpus", list(query_corpus) + extra_q, list(source_corpus) + extra_s,
                     gold, raw, file_folds, bench.version, dict(bench.meta))
-    report = {"queries": rq.to_dict(), "sources": rs.to_dict(), "merged_links": len(bench.gold) - len(gold)}
+    report = {"queries": rq_report or rq.to_dict(), "sources": rs.to_dict(),
+              "merged_links": len(bench.gold) - len(gold), "keep_gold_queries": keep_gold_queries}
     out.meta["match_report"] = report
     out.meta["gold_to_corpus"] = {"queries": rq.mapping, "sources": rs.mapping}
     return out, report

@@ -119,3 +119,25 @@ def test_planning_job_reports_budget_table(sts_project, users):
     assert {r["method"] for r in rows} == {"random", "adaptive"}
     by = {(r["method"], r["share"]): r["rho_full"] for r in rows}
     assert by[("random", 0.5)] > by[("random", 0.2)] - 0.05
+
+
+def test_one_click_gold_set_from_a_batch(sts_project, client, users, annotators):
+    from annotation.models import Membership
+    from benchmarks.models import GoldSimilarityPair, GoldSimilaritySet
+
+    batch = Batch.objects.get(project=sts_project, name="ref 16977 2")
+    user = annotators[0]
+    annotation_set = set_next(batch=batch, annotator=user)
+    for item in annotation_set.assignments.select_related("pair"):
+        judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=item.pair.verse_a_id, client_uuid=uuid.uuid4())
+    client.force_login(users["annotator"])
+    assert client.post(f"/benchmarks/gold-sets/from-batch/{batch.pk}/").status_code == 403
+    Membership.objects.create(project=sts_project, user=users["lead"], role="lead")
+    client.force_login(users["lead"])
+    response = client.post(f"/benchmarks/gold-sets/from-batch/{batch.pk}/", {"name": "round 2"})
+    gold = GoldSimilaritySet.objects.get(name="round 2")
+    assert response.status_code == 302 and response["Location"].endswith(f"/benchmarks/gold-sets/{gold.pk}/")
+    pairs = GoldSimilarityPair.objects.filter(gold_set=gold)
+    assert pairs.count() == 98
+    assert max(pairs.values_list("score", flat=True)) == 1.0
+    assert set(pairs.values_list("reference_id", flat=True)) == {"16977 2"}

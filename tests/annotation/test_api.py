@@ -127,7 +127,7 @@ def test_scores_and_judgements_export_csv_and_pagination(world, client_for):
     assert page["count"] == 5 and len(page["results"]) == 5
     text = lead.get(f"/api/v1/projects/{project.pk}/scores/?format=csv&n_boot=20").content.decode()
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0])[:8] == ["batch", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins",
+    assert list(rows[0])[:9] == ["batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins",
                                  "comparisons", "normalized_score"]
     assert sum(int(r["wins"]) for r in rows) == 4
     assert max(float(r["normalized_score"]) for r in rows if r["normalized_score"]) == 1.0

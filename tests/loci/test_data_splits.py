@@ -84,10 +84,15 @@ def test_attach_corpus_rewrites_gold_and_keeps_unmatched():
                   [GoldLink("q", "s", "cit."), GoldLink("q", "s2", "cf.")])
     qc = [Segment("Q1", "arma virumque cano", "Jerome", "ep"), Segment("Q2", "alia", "Jerome", "ep")]
     sc = [Segment("S1", "Arma uirumque", "Virgil", "aen"), Segment("S9", "other", "Virgil", "aen")]
-    nb, rep = matching.attach_corpus(b, qc, sc)
+    nb, rep = matching.attach_corpus(b, qc, sc, keep_gold_queries=False)
     assert {(g.query_id, g.source_id) for g in nb.gold} == {("Q1", "S1"), ("Q1", "s2")}
     assert [s.seg_id for s in nb.sources] == ["S1", "S9", "s2"]
     assert rep["sources"]["unmatched"] == ["s2"] and rep["queries"]["matched"] == 1
+    kb, rep = matching.attach_corpus(b, qc, sc)  # default: gold queries keep id and text, take corpus labels
+    assert {(g.query_id, g.source_id) for g in kb.gold} == {("q", "S1"), ("q", "s2")}
+    assert [(s.seg_id, s.text, s.author, s.work) for s in kb.queries] == [
+        ("Q2", "alia", "Jerome", "ep"), ("q", "Arma uirumque cano", "Jerome", "ep")]
+    assert rep["queries"]["matched"] == 1
 
 
 def _toy_bench():

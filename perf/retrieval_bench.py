@@ -1,0 +1,151 @@
+"""Retrieval speed on the full Loci Similes-style corpus, side by side with bm25s and rank_bm25.
+
+    .venv/bin/python perf/retrieval_bench.py --corpus data/corpus [--texts ../shared/data/latin_texts]
+        [--queries 0 (all)] [--jobs 2] [--tesserae-queries 300] [--rank-bm25-queries 20]
+
+Every measurement runs in a forked child so its wall time and peak RSS (ru_maxrss) are its own. All methods
+see the same lemma terms (our tokeniser + lemmatiser + stoplist, lemmas cached), so bm25s and our BM25 must
+return the same top-100 lists; the script reports the mean overlap of the top-100 sets.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import multiprocessing as mp
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from detection.engine.corpus import build_corpus  # noqa: E402
+from detection.engine.lemmatize import default_cache_dir  # noqa: E402
+from detection.engine.retrievers import get_retriever  # noqa: E402
+from detection.engine.retrievers.analysis import Analyzer  # noqa: E402
+
+
+def _child(fn, conn):
+    t0 = time.perf_counter()
+    out = fn()
+    wall = time.perf_counter() - t0
+    conn.send((wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, out))
+    conn.close()
+
+
+def measure(fn):
+    """(wall seconds, peak RSS MiB, result) of fn() run in a forked child."""
+    ctx = mp.get_context("fork")
+    a, b = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_child, args=(fn, b))
+    p.start()
+    res = a.recv()
+    p.join()
+    return res
+
+
+def load(path):
+    rows = list(csv.DictReader(open(path, encoding="utf-8")))
+    return [r["seg_id"] for r in rows], [r["text"] for r in rows]
+
+
+def overlap(a: np.ndarray, b: np.ndarray) -> float:
+    vals = []
+    for x, y in zip(a, b):
+        sx, sy = set(x[x >= 0].tolist()), set(y[y >= 0].tolist())
+        vals.append(len(sx & sy) / max(len(sx | sy), 1) if (sx or sy) else 1.0)
+    return float(np.mean(vals))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default="data/corpus")
+    ap.add_argument("--texts", default="../shared/data/latin_texts")
+    ap.add_argument("--queries", type=int, default=0, help="number of queries (0 = all)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--tesserae-queries", type=int, default=300)
+    ap.add_argument("--rank-bm25-queries", type=int, default=20)
+    ap.add_argument("--ks", default="100,1000")
+    args = ap.parse_args()
+    corpus = Path(args.corpus)
+    if not (corpus / "source.csv").exists():
+        build_corpus(args.texts, corpus)
+    sid, stext = load(corpus / "source.csv")
+    qid, qtext = load(corpus / "query.csv")
+    if args.queries:
+        qtext = qtext[: args.queries]
+    cache = str(default_cache_dir())
+    print(f"corpus: {len(qtext)} queries x {len(stext)} sources = {len(qtext) * len(stext):.3g} pairs; "
+          f"cores: {os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}")
+    an = Analyzer("lemma", 1, True, cache)
+    t0 = time.perf_counter()
+    s_terms, q_terms = an(stext), an(qtext)
+    print(f"analysis (tokenise + cached lemmas + stoplist), both sides: {time.perf_counter() - t0:.1f} s")
+    ks = [int(k) for k in args.ks.split(",")]
+    results = {}
+
+    for k in ks:
+        for jobs in sorted({1, args.jobs}):
+            def ours(k=k, jobs=jobs):
+                r = get_retriever("bm25-lemma", cache_dir=cache, n_jobs=jobs).fit(sid, stext)
+                t = time.perf_counter()
+                res = r.search(qtext, k)
+                return time.perf_counter() - t, res.indices
+            wall, rss, (search_s, idx) = measure(ours)
+            results[("ours", k, jobs)] = idx
+            print(f"bm25-lemma (ours, {jobs} proc) top-{k}: {wall:.1f} s wall incl. fit+analysis, "
+                  f"search {search_s:.1f} s, peak {rss:.0f} MiB")
+
+        def theirs(k=k):
+            import bm25s
+            m = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+            m.index(s_terms, show_progress=False)
+            vocab = m.vocab_dict
+            qt = [[t for t in q if t in vocab] or [next(iter(vocab))] for q in q_terms]
+            t = time.perf_counter()
+            docs, scores = m.retrieve(qt, k=k, show_progress=False, n_threads=args.jobs)
+            return time.perf_counter() - t, np.asarray(docs, dtype=np.int32), np.asarray(scores)
+        wall, rss, (search_s, idx, sc) = measure(theirs)
+        idx = np.where(sc > 0, idx, -1)
+        print(f"bm25s 0.3.16 (numpy backend, {args.jobs} threads) top-{k}: {wall:.1f} s wall incl. index, "
+              f"search {search_s:.1f} s, peak {rss:.0f} MiB (terms given pre-analysed)")
+        ours_idx = results[("ours", k, args.jobs)]
+        print(f"  top-{k} agreement ours vs bm25s (Jaccard of sets, mean over queries): {overlap(ours_idx, idx):.4f}")
+
+        def tfidf(k=k):
+            r = get_retriever("tfidf-lemma", cache_dir=cache, n_jobs=args.jobs).fit(sid, stext)
+            t = time.perf_counter()
+            r.search(qtext, k)
+            return time.perf_counter() - t
+        wall, rss, search_s = measure(tfidf)
+        print(f"tfidf-lemma (ours, {args.jobs} proc) top-{k}: {wall:.1f} s wall incl. fit, search {search_s:.1f} s, "
+              f"peak {rss:.0f} MiB")
+
+    nt = min(args.tesserae_queries, len(qtext))
+    def tess():
+        r = get_retriever("tesserae", cache_dir=cache).fit(sid, stext)
+        t = time.perf_counter()
+        r.search(qtext[:nt], 100)
+        return time.perf_counter() - t
+    wall, rss, search_s = measure(tess)
+    print(f"tesserae top-100 on {nt} queries: search {search_s:.1f} s -> extrapolated "
+          f"{search_s * len(qtext) / nt:.0f} s for all; peak {rss:.0f} MiB")
+
+    nr = min(args.rank_bm25_queries, len(qtext))
+    def rb():
+        from rank_bm25 import BM25Okapi
+        m = BM25Okapi(s_terms)
+        t = time.perf_counter()
+        for q in q_terms[:nr]:
+            np.argpartition(-m.get_scores(q), 100)[:100]
+        return time.perf_counter() - t
+    wall, rss, search_s = measure(rb)
+    print(f"rank_bm25 0.2.2 top-100 on {nr} queries: {search_s:.1f} s -> extrapolated "
+          f"{search_s * len(qtext) / nr:.0f} s for all; peak {rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
