@@ -29,6 +29,10 @@ _LABEL_ALIASES = {
     "true": LABEL_LINK, "yes": LABEL_LINK, "cf.": LABEL_CF, "cf": LABEL_CF, "allusion": LABEL_CF,
     "2": LABEL_CF, "": LABEL_LINK, "link": LABEL_LINK,
 }
+# Author abbreviations of the benchmark's positions -> the names the corpus files use.
+AUTHOR_NAMES = {"hier": "Jerome", "lact": "Lactantius", "val": "Valerius", "verg": "Virgil", "cic": "Cicero",
+                "hor": "Horace", "ov": "Ovid", "lucr": "Lucretius", "prop": "Propertius", "lucan": "Lucan",
+                "mart": "Martial", "stat": "Statius", "catull": "Catullus", "tib": "Tibullus"}
 _NEGATIVE_LABELS = {"0", "0.0", "false", "no", "none", "no match"}
 
 
@@ -125,6 +129,11 @@ def merge_links(links: list[GoldLink]) -> list[GoldLink]:
     return list(best.values())
 
 
+def _author(abbrev: str) -> str:
+    a = (abbrev or "").strip()
+    return AUTHOR_NAMES.get(a.lower().rstrip("."), a)
+
+
 def _strip_position(pos: str) -> str:
     return str(pos).strip().strip("<>").strip()
 
@@ -180,11 +189,11 @@ def load_pairs_545(with_text_path, ref_type_path=None, *, use_cleaned_text: bool
         sid = _strip_position(r["position_corpus"])
         if qid not in queries:
             queries[qid] = Segment(qid, re.sub(r"\s+", " ", r.get(tq) or r["text_query"]).strip(),
-                                   r.get("prefix_query_author", ""), r.get("prefix_query", ""),
+                                   _author(r.get("prefix_query_author", "")), r.get("prefix_query", ""),
                                    _split_position(r["position_query"], r.get("prefix_query", "")))
         if sid not in sources:
             sources[sid] = Segment(sid, re.sub(r"\s+", " ", r.get(tc) or r["text_corpus"]).strip(),
-                                   r.get("prefix_corpus_author", ""), r.get("prefix_corpus", ""),
+                                   _author(r.get("prefix_corpus_author", "")), r.get("prefix_corpus", ""),
                                    _split_position(r["position_corpus"], r.get("prefix_corpus", "")))
         pid = str(r["pair_id"]).strip()
         label = LABEL_LINK
