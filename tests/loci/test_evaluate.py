@@ -176,3 +176,28 @@ def test_reports_and_plots():
     assert report.table12_markdown(pair).count("\n") == 4
     assert report.leaderboard([rep])[0]["method"] == "bm25-lemma"
     assert not math.isnan(rep["recall@10"])
+
+
+def test_fallback_retriever_ranks_shared_terms_first():
+    from benchmarks.loci.engine import FallbackSparseRetriever
+    src = ["arma uirumque cano", "tityre tu patulae", "arma arma arma", "nihil"]
+    for kind in ("bm25", "tfidf"):
+        r = FallbackSparseRetriever(kind=kind, unit="surface").fit(["a", "b", "c", "d"], src)
+        res = r.search(["tityre patulae", "uirumque cano"], 3)
+        assert res.indices[0, 0] == 1 and res.indices[1, 0] == 0
+        assert res.indices.shape == (2, 3) and np.all(np.diff(res.scores[0][np.isfinite(res.scores[0])]) <= 0)
+
+
+@needs_data
+def test_standard_runs_smoke(tmp_path):
+    from benchmarks.loci import runs
+    assert runs.main(["--out", str(tmp_path), "--retrievers", "bm25-lemma", "--pools", "gold"]) == 0
+    rep = json.loads((tmp_path / "bm25-lemma__gold.json").read_text())
+    assert rep["pool"]["n_sources"] == 408
+    rt = json.loads((tmp_path / "reftype.json").read_text())
+    assert rt["both"]["n"] == 540 and 0.5 < rt["both"]["agreement"] <= 1
+    aud = json.loads((tmp_path / "audit.json").read_text())
+    assert aud["lemma"]["n"] == 540
+    pair = json.loads((tmp_path / "pairwise.json").read_text())
+    assert pair["table4"]["total"]["pos"] == 540 and "sweep" in pair
+    assert "Table 8 shape" in (tmp_path / "summary.md").read_text()
