@@ -31,12 +31,19 @@ def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
     return done, running
 
 
-def _batch_sections(report: dict) -> list[dict]:
+def _batch_sections(report: dict, selected: str | None) -> tuple[list[dict], list[str], str | None]:
+    """Charts and tables for one batch at a time (the selected one, else the first): a page with
+    100 batches × 99 candidates stays small. Returns (sections, all batch names, shown name)."""
     by_batch: dict[str, list[dict]] = {}
     for row in report.get("scores", []):
         by_batch.setdefault(row["batch"], []).append(row)
+    names = list(by_batch)
+    judged = [name for name in names if any(r["comparisons"] for r in by_batch[name])]
+    shown = selected if selected in by_batch else (judged or names or [None])[0]
     sections = []
     for name, rows in by_batch.items():
+        if name != shown:
+            continue
         ranked = sorted(rows, key=lambda r: (r["rank"] if r["rank"] is not None else 10**9))
         judged = [r for r in ranked if r["comparisons"]]
         chart = svg.interval_chart(
@@ -52,7 +59,7 @@ def _batch_sections(report: dict) -> list[dict]:
             "rows": ranked, "top": judged[:5], "bottom": judged[-5:][::-1] if len(judged) > 5 else [],
             "chart": chart, "hist": hist, "n_judged": len(judged),
         })
-    return sections
+    return sections, names, shown
 
 
 @login_required
@@ -84,7 +91,8 @@ def dashboard(request, pk: int):
             {name: list(zip(xs, values)) for name, values in tl["progress"].items()},
             title="Judgements per annotator over time", xlabel="minutes since first judgement", ylabel="judgements")
         context["timeline_span"] = (labels[0], labels[-1]) if labels else None
-        context["batches"] = _batch_sections(report)
+        context["batches"], context["batch_names"], context["shown_batch"] = _batch_sections(
+            report, request.GET.get("batch"))
     return render(request, "annotation/dashboard.html", context)
 
 

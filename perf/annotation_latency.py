@@ -145,6 +145,11 @@ def main() -> None:
                     out["submit"].append(time.perf_counter() - t)
                     assert status == 201, response
 
+        warm = Http(port, tokens[0])  # let every gunicorn worker load the URL conf, DRF and the app once
+        for _ in range(4 * args.workers):
+            warm.conn.request("GET", "/api/v1/me/", headers=warm.headers)
+            warm.conn.getresponse().read()
+            warm.conn.close()
         alone = {"next": [], "submit": []}
         run(tokens[0], args.sets, alone)
         together = {"next": [], "submit": []}

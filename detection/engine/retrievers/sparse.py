@@ -5,8 +5,19 @@ of queries into a sparse query-term matrix ``Q`` (B x V) and computes ``Q @ W`` 
 documents a query touches get an entry, and top-k is selected among those entries (``topk_csr``). Memory is
 bounded by the block size; blocks can run in several processes (``n_jobs``).
 
-BM25 follows the Lucene variant that ``bm25s`` uses by default: idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
-term weight idf * tf / (tf + k1 (1 - b + b |d| / avgdl)); repeated query terms count as often as they occur.
+BM25 follows the Lucene variant that ``bm25s`` uses by default (``method="lucene"``)::
+
+    score(q, d) = sum over query tokens t (every occurrence) of idf(t) tf(t,d) / (tf(t,d) + k1 (1 - b + b |d|/avgdl))
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))    (always > 0)
+
+with N = number of source documents (empty ones included), |d| = number of analysed terms of d (after the
+stoplist), avgdl = mean |d| over all N documents, no (k1 + 1) factor in the numerator (as Lucene >= 8 and bm25s;
+it scales every score by the same constant, so rankings are unchanged). Query terms absent from the source
+vocabulary contribute nothing; a term repeated in the query adds its weight once per occurrence (bm25s does the
+same). k1 (default 1.5) and b (default 0.75) are constructor parameters. Weights are computed in float64, stored
+as float32, and summed in float32. On the same terms this gives bm25s's scores to float32 rounding
+(``tests/detection/engine/test_engine_bm25s_parity.py``).
+
 TF-IDF follows scikit-learn's TfidfVectorizer as the paper configures it (sublinear tf, smooth idf,
 l2-normalised rows, ``max_features`` most frequent terms, fit on the source side), scored by cosine.
 """
@@ -135,6 +146,8 @@ def _sub(progress: Progress | None, lo: float, hi: float, label: str) -> Progres
 
 
 class BM25Retriever(SparseRetriever):
+    """BM25, Lucene/bm25s variant (formula in the module docstring); ``k1`` and ``b`` are settable."""
+
     name = "bm25"
 
     def __init__(self, kind: str = "lemma", k1: float = 1.5, b: float = 0.75, **kw):
