@@ -242,7 +242,16 @@ def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dic
     }
 
 
-@job_kind("annotation.analytics", queue="cpu", description="Recompute a project's agreement and scores.")
+def project_job_visible(job, user) -> bool:
+    """Jobs about a project are readable by everyone who may read the project's results."""
+    from annotation.selectors import user_can_view_results
+
+    project = Project.objects.filter(pk=(job.params or {}).get("project_id")).first()
+    return project is not None and user_can_view_results(project=project, user=user)
+
+
+@job_kind("annotation.analytics", queue="cpu", description="Recompute a project's agreement and scores.",
+          visible=project_job_visible)
 def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
     project = Project.objects.get(pk=project_id)
     report = project_report(project, n_boot=n_boot, progress=job.progress)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.contrib import messages
+from django.db import transaction
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
@@ -100,8 +101,10 @@ def dashboard(request, pk: int):
 @require_POST
 def recompute(request, pk: int):
     project = _project(request, pk)
-    _, running = last_analytics(project)
-    if running is None:
-        job_create(kind="annotation.analytics", params={"project_id": project.pk}, owner=request.user)
-        messages.success(request, "Recomputation started; this page shows its progress.")
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one recompute at a time
+        _, running = last_analytics(project)
+        if running is None:
+            job_create(kind="annotation.analytics", params={"project_id": project.pk}, owner=request.user)
+            messages.success(request, "Recomputation started; this page shows its progress.")
     return redirect("annotation:dashboard", pk=pk)

@@ -70,16 +70,26 @@ class JudgementRowSerializer(serializers.Serializer):
 
 
 def _when(value: str | None, name: str):
+    """An ISO datetime, or a date: `since=D` starts at D 00:00, `until=D` includes all of day D."""
     if not value:
         return None
-    parsed = parse_datetime(value)
-    if parsed is None:
-        day = parse_date(value)
-        if day is None:
-            raise ValidationError({name: f"{value!r} is not an ISO date or datetime."})
-        import datetime as dt
+    import datetime as dt
 
-        parsed = dt.datetime.combine(day, dt.time.min, tzinfo=dt.timezone.utc)
+    try:
+        parsed = parse_datetime(value)
+        if parsed is None:
+            day = parse_date(value)
+            if day is None:
+                raise ValueError("not ISO 8601")
+            if name == "until":
+                day += dt.timedelta(days=1)
+            parsed = dt.datetime.combine(day, dt.time.min, tzinfo=dt.timezone.utc)
+            if name == "until":
+                parsed -= dt.timedelta(microseconds=1)
+    except ValueError:
+        raise ValidationError({name: f"{value!r} is not an ISO date or datetime."}) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
     return parsed
 
 

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import stats
+from annotation.analytics import project_job_visible
 from annotation.dashboard import _project
 from annotation.models import Batch
 from frontend import svg
@@ -18,7 +19,8 @@ from jobs.services import job_create
 SHARES = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75)
 
 
-@job_kind("annotation.plan", queue="cpu", description="Simulate annotation budgets for a project.")
+@job_kind("annotation.plan", queue="cpu", description="Simulate annotation budgets for a project.",
+          visible=project_job_visible)
 def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1.5, shares=SHARES,
              judgements_per_pair=(1, 2), n_annotators: int = 11, noise: float = 1.0, n_reps: int = 3,
              target: float = 0.95) -> dict:
@@ -67,8 +69,14 @@ def planning_run(request, pk: int):
     except ValueError as exc:
         messages.error(request, f"Invalid value: {exc}")
         return redirect("annotation:planning", pk=pk)
-    if not (3 <= params["n_items"] <= 300) or params["n_reps"] > 20:
-        messages.error(request, "Candidates must be between 3 and 300 and repetitions at most 20.")
+    import math
+
+    bounds_ok = (3 <= params["n_items"] <= 300 and 1 <= params["n_reps"] <= 20 and 2 <= params["n_annotators"] <= 100
+                 and all(math.isfinite(params[k]) and params[k] > 0 for k in ("strengths_sd", "noise"))
+                 and 0 < params["target"] <= 1)
+    if not bounds_ok:
+        messages.error(request, "Candidates 3–300, repetitions 1–20, annotators 2–100, positive spread and noise, "
+                                "target in (0, 1].")
         return redirect("annotation:planning", pk=pk)
     job_create(kind="annotation.plan", params=params, owner=request.user)
     return redirect("annotation:planning", pk=pk)

@@ -37,6 +37,16 @@ def projects_for_user(*, user) -> QuerySet[Project]:
     return qs.filter(Q(owner=user) | Q(memberships__user=user)).distinct()
 
 
+def projects_managed_by(*, user) -> QuerySet[Project]:
+    """Projects the user may manage, in one query (staff: all)."""
+    qs = Project.objects.select_related("owner").order_by("name")
+    if user.is_staff:
+        return qs
+    if not has_role(user, LEAD):
+        return qs.none()
+    return qs.filter(Q(owner=user) | Q(memberships__user=user, memberships__role=Membership.Role.LEAD)).distinct()
+
+
 def projects_to_annotate(*, user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR).distinct()
 
@@ -49,14 +59,14 @@ def project_progress(*, project: Project) -> dict:
     """Progress per batch and per annotator × batch, from live (not undone) judgements.
 
     Returns {"batches": [...], "annotators": [...]} with judged counts, pairs covered, overlap pairs
-    judged twice, and completed sets. Four queries whatever the project size.
+    judged twice, and sets with live judgements. Five queries whatever the project size.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
     live = Judgement.objects.filter(batch__project=project, undone_at__isnull=True)
     per_batch = {row["batch"]: row for row in live.values("batch").annotate(
         judgements=Count("id"), pairs_covered=Count("pair", distinct=True))}
-    pair_stats = {row["batch"]: row for row in Pair.objects.filter(batch__project=project).values("batch").annotate(
-        overlap_planned=Count("id", filter=Q(planned__gt=1)))}
+    planned_sum = dict(Pair.objects.filter(batch__project=project).values("batch").annotate(
+        planned=Sum("planned")).values_list("batch", "planned"))
     per_annotator = list(
         live.values("batch", "annotator__username").annotate(judgements=Count("id"), sets=Count("set", distinct=True))
         .order_by("annotator__username", "batch")
@@ -65,7 +75,7 @@ def project_progress(*, project: Project) -> dict:
     batch_rows = []
     for batch in batches:
         done = per_batch.get(batch.pk, {})
-        planned = batch.n_pairs * n_annotators if batch.pilot else batch.n_pairs + pair_stats.get(batch.pk, {}).get("overlap_planned", 0)
+        planned = batch.n_pairs * n_annotators if batch.pilot else planned_sum.get(batch.pk, 0)
         covered = done.get("pairs_covered", 0)
         batch_rows.append({
             "id": batch.pk, "name": batch.name, "reference_id": batch.reference.verse_id,

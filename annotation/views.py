@@ -35,8 +35,7 @@ def annotate(request, batch_id: int):
 def project_list(request):
     if not has_role(request.user, LEAD):
         raise PermissionDenied("Projects are managed by leads.")
-    projects = [p for p in selectors.projects_for_user(user=request.user)
-                if selectors.user_can_manage(project=p, user=request.user)]
+    projects = selectors.projects_managed_by(user=request.user)
     return render(request, "annotation/project_list.html", {"projects": projects,
                                                             "modes": Project.OverlapMode.choices})
 

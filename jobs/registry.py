@@ -15,18 +15,22 @@ class JobKind:
     queue: str
     func: Callable
     description: str
+    visible: Callable | None = None  # (job, user) -> bool: who besides the owner and staff may see the job
 
 
 _KINDS: dict[str, JobKind] = {}
 
 
-def job_kind(name: str, *, queue: str = "cpu", description: str = ""):
-    """Decorator registering `func` as the job kind `name` on `queue` ("cpu" or "gpu")."""
+def job_kind(name: str, *, queue: str = "cpu", description: str = "", visible: Callable | None = None):
+    """Decorator registering `func` as the job kind `name` on `queue` ("cpu" or "gpu").
+
+    `visible(job, user)` may widen who can read the job (e.g. every lead of the job's project)."""
     if queue not in {"cpu", "gpu"}:
         raise ValueError(f"queue must be 'cpu' or 'gpu', not {queue!r}")
 
     def register(func: Callable) -> Callable:
-        _KINDS[name] = JobKind(name=name, queue=queue, func=func, description=description or (func.__doc__ or ""))
+        _KINDS[name] = JobKind(name=name, queue=queue, func=func, description=description or (func.__doc__ or ""),
+                               visible=visible)
         return func
 
     return register

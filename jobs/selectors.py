@@ -3,6 +3,7 @@ from django.db.models import QuerySet
 
 from core.roles import has_role
 from jobs.models import Job
+from jobs.registry import get_kind
 from jobs.services import job_reap_stale
 
 
@@ -16,4 +17,11 @@ def job_list(*, user) -> QuerySet[Job]:
 
 
 def job_visible_to(*, job: Job, user) -> bool:
-    return user.is_staff or job.owner_id == user.pk or (job.owner_id is None and has_role(user, "researcher"))
+    """Owner and staff; researchers for system jobs; whoever the job kind's `visible` rule admits."""
+    if user.is_staff or job.owner_id == user.pk or (job.owner_id is None and has_role(user, "researcher")):
+        return True
+    try:
+        kind = get_kind(job.kind)
+    except KeyError:
+        return False
+    return bool(kind.visible and kind.visible(job, user))

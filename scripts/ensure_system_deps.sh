@@ -7,5 +7,5 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
     && exit 0
 fi
-echo "chromium is missing: install Debian's 'chromium' package (apt-get install chromium) for the browser tests." >&2
-exit 1
+echo "chromium is missing: install Debian's 'chromium' package (apt-get install chromium); the browser tests will fail until then." >&2
+exit 0

@@ -1,6 +1,7 @@
 """Recording judgements: idempotent submit, undo of the last choice in a set."""
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
 from django.db import IntegrityError, transaction
@@ -17,20 +18,19 @@ def judgement_submit(
 ) -> tuple[Judgement, bool]:
     """Store the annotator's choice for an assignment. Returns (judgement, created).
 
-    A retry with the same `client_uuid` returns the stored judgement (created False) and stores
-    nothing; the assignment row is locked first, so concurrent retries serialise.
+    Lock order is set, then assignment (as in undo and in the release of expired sets), so a
+    submit, an undo and a release of the same set never interleave. A retry with the same
+    `client_uuid` returns the stored judgement (created False) and stores nothing.
     """
     try:
         client_uuid = uuid.UUID(str(client_uuid))
     except ValueError:
         raise AnnotationError("client_uuid is not a UUID.") from None
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("pair", "set", "set__batch")
-        .filter(pk=assignment_id).first()
-    )
-    if assignment is None:
+    set_id = Assignment.objects.filter(pk=assignment_id).values_list("set_id", flat=True).first()
+    if set_id is None:
         raise NotFound(f"No assignment {assignment_id}.")
+    annotation_set = AnnotationSet.objects.select_for_update().select_related("batch").get(pk=set_id)
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("pair").get(pk=assignment_id)
     existing = Judgement.objects.filter(client_uuid=client_uuid).first()
     if existing is not None:
         if existing.annotator_id != annotator.pk or existing.assignment_id != assignment.pk:
@@ -38,7 +38,7 @@ def judgement_submit(
         return existing, False
     if assignment.annotator_id != annotator.pk:
         raise NotAllowed("This pair is not assigned to you.")
-    batch: Batch = assignment.set.batch
+    batch: Batch = annotation_set.batch
     if batch.status != Batch.Status.OPEN:
         raise Conflict(f"The batch {batch.name!r} is closed; judgements are no longer accepted.")
     pair: Pair = assignment.pair
@@ -47,35 +47,42 @@ def judgement_submit(
     if assignment.status == Assignment.Status.DONE:
         raise Conflict("This pair is already judged in this set; undo it first to change the choice.")
     if assignment.status == Assignment.Status.EXPIRED:
-        _retake_expired(assignment)
+        _retake_expired(assignment, batch, annotator)
     try:
         with transaction.atomic():
             judgement = Judgement.objects.create(
-                assignment=assignment, annotator=annotator, pair=pair, batch=batch, set=assignment.set,
+                assignment=assignment, annotator=annotator, pair=pair, batch=batch, set=annotation_set,
                 chosen_id=chosen_verse_id, left_id=assignment.left_id, chose_left=chosen_verse_id == assignment.left_id,
                 response_ms=response_ms, client_uuid=client_uuid,
             )
     except IntegrityError:
-        existing = Judgement.objects.filter(client_uuid=client_uuid, annotator=annotator).first()
-        if existing is not None:
-            return existing, False
         raise Conflict("This pair was judged concurrently; reload the set.") from None
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
-    annotation_set = assignment.set
-    if not Assignment.objects.filter(set=annotation_set, status=Assignment.Status.OPEN).exists():
+    if annotation_set.status == AnnotationSet.Status.OPEN and not Assignment.objects.filter(
+            set=annotation_set, status=Assignment.Status.OPEN).exists():
         AnnotationSet.objects.filter(pk=annotation_set.pk).update(
             status=AnnotationSet.Status.COMPLETED, completed_at=timezone.now()
         )
     return judgement, True
 
 
-def _retake_expired(assignment: Assignment) -> None:
-    """A late answer on a released assignment is kept if the pair still has room for it."""
-    batch = assignment.set.batch
+def _retake_expired(assignment: Assignment, batch: Batch, annotator) -> None:
+    """A late answer on a released assignment is kept if the pair still has room for it and the
+    annotator holds no other live presentation of it (one person never fills two overlap slots)."""
     if not batch.pilot:
-        retaken = Pair.objects.filter(pk=assignment.pair_id, taken__lt=F("planned")).update(taken=F("taken") + 1)
-        if not retaken:
+        from annotation.models import Project
+
+        same_person = Assignment.objects.filter(pair_id=assignment.pair_id, annotator=annotator).exclude(
+            pk=assignment.pk).exclude(status=Assignment.Status.EXPIRED)
+        if batch.project.overlap_mode == Project.OverlapMode.INTER and same_person.exists():
+            raise Conflict("This set expired and the pair is in your current set; answer it there.")
+        pair = Pair.objects.select_for_update().get(pk=assignment.pair_id)
+        if pair.taken >= pair.planned:
             raise Conflict("This set expired and its pair was handed to someone else; fetch a new set.")
+        pair.taken += 1
+        if pair.first_annotator_id is None:
+            pair.first_annotator_id = annotator.pk
+        pair.save(update_fields=["taken", "first_annotator"])
     assignment.status = Assignment.Status.OPEN
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.OPEN)
 
@@ -83,7 +90,8 @@ def _retake_expired(assignment: Assignment) -> None:
 @transaction.atomic
 def judgement_undo_last(*, annotator, set_id: int) -> Judgement:
     """Undo the annotator's last live judgement in the set (kept with `undone_at`, not deleted)."""
-    annotation_set = AnnotationSet.objects.select_for_update().select_related("batch").filter(pk=set_id).first()
+    annotation_set = AnnotationSet.objects.select_for_update(of=("self",)).select_related("batch__project").filter(
+        pk=set_id).first()
     if annotation_set is None:
         raise NotFound(f"No set {set_id}.")
     if annotation_set.annotator_id != annotator.pk:
@@ -104,7 +112,10 @@ def judgement_undo_last(*, annotator, set_id: int) -> Judgement:
     last.save(update_fields=["undone_at"])
     Assignment.objects.filter(pk=last.assignment_id).update(status=Assignment.Status.OPEN)
     if annotation_set.status == AnnotationSet.Status.COMPLETED:
+        # Reopened: give the annotator time to answer again even if the original deadline passed.
+        timeout = dt.timedelta(minutes=annotation_set.batch.project.set_timeout_minutes)
         annotation_set.status = AnnotationSet.Status.OPEN
         annotation_set.completed_at = None
-        annotation_set.save(update_fields=["status", "completed_at"])
+        annotation_set.expires_at = max(annotation_set.expires_at, timezone.now() + timeout)
+        annotation_set.save(update_fields=["status", "completed_at", "expires_at"])
     return last

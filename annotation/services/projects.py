@@ -39,6 +39,13 @@ def project_create(*, owner, name: str, title: str = "", **settings) -> Project:
 
 
 def _validate_project(project: Project) -> None:
+    from django.core.exceptions import ValidationError
+
+    try:
+        project.full_clean(exclude=["owner"])
+    except ValidationError as exc:
+        problems = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items())
+        raise AnnotationError(f"Invalid project settings — {problems}") from None
     if project.set_size < 1:
         raise AnnotationError("set_size must be at least 1.")
     if project.overlap_per_set > project.set_size:

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair, Project
+from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project
 from annotation.services.errors import Conflict, NotAllowed
 
 
@@ -35,17 +35,23 @@ def check_can_annotate(*, batch: Batch, user) -> None:
 
 
 def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None = None) -> int:
-    """Expire open sets past their deadline and return their unjudged pairs to the pool."""
+    """Expire open sets past their deadline and return their unjudged pairs to the pool.
+
+    Locks each set, then its open assignments (the same order as submit and undo), so a judgement
+    arriving at the same moment is either stored before the release or treated as a late answer.
+    """
     now = now or timezone.now()
     sets = AnnotationSet.objects.filter(status=AnnotationSet.Status.OPEN, expires_at__lt=now)
     if batch is not None:
         sets = sets.filter(batch=batch)
     released = 0
     with transaction.atomic():
-        for annotation_set in sets.select_for_update(skip_locked=True):
-            open_assignments = Assignment.objects.filter(set=annotation_set, status=Assignment.Status.OPEN)
-            pair_ids = list(open_assignments.values_list("pair_id", flat=True))
-            open_assignments.update(status=Assignment.Status.EXPIRED)
+        for annotation_set in sets.select_related("batch").select_for_update(skip_locked=True, of=("self",)):
+            open_assignments = list(
+                Assignment.objects.select_for_update().filter(set=annotation_set, status=Assignment.Status.OPEN)
+                .values_list("pk", "pair_id"))
+            pair_ids = [pair_id for _, pair_id in open_assignments]
+            Assignment.objects.filter(pk__in=[pk for pk, _ in open_assignments]).update(status=Assignment.Status.EXPIRED)
             if pair_ids and not annotation_set.batch.pilot:
                 Pair.objects.filter(pk__in=pair_ids, taken__gt=0).update(taken=F("taken") - 1)
                 Pair.objects.filter(pk__in=pair_ids, taken=0).update(first_annotator=None)
@@ -69,6 +75,8 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
     more pairs for this annotator.
     """
     check_can_annotate(batch=batch, user=annotator)
+    # One set at a time per annotator: concurrent calls (a double click) queue on the membership row.
+    Membership.objects.select_for_update().filter(project_id=batch.project_id, user=annotator).first()
     now = timezone.now()
     sets_release_expired(batch=batch, now=now)
     current = (

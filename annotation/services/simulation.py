@@ -73,7 +73,7 @@ def simulate_annotations(
                     p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale[k]))
                     chosen = a if rng.random() < p_a else b
                     judgement_submit(annotator=users[k], assignment_id=item.pk, chosen_verse_id=chosen,
-                                     client_uuid=uuid.UUID(int=int(rng.integers(0, 2**63)) << 64 | count),
+                                     client_uuid=uuid.uuid4(),
                                      response_ms=int(rng.integers(800, 6000)))
                     count += 1
                     total += 1

@@ -24,5 +24,4 @@ def annotator_batches(context):
 @register.inclusion_tag("annotation/_lead_projects.html", takes_context=True)
 def lead_projects(context):
     user = context["request"].user
-    projects = [p for p in selectors.projects_for_user(user=user) if selectors.user_can_manage(project=p, user=user)]
-    return {"projects": projects}
+    return {"projects": selectors.projects_managed_by(user=user)}

@@ -155,7 +155,7 @@ def test_next_set_and_submit_query_counts(world, client_for, django_assert_max_n
     with django_assert_max_num_queries(20):  # measured: 17 on a new set
         body = client.post(f"/api/v1/batches/{batch.pk}/next-set/").json()
     item = body["set"]["items"][0]
-    with django_assert_max_num_queries(12):  # measured: 9
+    with django_assert_max_num_queries(14):  # measured: 13 (set and assignment row locks included)
         response = client.post("/api/v1/judgements/", {"assignment_id": item["assignment_id"], "chosen_verse": item["left"]["id"],
                                                        "client_uuid": str(uuid.uuid4())}, format="json")
     assert response.status_code == 201

@@ -55,7 +55,7 @@ def test_import_rejects_a_changed_text_for_an_existing_id(lead_user):
     assert list(Verse.objects.filter(project=project).values_list("verse_id", flat=True)) == ["1 1"]
 
 
-def test_batch_of_99_candidates_is_created_well_under_a_second(lead_user):
+def test_batch_of_99_candidates_has_all_4851_canonical_pairs(lead_user):
     project = project_create(owner=lead_user, name="big")
     verses = [{"verse_id": f"9 {k}", "text": f"v{k}"} for k in range(100)]
     verses_import(project=project, data=json.dumps(verses).encode())
@@ -253,3 +253,67 @@ def test_only_members_with_the_annotator_role_get_sets(small_project, make_user,
         set_next(batch=batch, annotator=outsider)
     with pytest.raises(NotAllowed):
         set_next(batch=batch, annotator=lead_user)
+
+
+def test_late_answer_refused_when_the_same_annotator_holds_the_pair_again(small_project, annotators):
+    """Inter-annotator mode: an annotator whose set expired and who was served the same pair again
+    cannot fill a second overlap slot of it with the late answer."""
+    project, batch = small_project
+    user = annotators[0]
+    first = set_next(batch=batch, annotator=user)
+    old_items = {a.pair_id: a for a in first.assignments.select_related("pair")}
+    AnnotationSet.objects.filter(pk=first.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    second = set_next(batch=batch, annotator=user)
+    again = set(second.assignments.values_list("pair_id", flat=True)) & set(old_items)
+    assert again, "the released pairs are served again"
+    pair_id = again.pop()
+    stale = old_items[pair_id]
+    with pytest.raises(Conflict, match="in your current set"):
+        judgement_submit(annotator=user, assignment_id=stale.pk, chosen_verse_id=stale.pair.verse_a_id,
+                         client_uuid=uuid.uuid4())
+    assert Pair.objects.get(pk=pair_id).taken == 1
+    assert not Judgement.objects.filter(pair_id=pair_id).exists()
+
+
+def test_undo_after_the_deadline_reopens_the_set_with_fresh_time(small_project, annotators):
+    project, batch = small_project
+    user = annotators[0]
+    annotation_set = set_next(batch=batch, annotator=user)
+    judge_set(annotation_set, user)
+    AnnotationSet.objects.filter(pk=annotation_set.pk).update(expires_at=timezone.now() - dt.timedelta(minutes=5))
+    judgement_undo_last(annotator=user, set_id=annotation_set.pk)
+    reopened = AnnotationSet.objects.get(pk=annotation_set.pk)
+    assert reopened.status == "open" and reopened.expires_at > timezone.now()
+    assert set_next(batch=batch, annotator=user).pk == annotation_set.pk
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"overlap_mode": "bogus"}, "overlap_mode"),
+    ({"name": "bad name/x"}, "name"),
+    ({"set_size": 3, "overlap_per_set": 5}, "overlap"),
+])
+def test_invalid_project_settings_are_refused(lead_user, settings, message):
+    fields = {"name": "valid-name", **settings}
+    with pytest.raises(AnnotationError, match=message):
+        project_create(owner=lead_user, **fields)
+    assert not Project.objects.exists()
+
+
+def test_progress_counts_planned_judgements_of_every_pair(small_project):
+    from annotation.selectors import project_progress
+    from annotation.services.projects import batch_plan_judgements
+
+    project, batch = small_project
+    batch_plan_judgements(batch=batch, per_pair=3)
+    row = project_progress(project=project)["batches"][0]
+    assert row["planned_judgements"] == 30
+
+
+def test_simulating_twice_with_the_same_seed_adds_more_judgements(sts_project):
+    from annotation.services.simulation import simulate_annotations
+
+    batch = Batch.objects.get(project=sts_project, name="ref 16977 2")
+    first = simulate_annotations(project=sts_project, annotators=2, seed=0, batch_ids=[batch.pk], max_judgements=40)
+    second = simulate_annotations(project=sts_project, annotators=2, seed=0, batch_ids=[batch.pk], max_judgements=40)
+    assert first["judgements"] == second["judgements"] == 40
+    assert Judgement.objects.filter(batch=batch).count() == 80

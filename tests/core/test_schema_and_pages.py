@@ -54,3 +54,18 @@ def test_login_with_demo_user(client):
 @pytest.mark.django_db
 def test_healthz(client):
     assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_web_process_never_imports_torch():
+    """Torch and friends are imported only inside the worker code that needs them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import django, sys; django.setup(); import config.urls; from django.test import Client; "
+            "Client().get('/login/'); print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', "
+            "'gensim') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=120, env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

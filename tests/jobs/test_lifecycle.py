@@ -74,7 +74,9 @@ def test_cancel_while_running_stops_at_next_progress():
 @pytest.mark.django_db
 def test_cancelled_queued_job_never_runs():
     job = _queued(seconds=0.01)
-    job_cancel(job=job)
+    cancelled = job_cancel(job=job)
+    assert cancelled.status == "cancelled" and cancelled.finished is not None
+    assert cancelled.progress_message == "cancelled"
     assert run_job(job.pk) == "cancelled"
     job.refresh_from_db()
     assert job.started is None

@@ -2,12 +2,15 @@
 (function () {
   "use strict";
   const finished = new Set(["succeeded", "failed", "cancelled"]);
+  const gone = new Set();  // jobs this user may not read (4xx): stop asking
+  let started = false;
   function csrf() {
     const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
     return m ? decodeURIComponent(m[1]) : "";
   }
   async function fetchJob(id) {
     const r = await fetch(`/api/v1/jobs/${id}/`, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (r.status >= 400 && r.status < 500) { gone.add(id); throw new Error(`job ${id}: HTTP ${r.status}`); }
     if (!r.ok) throw new Error(`job ${id}: HTTP ${r.status}`);
     return r.json();
   }
@@ -26,17 +29,18 @@
   }
   function poll() {
     const nodes = Array.from(document.querySelectorAll("[data-job]"))
-      .filter((n) => !finished.has((n.querySelector(".status") || {}).textContent));
+      .filter((n) => !gone.has(n.dataset.job) && !finished.has((n.querySelector(".status") || {}).textContent));
     if (!nodes.length) return;
     Promise.all(nodes.map((n) => fetchJob(n.dataset.job).then((j) => paint(n, j)).catch(() => {})))
       .finally(() => setTimeout(poll, 1500));
   }
+  function start() { if (!started) { started = true; poll(); } }
   document.addEventListener("click", async (ev) => {
     if (ev.target.id !== "cancel-job") return;
     const box = ev.target.closest("[data-job]");
     const r = await fetch(box.dataset.cancel, { method: "POST", headers: { "X-CSRFToken": csrf() }, credentials: "same-origin" });
     if (r.ok) paint(box, await r.json());
   });
-  document.addEventListener("DOMContentLoaded", poll);
-  if (document.readyState !== "loading") poll();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
