@@ -18,7 +18,7 @@ import datetime as dt
 import random
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project
@@ -54,7 +54,9 @@ def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None 
             Assignment.objects.filter(pk__in=[pk for pk, _ in open_assignments]).update(status=Assignment.Status.EXPIRED)
             if pair_ids and not annotation_set.batch.pilot:
                 Pair.objects.filter(pk__in=pair_ids, taken__gt=0).update(taken=F("taken") - 1)
-                Pair.objects.filter(pk__in=pair_ids, taken=0).update(first_annotator=None)
+                # The annotator who let the pair go never judged it: they are no longer its first judge.
+                Pair.objects.filter(pk__in=pair_ids).filter(
+                    Q(taken=0) | Q(first_annotator_id=annotation_set.annotator_id)).update(first_annotator=None)
             annotation_set.status = AnnotationSet.Status.EXPIRED
             annotation_set.save(update_fields=["status"])
             released += len(pair_ids)
