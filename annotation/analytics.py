@@ -153,7 +153,7 @@ def agreement_report(data: ProjectData) -> dict:
         "krippendorff": alpha.as_dict(),
         "retest": [dict(row, annotator=data.annotators[row["annotator"]]) if "annotator" in row else row
                    for row in stats.retest_agreement(j)],
-        "split_half": stats.split_half_reliability(j),
+        "split_half": [dict(row, batch=data.batches[row["batch"]].name) for row in stats.split_half_reliability(j)],
     })
 
 
@@ -204,17 +204,19 @@ def timeline(data: ProjectData, *, points: int = 12) -> dict:
 
 
 def directionality(rows: list[dict]) -> list[dict]:
-    """A→B vs B→A where verses are references of each other's batches: our normalised scores
-    beside the imported gold's, one row per unordered pair of references."""
-    ours = [(r["reference_id"], r["candidate_id"], r["normalized_score"]) for r in rows if r["normalized_score"] is not None]
-    gold = [(r["reference_id"], r["candidate_id"], r["gold_score"]) for r in rows if r["gold_score"] is not None]
-    merged: dict[tuple, dict] = {}
-    for prefix, table in (("", ours), ("gold_", gold)):
-        for d in stats.directionality_table(table, include_one_way=True):
-            row = merged.setdefault((d["a"], d["b"]), {"a": d["a"], "b": d["b"], "a_to_b": None, "b_to_a": None,
-                                                        "gold_a_to_b": None, "gold_b_to_a": None})
-            row[prefix + "a_to_b"], row[prefix + "b_to_a"] = d["a_to_b"], d["b_to_a"]
-    return _clean([merged[key] for key in sorted(merged)])
+    """A→B vs B→A for every two batch references that are candidates of each other's batches: our
+    normalised scores (None until that batch has judgements) beside the imported gold's."""
+    ours = {(r["reference_id"], r["candidate_id"]): r["normalized_score"] for r in rows}
+    gold = {(r["reference_id"], r["candidate_id"]): r["gold_score"] for r in rows}
+    references = sorted({r["reference_id"] for r in rows})
+    result = []
+    for i, a in enumerate(references):
+        for b in references[i + 1:]:
+            if (a, b) not in ours and (b, a) not in ours:
+                continue
+            result.append({"a": a, "b": b, "a_to_b": ours.get((a, b)), "b_to_a": ours.get((b, a)),
+                           "gold_a_to_b": gold.get((a, b)), "gold_b_to_a": gold.get((b, a))})
+    return _clean(result)
 
 
 def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dict:

@@ -39,8 +39,9 @@ def _diverging(value: float, lo: float = -1.0, hi: float = 1.0) -> str:
 def heatmap(matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, title: str,
             counts: Sequence[Sequence[int]] | None = None, cell: int = 34) -> str:
     n = len(labels)
-    pad_left, pad_top = 90, 90
-    width, height = pad_left + n * cell + 10, pad_top + n * cell + 10
+    longest = max((len(label) for label in labels), default=4)
+    pad_left = pad_top = 12 + int(6.2 * longest)
+    width, height = pad_left + n * cell + 10 + int(3.2 * longest), pad_top + n * cell + 10
     body = []
     for i, label in enumerate(labels):
         y = pad_top + i * cell + cell / 2 + 4
@@ -73,7 +74,7 @@ def _axis(body, x0, y0, w, h, xmin, xmax, ymin, ymax, xlabel, ylabel, yticks=5):
     for k in range(5):
         v = xmin + (xmax - xmin) * k / 4
         x = x0 + w * k / 4
-        body.append(f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{v:.4g}</text>')
+        body.append(f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{v:.3g}</text>')
     body.append(f'<text x="{x0 + w / 2}" y="{y0 + h + 30}" text-anchor="middle">{escape(xlabel)}</text>')
     body.append(f'<text transform="translate(12,{y0 + h / 2}) rotate(-90)" text-anchor="middle">{escape(ylabel)}</text>')
 
@@ -82,7 +83,9 @@ def line_chart(series: dict[str, Sequence[tuple[float, float | None]]], *, title
                ymin: float | None = None, ymax: float | None = None, width: int = 560, height: int = 280) -> str:
     points = [(x, y) for values in series.values() for x, y in values if _ok(y)]
     body: list[str] = []
-    x0, y0, w, h = 56, 14, width - 56 - 130, height - 14 - 44
+    legend = 30 + int(6.2 * max((len(str(name)) for name in series), default=4))
+    width += max(legend - 130, 0)
+    x0, y0, w, h = 56, 14, width - 56 - legend, height - 14 - 44
     if not points:
         body.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no data yet</text>')
         return _svg(width, height, title, body)
