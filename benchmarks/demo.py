@@ -31,4 +31,28 @@ def load_demo_benchmarks() -> str:
         lines.append(f"{STS_NAME}: {gold_set.pairs.count()} pairs ({'loaded' if created else 'present'})")
     else:
         lines.append(f"{STS_NAME}: {sts} missing, skipped")
+    if getattr(settings, "SIMILIA_DEMO_RUNS", False):
+        lines.append(_queue_demo_runs())
     return "; ".join(lines)
+
+
+def _queue_demo_runs() -> str:
+    """Queue a few cheap runs for the worker, so the leaderboards are not empty on a first visit."""
+    from django.contrib.auth import get_user_model
+
+    from benchmarks.models import BenchmarkVersion, EvaluationRun, GoldSimilaritySet, SimilarityRun
+    from benchmarks.services.runs import evaluation_run_create, similarity_run_create
+
+    owner = get_user_model().objects.filter(username="researcher").first()
+    queued = []
+    version = BenchmarkVersion.objects.filter(benchmark__name=LOCI_NAME).first()
+    if version is not None and not EvaluationRun.objects.filter(version=version).exists():
+        for method in ("bm25-lemma", "tfidf-surface"):
+            evaluation_run_create(version=version, method=method, owner=owner)
+            queued.append(method)
+    gold = GoldSimilaritySet.objects.filter(name=STS_NAME).first()
+    if gold is not None and not SimilarityRun.objects.filter(gold_set=gold).exists():
+        for method in ("char_ngram", "levenshtein"):
+            similarity_run_create(gold_set=gold, method=method, owner=owner)
+            queued.append(method)
+    return f"demo runs queued for the worker: {', '.join(queued)}" if queued else "demo runs present"
