@@ -29,8 +29,8 @@ def judgement_submit(
     set_id = Assignment.objects.filter(pk=assignment_id).values_list("set_id", flat=True).first()
     if set_id is None:
         raise NotFound(f"No assignment {assignment_id}.")
-    annotation_set = AnnotationSet.objects.select_for_update().select_related("batch").get(pk=set_id)
-    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("pair").get(pk=assignment_id)
+    annotation_set = AnnotationSet.objects.select_for_update(of=("self",), no_key=True).select_related("batch").get(pk=set_id)
+    assignment = Assignment.objects.select_for_update(of=("self",), no_key=True).select_related("pair").get(pk=assignment_id)
     existing = Judgement.objects.filter(client_uuid=client_uuid).first()
     if existing is not None:
         if existing.annotator_id != annotator.pk or existing.assignment_id != assignment.pk:
@@ -76,7 +76,7 @@ def _retake_expired(assignment: Assignment, batch: Batch, annotator) -> None:
             pk=assignment.pk).exclude(status=Assignment.Status.EXPIRED)
         if batch.project.overlap_mode == Project.OverlapMode.INTER and same_person.exists():
             raise Conflict("This set expired and the pair is in your current set; answer it there.")
-        pair = Pair.objects.select_for_update().get(pk=assignment.pair_id)
+        pair = Pair.objects.select_for_update(no_key=True).get(pk=assignment.pair_id)
         if pair.taken >= pair.planned:
             raise Conflict("This set expired and its pair was handed to someone else; fetch a new set.")
         pair.taken += 1
@@ -90,7 +90,7 @@ def _retake_expired(assignment: Assignment, batch: Batch, annotator) -> None:
 @transaction.atomic
 def judgement_undo_last(*, annotator, set_id: int) -> Judgement:
     """Undo the annotator's last live judgement in the set (kept with `undone_at`, not deleted)."""
-    annotation_set = AnnotationSet.objects.select_for_update(of=("self",)).select_related("batch__project").filter(
+    annotation_set = AnnotationSet.objects.select_for_update(of=("self",), no_key=True).select_related("batch__project").filter(
         pk=set_id).first()
     if annotation_set is None:
         raise NotFound(f"No set {set_id}.")

@@ -46,9 +46,9 @@ def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None 
         sets = sets.filter(batch=batch)
     released = 0
     with transaction.atomic():
-        for annotation_set in sets.select_related("batch").select_for_update(skip_locked=True, of=("self",)):
+        for annotation_set in sets.select_related("batch").select_for_update(skip_locked=True, of=("self",), no_key=True):
             open_assignments = list(
-                Assignment.objects.select_for_update().filter(set=annotation_set, status=Assignment.Status.OPEN)
+                Assignment.objects.select_for_update(no_key=True).filter(set=annotation_set, status=Assignment.Status.OPEN)
                 .values_list("pk", "pair_id"))
             pair_ids = [pair_id for _, pair_id in open_assignments]
             Assignment.objects.filter(pk__in=[pk for pk, _ in open_assignments]).update(status=Assignment.Status.EXPIRED)
@@ -66,7 +66,7 @@ def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None 
 def _locked(queryset, limit: int) -> list[Pair]:
     if limit <= 0:
         return []
-    return list(queryset.select_for_update(skip_locked=True, of=("self",)).order_by("rank")[:limit])
+    return list(queryset.select_for_update(skip_locked=True, of=("self",), no_key=True).order_by("rank")[:limit])
 
 
 @transaction.atomic
@@ -78,7 +78,7 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
     """
     check_can_annotate(batch=batch, user=annotator)
     # One set at a time per annotator: concurrent calls (a double click) queue on the membership row.
-    Membership.objects.select_for_update().filter(project_id=batch.project_id, user=annotator).first()
+    Membership.objects.select_for_update(no_key=True).filter(project_id=batch.project_id, user=annotator).first()
     now = timezone.now()
     sets_release_expired(batch=batch, now=now)
     current = (

@@ -108,3 +108,49 @@ def models_f(name):
     from django.db.models import F
 
     return F(name)
+
+
+def test_concurrent_release_late_answers_and_undo_keep_the_invariants(make_user, lead_user):
+    """Sets expire at once (timeout 0), so every next-set releases other annotators' sets while they
+    answer, undo and answer again: no server error, no pair beyond its plan, no person twice on a pair."""
+    import json
+
+    from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+
+    project = project_create(owner=lead_user, name="churn", set_size=6, overlap_per_set=2, set_timeout_minutes=0)
+    verses_import(project=project, data=json.dumps([{"verse_id": f"6 {k}", "text": f"v{k}"} for k in range(13)]).encode())
+    batch = batch_create(project=project, reference_id="6 0", candidate_ids=[f"6 {k}" for k in range(1, 13)])  # 66 pairs
+    people = [make_user(f"churn{k}", "annotator") for k in range(6)]
+    for user in people:
+        membership_add(project=project, username=user.username)
+    statuses = []
+
+    def annotate(user):
+        def loop():
+            client = _client(user)
+            for round_ in range(12):
+                response = client.post(f"/api/v1/batches/{batch.pk}/next-set/")
+                statuses.append(response.status_code)
+                body = response.json()
+                if body["done"]:
+                    return
+                for k, item in enumerate(body["set"]["items"]):
+                    if item["chosen"] is not None:
+                        continue
+                    payload = {"assignment_id": item["assignment_id"], "chosen_verse": item["right"]["id"],
+                               "client_uuid": str(uuid.uuid4())}
+                    statuses.append(client.post("/api/v1/judgements/", payload, format="json").status_code)
+                    if k == 1:
+                        statuses.append(client.post(f"/api/v1/sets/{body['set']['id']}/undo/").status_code)
+        return loop
+
+    _run_threads([annotate(user) for user in people])
+    assert all(code < 500 for code in statuses), sorted(set(statuses))
+    assert {200, 201} <= set(statuses)
+    live = Judgement.objects.filter(batch=batch, undone_at__isnull=True)
+    planned = dict(Pair.objects.filter(batch=batch).values_list("pk", "planned"))
+    for row in live.values("pair").annotate(n=Count("id"), people=Count("annotator", distinct=True)):
+        assert row["n"] <= planned[row["pair"]], row
+        assert row["people"] == row["n"], row
+    for pair in Pair.objects.filter(batch=batch):
+        assert pair.taken <= pair.planned
