@@ -72,3 +72,15 @@ def test_token_endpoint_issues_the_users_token(api_client, users):
     assert response.status_code == 200
     assert response.json()["token"] == Token.objects.get(user=users["lead"]).key
     assert api_client.post("/api/v1/auth/token/", {"username": "lea", "password": "wrong"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_benchmark_jobs_are_visible_to_researchers_and_leads(client_for, users):
+    from benchmarks.services.runs import LOCI_KIND
+
+    job = Job.objects.create(kind=LOCI_KIND, params={"run_id": 1}, owner=users["staff"])
+    assert client_for("researcher").get(f"/api/v1/jobs/{job.pk}/").status_code == 200
+    assert client_for("lead").get(f"/api/v1/jobs/{job.pk}/").status_code == 200
+    assert client_for("annotator").get(f"/api/v1/jobs/{job.pk}/").status_code == 404
+    # Seeing is not cancelling: only the owner and staff may cancel.
+    assert client_for("researcher").post(f"/api/v1/jobs/{job.pk}/cancel/").status_code == 403
