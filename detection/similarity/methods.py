@@ -11,6 +11,8 @@ runs over the rows of the DP table for many pairs at once), never a Python loop 
 """
 from __future__ import annotations
 
+import abc
+
 import os
 from typing import Callable, Sequence
 
@@ -48,7 +50,7 @@ def _report(progress: Progress, fraction: float, message: str) -> None:
         progress(float(min(max(fraction, 0.0), 1.0)), message)
 
 
-class SimilarityMethod:
+class SimilarityMethod(abc.ABC):
     name: str = "base"
     symmetric: bool = True
 
@@ -69,11 +71,13 @@ class SimilarityMethod:
     def tokens(self, text: str) -> list[str]:
         return self.preprocessor.tokenize(text)
 
+    @abc.abstractmethod
     def similarity_matrix(self, a_texts: Sequence[str], b_texts: Sequence[str], progress: Progress = None) -> np.ndarray:
-        raise NotImplementedError
+        """(len a, len b) float32 similarities in [0, 1]."""
 
+    @abc.abstractmethod
     def pair_scores(self, a_texts: Sequence[str], b_texts: Sequence[str], progress: Progress = None) -> np.ndarray:
-        raise NotImplementedError
+        """Similarity of each aligned pair (a[i], b[i])."""
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -82,8 +86,9 @@ class SimilarityMethod:
 class EmbeddingMethod(SimilarityMethod):
     """Cosine similarity of verse vectors produced by :meth:`embed`."""
 
+    @abc.abstractmethod
     def embed(self, texts: Sequence[str], progress: Progress = None) -> np.ndarray:
-        raise NotImplementedError
+        """(len texts, dim) verse vectors."""
 
     def _unique_embed(self, texts: Sequence[str], progress: Progress = None) -> tuple[np.ndarray, np.ndarray]:
         uniq, inverse = np.unique(np.asarray(list(texts), dtype=object).astype(str), return_inverse=True)
@@ -109,7 +114,7 @@ class EmbeddingMethod(SimilarityMethod):
         return np.einsum("ij,ij->i", ea, eb).astype(np.float32)
 
 
-class CharNgramTfidf(EmbeddingMethod):
+class CharNgramTfidf(SimilarityMethod):
     """TF-IDF over character n-grams (within word boundaries), cosine. Baseline."""
 
     def __init__(self, ngram_min: int = 2, ngram_max: int = 4, preprocess=None):

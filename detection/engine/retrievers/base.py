@@ -1,6 +1,8 @@
 """Retriever interface, result container and registry."""
 from __future__ import annotations
 
+import abc
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -37,16 +39,18 @@ class TopK:
                 yield qid, self.source_ids[j], r, float(s)
 
 
-class Retriever:
+class Retriever(abc.ABC):
     """Base class: ``fit(source_ids, source_texts)`` then ``search(query_texts, k) -> TopK``."""
 
     name = "base"
 
+    @abc.abstractmethod
     def fit(self, source_ids: Sequence[str], source_texts: Sequence[str], *, progress: Progress | None = None):
-        raise NotImplementedError
+        """Index the source segments; returns self."""
 
+    @abc.abstractmethod
     def search(self, query_texts: Sequence[str], k: int, *, progress: Progress | None = None) -> TopK:
-        raise NotImplementedError
+        """Top-k source indices and scores for every query."""
 
     def _check_fit(self, source_ids, source_texts) -> list[str]:
         if len(source_ids) != len(source_texts):
