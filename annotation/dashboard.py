@@ -63,6 +63,21 @@ def _batch_sections(report: dict, selected: str | None) -> tuple[list[dict], lis
     return sections, names, shown
 
 
+def _triads(report: dict, shown: str | None) -> tuple[list[dict], list[dict]]:
+    """The shown batch's per-annotator triad rows (with the listed cycles), and per-annotator totals
+    over all batches, so the page stays small with 100 batches × 11 annotators."""
+    rows = report.get("triads", {}).get("per_annotator", [])
+    totals: dict[str, dict] = {}
+    for row in rows:
+        total = totals.setdefault(row["annotator"], {"annotator": row["annotator"], "batches": 0, "n_circular": 0,
+                                                     "n_complete_triples": 0, "expected_random": 0.0})
+        total["batches"] += 1
+        total["n_circular"] += row["n_circular"] or 0
+        total["n_complete_triples"] += row["n_complete_triples"] or 0
+        total["expected_random"] += row["expected_random"] or 0.0
+    return [row for row in rows if row["batch"] == shown], sorted(totals.values(), key=lambda t: t["annotator"])
+
+
 @login_required
 def dashboard(request, pk: int):
     project = _project(request, pk)
@@ -94,6 +109,7 @@ def dashboard(request, pk: int):
         context["timeline_span"] = (labels[0], labels[-1]) if labels else None
         context["batches"], context["batch_names"], context["shown_batch"] = _batch_sections(
             report, request.GET.get("batch"))
+        context["triads_shown"], context["triad_totals"] = _triads(report, context["shown_batch"])
     return render(request, "annotation/dashboard.html", context)
 
 
