@@ -5,7 +5,6 @@ import datetime as dt
 import uuid
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair

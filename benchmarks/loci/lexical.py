@@ -182,7 +182,6 @@ def audit(pairs: list[tuple[Analysed, Analysed]], labels: list[str] | None = Non
 
 # ------------------------------------------------------------------------------------- grid (vectorised) form
 def _hash_rows(items_per_row: list, vocab: dict, grow: bool):
-    from scipy import sparse
     rows, cols = [], []
     for i, items in enumerate(items_per_row):
         for it in items:

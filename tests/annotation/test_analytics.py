@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation import analytics
-from annotation.models import Batch, BatchCandidate, Judgement, Pair
+from annotation.models import Batch, BatchCandidate, Judgement
 from annotation.services.judgements import judgement_submit
 from annotation.services.scheduling import set_next
 from jobs.runner import run_job

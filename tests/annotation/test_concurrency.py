@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, F
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -84,7 +84,7 @@ def test_concurrent_annotators_never_exceed_planned_judgements(make_user, lead_u
         assert row["people"] == row["n"], row  # inter-annotator mode: distinct annotators
     doubled = sum(1 for row in per_pair if row["n"] == 2)
     assert doubled > 0
-    assert Pair.objects.filter(batch=batch).exclude(taken=models_f("planned")).count() == 0
+    assert Pair.objects.filter(batch=batch).exclude(taken=F("planned")).count() == 0
 
 
 def test_concurrent_duplicate_submits_are_stored_once(small_project, annotators):
@@ -103,11 +103,6 @@ def test_concurrent_duplicate_submits_are_stored_once(small_project, annotators)
     assert sorted(codes) == [200] * 5 + [201]
     assert Judgement.objects.filter(assignment=item).count() == 1
 
-
-def models_f(name):
-    from django.db.models import F
-
-    return F(name)
 
 
 def test_concurrent_release_late_answers_and_undo_keep_the_invariants(make_user, lead_user):

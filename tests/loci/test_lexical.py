@@ -1,5 +1,4 @@
 """Reference-type rule (§3.3) and the lexical-overlap audit on constructed cases."""
-import numpy as np
 import pytest
 
 from benchmarks.loci import lexical

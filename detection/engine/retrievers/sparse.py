@@ -23,7 +23,6 @@ l2-normalised rows, ``max_features`` most frequent terms, fit on the source side
 """
 from __future__ import annotations
 
-import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing as mp

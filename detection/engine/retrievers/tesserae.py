@@ -18,7 +18,6 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp

@@ -1,5 +1,4 @@
 """Every .tess and TEI file of the shared data parses; real-data segmentation checks."""
-import pytest
 
 from detection.engine.readers import ReadReport, read_tei, read_tess
 from detection.engine.segment import segment_units
