@@ -57,7 +57,7 @@ def loci_run_context(run: EvaluationRun) -> dict:
 
 
 def similarity_run_context(run: SimilarityRun) -> dict:
-    from benchmarks.sts import plots
+    from benchmarks.greek_sts import plots
 
     rep = run.report
     by_ref: dict[str, list[dict]] = {}
@@ -76,7 +76,7 @@ def similarity_run_context(run: SimilarityRun) -> dict:
 
 
 def pilot_svg(run: PilotRun) -> str:
-    from benchmarks.sts import pilots, plots
+    from benchmarks.greek_sts import pilots, plots
 
     paper = pilots.PAPER_F1.get(run.level)
     reference = list(zip([float(t) for t in pilots.DEFAULT_THRESHOLDS], paper)) if paper else None

@@ -1,6 +1,6 @@
 """Benchmarks: Loci Similes gold references (Latin) and graded similarity gold sets (Greek STS), plus the
 evaluation runs measured against them. Numbers are computed by the pure packages `benchmarks.loci` and
-`benchmarks.sts`; these models only hold their inputs and reports."""
+`benchmarks.greek_sts`; these models only hold their inputs and reports."""
 from django.conf import settings
 from django.db import models
 

@@ -15,33 +15,38 @@ from benchmarks.models import (
 )
 
 _HAS_REPORT = ExpressionWrapper(Q(report__isnull=False), output_field=BooleanField())
-_GPU_HINTS = ("dense", "sbert", "sentence", "transformer", "bert", "e5", "embed", "neural")
 
 
 # ----------------------------------------------------------------------------------------- registries
+def method_specs(kind: str | None = None, language: str | None = None) -> list[dict]:
+    """Declarations of the registered detection methods (``detection.methods.registry``)."""
+    from detection.methods import registry
+
+    return [spec.as_dict() for spec in registry.specs(kind, language)]
+
+
+def method_queue(name: str) -> str:
+    """The queue a method's jobs go to, from its declaration (``needs_gpu``)."""
+    from detection.methods import registry
+
+    return registry.get_spec(name).queue
+
+
 def retrieval_method_names() -> list[str]:
-    """Retrievers of `detection.engine.retrievers` (or the labelled fallback of `benchmarks.loci.engine`)."""
-    try:
-        from detection.engine import retrievers
+    """The registered retrievers."""
+    from detection.methods import registry
 
-        names = retrievers.available()
-        if names:
-            return sorted(names)
-    except Exception:
-        pass
-    from benchmarks.loci import engine
-
-    return engine.engine_retriever_names() or sorted(engine._FALLBACK_SPECS)
+    return sorted(registry.names(kind="retriever"))
 
 
 def retrieval_method_needs_gpu(name: str) -> bool:
-    return any(hint in name.lower() for hint in _GPU_HINTS)
+    return method_queue(name) == "gpu"
 
 
 def similarity_method_specs() -> list[dict]:
-    from detection.similarity.registry import method_specs
+    from detection.methods.greek_registry import method_specs as greek_specs
 
-    return method_specs()
+    return greek_specs()
 
 
 def similarity_method_names() -> list[str]:
@@ -53,7 +58,7 @@ def similarity_method_needs_model(name: str) -> bool:
 
 
 def similarity_method_needs_gpu(name: str) -> bool:
-    return similarity_method_needs_model(name) or retrieval_method_needs_gpu(name)
+    return method_queue(name) == "gpu"
 
 
 # ------------------------------------------------------------------------------------- Loci Similes

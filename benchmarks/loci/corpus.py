@@ -1,4 +1,4 @@
-"""Reading corpus files written by ``detection.engine.corpus.build_corpus`` (``query.csv``, ``source.csv`` with
+"""Reading corpus files written by ``detection.latin.corpus.build_corpus`` (``query.csv``, ``source.csv`` with
 ``seg_id,text,author,work``)."""
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ def read_corpus_dir(directory) -> tuple[list[Segment], list[Segment]]:
 
 
 def build_corpus(texts_dir, out_dir) -> Path:
-    """Build the corpus files with the engine (``detection.engine.corpus.build_corpus``); returns ``out_dir``."""
-    from detection.engine.corpus import build_corpus as _build
+    """Build the corpus files with the engine (``detection.latin.corpus.build_corpus``); returns ``out_dir``."""
+    from detection.latin.corpus import build_corpus as _build
     _build(texts_dir, out_dir)
     return Path(out_dir)
 

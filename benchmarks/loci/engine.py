@@ -1,4 +1,4 @@
-"""Adapter to the Latin engine (``detection.engine``), with a small labelled fallback.
+"""Adapter to the Latin engine (``detection.latin``), with a small labelled fallback.
 
 The benchmark code only talks to this module. When the engine is importable its tokeniser, lemmatiser,
 stopword list and retriever registry are used; otherwise a minimal stand-in is used (u/i spelling, lower
@@ -26,7 +26,7 @@ _FALLBACK_STOPWORDS = frozenset(
 
 def _engine_modules():
     try:
-        from detection.engine import normalize  # noqa: F401
+        from detection.latin import normalize  # noqa: F401
     except Exception:  # pragma: no cover - engine absent
         return None
     return True
@@ -38,24 +38,24 @@ def engine_info() -> dict:
     info = {"tokenizer": "fallback", "lemmatizer": "identity (fallback)", "stopwords": "fallback",
             "retrievers": "fallback"}
     try:
-        from detection.engine.normalize import tokenize as _t  # noqa: F401
-        info["tokenizer"] = "detection.engine.normalize.tokenize"
+        from detection.latin.normalize import tokenize as _t  # noqa: F401
+        info["tokenizer"] = "detection.latin.normalize.tokenize"
     except Exception:
         pass
     try:
-        from detection.engine.lemmatize import get_lemmatizer
+        from detection.latin.lemmatize import get_lemmatizer
         lem = get_lemmatizer()
-        info["lemmatizer"] = f"detection.engine.lemmatize ({type(lem).__name__})"
+        info["lemmatizer"] = f"detection.latin.lemmatize ({type(lem).__name__})"
     except Exception:
         pass
     try:
-        from detection.engine.stopwords import LATIN_STOPWORDS  # noqa: F401
-        info["stopwords"] = "detection.engine.stopwords.LATIN_STOPWORDS"
+        from detection.latin.stopwords import LATIN_STOPWORDS  # noqa: F401
+        info["stopwords"] = "detection.latin.stopwords.LATIN_STOPWORDS"
     except Exception:
         pass
     try:
-        from detection.engine.retrievers import get_retriever as _g  # noqa: F401
-        info["retrievers"] = "detection.engine.retrievers"
+        from detection.methods import get_retriever as _g  # noqa: F401
+        info["retrievers"] = "detection.methods"
     except Exception:
         pass
     return info
@@ -74,7 +74,7 @@ def _fallback_tokenize(text: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Normalised tokens (engine tokeniser when available)."""
     try:
-        from detection.engine.normalize import tokenize as t
+        from detection.latin.normalize import tokenize as t
     except Exception:
         return _fallback_tokenize(text)
     return t(text)
@@ -83,7 +83,7 @@ def tokenize(text: str) -> list[str]:
 @lru_cache(maxsize=1)
 def _lemmatizer():
     try:
-        from detection.engine.lemmatize import get_lemmatizer
+        from detection.latin.lemmatize import get_lemmatizer
         return get_lemmatizer()
     except Exception:
         return None
@@ -100,7 +100,7 @@ def lemmatize(tokens: list[str]) -> list[str]:
 @lru_cache(maxsize=1)
 def stopwords() -> frozenset:
     try:
-        from detection.engine.stopwords import LATIN_STOPWORDS
+        from detection.latin.stopwords import LATIN_STOPWORDS
         return frozenset(LATIN_STOPWORDS)
     except Exception:
         return _FALLBACK_STOPWORDS
@@ -126,7 +126,7 @@ class TopK:
 class FallbackSparseRetriever:
     """Minimal TF-IDF (cosine, sublinear tf) / BM25 (k1=1.5, b=0.75) over surface tokens or lemmas.
 
-    Used only when ``detection.engine.retrievers`` is not importable; reports name it ``fallback:<name>``.
+    Used only when ``detection.methods`` is not importable; reports name it ``fallback:<name>``.
     """
 
     def __init__(self, kind: str = "bm25", unit: str = "lemma", ngram: int = 1, k1: float = 1.5, b: float = 0.75):
@@ -217,7 +217,7 @@ _FALLBACK_SPECS = {
 
 def engine_retriever_names() -> list[str]:
     try:
-        from detection.engine import retrievers as r
+        from detection import methods as r
     except Exception:
         return []
     for attr in ("available", "available_retrievers", "list_retrievers", "names", "REGISTRY", "RETRIEVERS"):
@@ -232,13 +232,13 @@ def engine_retriever_names() -> list[str]:
 
 
 def get_retriever(name: str, *, allow_fallback: bool = True, **params):
-    """The engine retriever ``name`` (``detection.engine.retrievers.get_retriever``), or the labelled fallback.
+    """The engine retriever ``name`` (``detection.methods.get_retriever``), or the labelled fallback.
 
     Returns:
         (retriever, implementation) where implementation is ``"engine"`` or ``"fallback"``.
     """
     try:
-        from detection.engine.retrievers import get_retriever as g
+        from detection.methods import get_retriever as g
     except Exception:
         g = None
     if g is not None:

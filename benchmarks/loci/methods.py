@@ -35,7 +35,7 @@ class TrainData:
 
 
 class EngineRetrieverMethod:
-    """A retriever from ``detection.engine.retrievers`` (or the labelled fallback) as a retrieval method."""
+    """A retriever from ``detection.methods`` (or the labelled fallback) as a retrieval method."""
 
     supervised = False
 

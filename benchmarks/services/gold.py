@@ -22,7 +22,7 @@ from benchmarks.models import (
     GoldSimilaritySet,
     Segment,
 )
-from benchmarks.sts.gold import GoldFormatError, read_sts_gold
+from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
 
 
 class BenchmarkImportError(ValueError):

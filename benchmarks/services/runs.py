@@ -1,5 +1,5 @@
 """Evaluation runs: create (a run row plus a queued job) and execute (called by the job functions in
-`benchmarks.jobs`, which take the run id only). The numbers come from `benchmarks.loci` / `benchmarks.sts`."""
+`benchmarks.jobs`, which take the run id only). The numbers come from `benchmarks.loci` / `benchmarks.greek_sts`."""
 from __future__ import annotations
 
 import math
@@ -16,7 +16,7 @@ from jobs.models import Job
 from jobs.services import job_create
 
 LOCI_KIND = "benchmarks.loci_evaluate"
-STS_KIND = "benchmarks.sts_evaluate"
+STS_KIND = "benchmarks.greek_sts_evaluate"
 PILOT_KIND = "benchmarks.pilot_sweep"
 
 DEFAULT_KS = [1, 5, 10, 20, 50, 100]
@@ -48,6 +48,33 @@ def _check_params(params) -> dict:
     return params
 
 
+def method_params(method: str, params, *, kind: str) -> dict:
+    """User parameters validated against what the registered method declares (defaults filled in).
+
+    Unknown keys, bad values and methods of another kind are a RunError naming the problem: nothing a user
+    sends reaches a method unchecked (no paths, no internal arguments).
+    """
+    from detection.methods import registry
+
+    try:
+        return registry.validate(method, _check_params(params), kind=kind)
+    except (registry.ParamError, registry.UnknownMethod) as exc:
+        raise RunError(str(exc)) from None
+
+
+def _reranker_params(reranker: str, params) -> dict:
+    params = _check_params(params)
+    if not reranker:
+        if params:
+            raise RunError("reranker_params given without a reranker")
+        return {}
+    if reranker not in RERANKERS:
+        raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r for r in RERANKERS if r)}")
+    params = dict(params)
+    retriever = params.pop("retriever", "tfidf-lemma")
+    return {"retriever": retriever, **method_params(retriever, params, kind="retriever")}
+
+
 def _check_ks(ks) -> list[int]:
     ks = list(ks or DEFAULT_KS)
     if not all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 10000 for k in ks):
@@ -75,10 +102,10 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     if not 2 <= int(n_folds) <= 20:
         raise RunError("n_folds must be between 2 and 20")
     run = EvaluationRun.objects.create(
-        version=version, method=method, params=_check_params(params), reranker=reranker,
-        reranker_params=_check_params(reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
+        version=version, method=method, params=method_params(method, params, kind="retriever"), reranker=reranker,
+        reranker_params=_reranker_params(reranker, reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
         seed=int(seed), owner=owner, code_version=code_version())
-    queue = "gpu" if selectors.retrieval_method_needs_gpu(method) else "cpu"
+    queue = selectors.method_queue(method)
     if enqueue:
         run.job = job_create(kind=LOCI_KIND, params={"run_id": run.pk}, owner=owner, queue=queue)
     else:
@@ -96,12 +123,14 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
     if calibration not in CALIBRATIONS:
         raise RunError("calibration must be empty, 'linear' or 'isotonic'")
     params = _check_params(params)
+    params = method_params(method, params, kind="pair_scorer")
     if selectors.similarity_method_needs_model(method) and not params.get("model"):
-        raise RunError(f"method {method!r} needs a model name or path in params, e.g. {{\"model\": \"/path\"}}")
+        raise RunError(f"method {method!r} needs a model in params: a name from the models directory or a hub id, "
+                       f"e.g. {{\"model\": \"org/name\"}}")
     run = SimilarityRun.objects.create(gold_set=gold_set, method=method, params=params, calibration=calibration,
                                        owner=owner, code_version=code_version())
     run.job = job_create(kind=STS_KIND, params={"run_id": run.pk}, owner=owner,
-                         queue="gpu" if selectors.similarity_method_needs_gpu(method) else "cpu")
+                         queue=selectors.method_queue(method))
     run.save(update_fields=["job"])
     return run
 
@@ -133,10 +162,11 @@ def pilot_run_create(*, verses_file: str, method: str, level: str = PilotRun.Lev
     if level not in PilotRun.Level.values:
         raise RunError("level must be 'verse' or 'type'")
     path = resolve_verses_file(verses_file)
-    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method, params=_check_params(params),
+    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method,
+                                  params=method_params(method, params, kind="pair_scorer"),
                                   owner=owner, code_version=code_version())
     run.job = job_create(kind=PILOT_KIND, params={"run_id": run.pk}, owner=owner,
-                         queue="gpu" if selectors.similarity_method_needs_gpu(method) else "cpu")
+                         queue=selectors.method_queue(method))
     run.save(update_fields=["job"])
     return run
 
@@ -196,7 +226,7 @@ def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Calla
         split = S.grouped_kfold(bench, n_folds=run.n_folds, seed=run.seed)
     else:
         split = S.split_from_file(bench, "db")
-    method = LM.EngineRetrieverMethod(run.method, **run.params)
+    method = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
     log(f"method {run.method} ({method.implementation}), split {split.name}, ks {run.ks}")
     ks = run.ks or DEFAULT_KS
 
@@ -208,8 +238,8 @@ def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Calla
     # The per-fold pairwise documents give P/R/F1 vs retrieval depth k (Table 12), and with a reranker the
     # classification tables (Tables 3, 5) and retrieve-and-rerank beside retrieval-only.
     pools = S.build_fold_pools(bench, split, seed=run.seed)
-    scorer = LM.LexicalRuleScorer(**run.reranker_params) if run.reranker else None
-    retriever = LM.EngineRetrieverMethod(run.method, **run.params)
+    scorer = LM.LexicalRuleScorer(**_reranker_params(run.reranker, run.reranker_params)) if run.reranker else None
+    retriever = method
 
     def pairwise_progress(fraction, message=""):
         progress(0.75 + 0.23 * fraction, f"pairwise: {message}")
@@ -232,15 +262,15 @@ def _fit_texts(gold_pairs) -> list[str]:
 
 
 def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Callable[[str], None]) -> dict:
-    """Score the gold set's pairs with the method (`benchmarks.sts.evaluate`) and store the report."""
-    from benchmarks.sts.evaluate import evaluate_method
-    from benchmarks.sts.gold import GoldPair
-    from detection.similarity.registry import get_method
+    """Score the gold set's pairs with the method (`benchmarks.greek_sts.evaluate`) and store the report."""
+    from benchmarks.greek_sts.evaluate import evaluate_method
+    from benchmarks.greek_sts.gold import GoldPair
+    from detection.methods.greek_registry import get_method
 
     pairs = [GoldPair(*row) for row in run.gold_set.pairs.values_list(
         "reference_id", "candidate_id", "reference_text", "candidate_text", "score")]
     progress(0.0, f"fitting {run.method} on {len(pairs)} pairs' texts")
-    method = get_method(run.method, **run.params)
+    method = get_method(run.method, **method_params(run.method, run.params, kind="pair_scorer"))
     method.fit(_fit_texts(pairs))
     log(f"method {run.method} fitted; calibration {run.calibration or 'none'}")
     report = evaluate_method(pairs, method, calibration=run.calibration or None,
@@ -253,13 +283,13 @@ def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Calla
 
 
 def pilot_run_execute(*, run: PilotRun, progress: Progress, log: Callable[[str], None]) -> dict:
-    """Run the DBBE pilot sweep (`benchmarks.sts.pilots.sweep`) and store the rows and the best threshold."""
-    from benchmarks.sts import pilots
-    from detection.similarity.registry import get_method
+    """Run the DBBE pilot sweep (`benchmarks.greek_sts.pilots.sweep`) and store the rows and the best threshold."""
+    from benchmarks.greek_sts import pilots
+    from detection.methods.greek_registry import get_method
 
     verses = pilots.read_verses_csv(resolve_verses_file(run.verses_file))
     log(f"{len(verses)} verses from {Path(run.verses_file).name}, level {run.level}")
-    method = get_method(run.method, **run.params)
+    method = get_method(run.method, **method_params(run.method, run.params, kind="pair_scorer"))
     result = pilots.sweep(verses, level=run.level, method=method, fit_texts=[v.text for v in verses],
                           progress=lambda f, m="": progress(0.95 * f, m))
     report = result.to_dict()

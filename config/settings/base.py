@@ -7,6 +7,7 @@ from config.env import BASE_DIR, env_broker, env_bool, env_int, env_list, env_st
 
 VAR_DIR = Path(env_str("SIMILIA_VAR_DIR", str(BASE_DIR / "var")))
 DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))
+MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))  # trained/registered models: the only local model files used
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])

@@ -141,17 +141,41 @@ def test_gold_set_from_bad_rows_names_the_row_and_writes_nothing(change, message
 
 @pytest.mark.django_db
 def test_run_create_validates_and_queues(loci_version, gold_set, users):
-    with pytest.raises(RunError, match="unknown retrieval method"):
+    with pytest.raises(RunError, match="unknown (retrieval )?method"):
         evaluation_run_create(version=loci_version, method="nope")
     with pytest.raises(RunError, match="needs a model"):
         similarity_run_create(gold_set=gold_set, method="sentence_transformer")
     run = evaluation_run_create(version=loci_version, method="bm25-lemma", ks=[10, 1], owner=users["researcher"])
     assert run.ks == [1, 10] and run.job.kind == "benchmarks.loci_evaluate" and run.job.queue == "cpu"
     assert run.job.params == {"run_id": run.pk} and run.status == "queued"
-    sim = similarity_run_create(gold_set=gold_set, method="sentence_transformer", params={"model": "/m"})
-    assert sim.job.queue == "gpu" and sim.job.kind == "benchmarks.sts_evaluate"
+    sim = similarity_run_create(gold_set=gold_set, method="sentence_transformer", params={"model": "org/m"})
+    assert sim.job.queue == "gpu" and sim.job.kind == "benchmarks.greek_sts_evaluate"
     assert similarity_run_create(gold_set=gold_set, method="levenshtein").job.queue == "cpu"
     assert EvaluationRun.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method, params, message", [
+    ("w2v-bigram", {"model_path": "/tmp/evil.kv"}, "unknown parameter 'model_path'"),
+    ("bm25-lemma", {"cache_dir": "/etc"}, "unknown parameter 'cache_dir'"),
+    ("bm25-lemma", {"k1": "1e999"}, "parameter 'k1': must be a finite number"),
+    ("bm25-lemma", {"b": 7}, "parameter 'b': must be ≤ 1.0"),
+    ("tesserae", {"stop_top": "²"}, "parameter 'stop_top': must be an integer"),
+    ("levenshtein", {}, "unknown retrieval method .levenshtein."),
+])
+def test_run_params_are_validated_against_the_declaration(loci_version, method, params, message):
+    """Parameter injection (issue 10 §3): undeclared keys (paths, caches) and bad values never reach a method."""
+    with pytest.raises(RunError, match=message):
+        evaluation_run_create(version=loci_version, method=method, params=params)
+    assert EvaluationRun.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("params", [{"model": "/etc/passwd"}, {"model": "../../x"}, {"cache_dir": "/tmp"},
+                                    {"preprocess": {"evil": 1}}])
+def test_similarity_params_refuse_paths_and_unknown_keys(gold_set, params):
+    with pytest.raises(RunError):
+        similarity_run_create(gold_set=gold_set, method="sentence_transformer", params=params)
 
 
 @pytest.mark.django_db

@@ -1,7 +1,7 @@
 """manage.py evaluate_similarity --gold STS.tsv --method NAME --output report.json  (no database access)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.sts import cli
+from benchmarks.greek_sts import cli
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 (no database access)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.sts import cli
+from benchmarks.greek_sts import cli
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
-"""manage.py build_corpus: thin wrapper around detection.engine.cli.run_build_corpus (no database access)."""
+"""manage.py build_corpus: thin wrapper around detection.latin.cli.run_build_corpus (no database access)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from detection.engine.cli import add_build_corpus_arguments, run_build_corpus
-from detection.engine.errors import InputError
+from detection.latin.cli import add_build_corpus_arguments, run_build_corpus
+from detection.latin.errors import InputError
 
 
 class Command(BaseCommand):

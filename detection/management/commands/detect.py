@@ -1,8 +1,8 @@
-"""manage.py detect: thin wrapper around detection.engine.cli.run_detect (no database access)."""
+"""manage.py detect: thin wrapper around detection.latin.cli.run_detect (no database access)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from detection.engine.cli import _parse_params, add_detect_arguments, run_detect
-from detection.engine.errors import InputError
+from detection.latin.cli import _parse_params, add_detect_arguments, run_detect
+from detection.latin.errors import InputError
 
 
 class Command(BaseCommand):

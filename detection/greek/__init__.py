@@ -1,0 +1,8 @@
+"""Greek verse similarity: preprocessing, lemmatisation and similarity methods.
+
+Pure Python (no Django). Entry points:
+
+- :class:`detection.greek.preprocess.GreekPreprocessor` – configurable normalisation/tokenisation.
+- :class:`detection.greek.lemmatize.GreekLemmatiser` – offline lemmatiser (simplemma ``grc`` + rules).
+- :func:`detection.methods.greek_registry.get_method` / :func:`detection.methods.greek_registry.available`.
+"""

@@ -1,0 +1,38 @@
+"""Detection methods: every retriever, pair scorer and reranker, behind one registry.
+
+>>> from detection.methods import registry
+>>> r = registry.build("bm25-lemma", {"k1": 1.2, "b": 0.75})      # user parameters are validated
+>>> r.fit(source_ids, source_texts).search(query_texts, k=100)   # -> TopK
+
+``get_retriever`` is the same for platform code that also passes internal arguments (``cache_dir``,
+``n_jobs``...): declared parameters are validated, internal ones passed through.
+"""
+from __future__ import annotations
+
+from . import registry
+from .base import Retriever, TopK
+from .registry import MethodSpec, Param, ParamError, UnknownMethod
+
+
+def split_params(spec: MethodSpec, params: dict) -> tuple[dict, dict]:
+    """(user parameters, internal arguments) of ``params`` for ``spec``."""
+    user = {k: v for k, v in params.items() if k not in spec.internal}
+    internal = {k: v for k, v in params.items() if k in spec.internal}
+    return user, internal
+
+
+def get_retriever(name: str, **params) -> Retriever:
+    spec = registry.get_spec(name)
+    if spec.kind != "retriever":
+        raise ParamError(f"method {name!r} is a {spec.kind}, not a retriever")
+    user, internal = split_params(spec, params)
+    return spec.build(user, **internal)
+
+
+def available() -> list[str]:
+    """Names of the registered retrievers."""
+    return sorted(registry.names(kind="retriever"))
+
+
+__all__ = ["MethodSpec", "Param", "ParamError", "Retriever", "TopK", "UnknownMethod", "available", "get_retriever",
+           "registry", "split_params"]

@@ -1,0 +1,154 @@
+"""The built-in methods and what each declares (see :mod:`detection.methods.registry`).
+
+To add a method: write its class (a retriever with ``fit``/``search``, a pair scorer with
+``fit``/``similarity_matrix``, or a reranker), then add a ``register(MethodSpec(...))`` here (or in its own
+module, imported below) declaring every user-settable parameter. ``docs/ARCHITECTURE.md`` has the recipe.
+"""
+from __future__ import annotations
+
+from detection.greek.preprocess import GreekPreprocessor
+
+from .registry import MethodSpec, Param, register
+
+LATIN = ("la",)
+GREEK = ("grc",)
+
+# ------------------------------------------------------------------------------------------ Latin retrievers
+_LEXICAL_INTERNAL = ("cache_dir", "n_jobs", "block_size")
+_STOPWORDS = Param("stopwords", "bool", True, "drop the Latin stopword list before indexing")
+_K1 = Param("k1", "float", 1.5, "BM25 term-frequency saturation", min=0.0, max=10.0)
+_B = Param("b", "float", 0.75, "BM25 length normalisation", min=0.0, max=1.0)
+_MAX_FEATURES = Param("max_features", "int", 50_000, "keep the most frequent terms only (null: all)",
+                      min=1, max=10_000_000, nullable=True)
+
+
+def _bm25(**kw):
+    from .sparse import BM25Retriever
+
+    return BM25Retriever(**kw)
+
+
+def _tfidf(**kw):
+    from .sparse import TfidfRetriever
+
+    return TfidfRetriever(**kw)
+
+
+def _tesserae(**kw):
+    from .tesserae import TesseraeRetriever
+
+    return TesseraeRetriever(**kw)
+
+
+def _w2v_bigram(**kw):
+    from .w2v_bigram import W2VBigramRetriever
+
+    return W2VBigramRetriever(**kw)
+
+
+for _kind in ("lemma", "surface"):
+    register(MethodSpec(
+        f"bm25-{_kind}", "retriever", _bm25,
+        f"Okapi BM25 over {_kind}s (stopwords removed by default)",
+        languages=LATIN, params=(_K1, _B, _STOPWORDS), fixed={"kind": _kind}, internal=_LEXICAL_INTERNAL))
+for _name, _kind, _ngram in (("tfidf-lemma", "lemma", 1), ("tfidf-surface", "surface", 1),
+                             ("tfidf-lemma-12", "lemma", 2)):
+    register(MethodSpec(
+        _name, "retriever", _tfidf,
+        f"TF-IDF cosine over {_kind} {'1+2-grams' if _ngram == 2 else '1-grams'}",
+        languages=LATIN, params=(_MAX_FEATURES, _STOPWORDS), fixed={"kind": _kind, "ngram": _ngram},
+        internal=_LEXICAL_INTERNAL))
+register(MethodSpec(
+    "tesserae", "retriever", _tesserae,
+    "Tesserae score (Forstall et al. 2014): ≥ 2 shared lemmas, inverse frequencies, distance penalty",
+    languages=LATIN,
+    params=(Param("stop_top", "int", 10, "the most frequent lemmas ignored as stopwords", min=0, max=1000),),
+    internal=("cache_dir", "block_size")))
+register(MethodSpec(
+    "w2v-bigram", "retriever", _w2v_bigram,
+    "Word2Vec bigram similarity (Burns et al. 2021), vectors trained on the fitted texts",
+    languages=LATIN,
+    params=(Param("vector_size", "int", 100, "dimension of the word vectors", min=4, max=1024),
+            Param("window", "int", 5, "context window", min=1, max=50),
+            Param("min_count", "int", 2, "ignore rarer lemmas", min=1, max=10_000),
+            Param("epochs", "int", 5, "training epochs", min=1, max=200),
+            Param("seed", "int", 42, "random seed", min=0, max=2**31 - 1)),
+    internal=("cache_dir", "block_size", "workers", "model_path")))
+
+# ----------------------------------------------------------------------------------- Greek pair scorers
+
+
+def _check_preprocess(value: dict) -> dict:
+    allowed = set(GreekPreprocessor().to_dict())
+    unknown = set(value) - allowed
+    if unknown:
+        raise ValueError(f"unknown preprocessing option(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+    return GreekPreprocessor(**value).to_dict()
+
+
+_PREPROCESS = Param("preprocess", "object", None, "Greek preprocessing options (GreekPreprocessor fields)",
+                    nullable=True, validator=_check_preprocess)
+_EMBEDDING = (
+    Param("vector_size", "int", 100, "dimension of the word vectors", min=4, max=1024),
+    Param("window", "int", 5, "context window", min=1, max=50),
+    Param("min_count", "int", 1, "ignore rarer words", min=1, max=10_000),
+    Param("epochs", "int", 20, "training epochs", min=1, max=200),
+    Param("seed", "int", 42, "random seed", min=0, max=2**31 - 1),
+    Param("min_n", "int", 3, "FastText: shortest character n-gram", min=1, max=10),
+    Param("max_n", "int", 5, "FastText: longest character n-gram", min=1, max=10),
+    Param("bucket", "int", 100_000, "FastText: n-gram hash buckets", min=1_000, max=10_000_000),
+    Param("lemmatiser", "choice", "rules", "Greek lemmatiser", choices=("rules", "simplemma")),
+)
+_DEVICE = Param("device", "choice", "auto", "where to run the encoder (auto: CUDA when present)",
+                choices=("auto", "cpu", "cuda"))
+_MODEL = Param("model", "model", None, "a model name in the models directory or a hub id", nullable=True)
+_BATCH = Param("batch_size", "int", 32, "encoder batch size", min=1, max=4096)
+
+
+def _greek(cls_name):
+    def factory(**kw):
+        from . import greek_similarity
+
+        return getattr(greek_similarity, cls_name)(**kw)
+
+    return factory
+
+
+def _greek_spec(name, cls_name, description, params=(), fixed=None, needs_gpu=False, internal=()):
+    register(MethodSpec(name, "pair_scorer", _greek(cls_name), description, languages=GREEK,
+                        params=tuple(params) + (_PREPROCESS,), fixed=fixed or {}, needs_gpu=needs_gpu,
+                        internal=internal))
+
+
+_greek_spec("levenshtein", "NormalisedLevenshtein", "Character-level normalised Levenshtein similarity (baseline)")
+_greek_spec("char_ngram", "CharNgramTfidf", "TF-IDF of character n-grams (2–4 by default), cosine (baseline)",
+            params=(Param("ngram_min", "int", 2, "shortest n-gram", min=1, max=10),
+                    Param("ngram_max", "int", 4, "longest n-gram", min=1, max=10)))
+for _name, _algo, _sg, _lemmas, _text in (
+        ("word2vec_sg", "word2vec", 1, False, "Word2Vec skip-gram on surface forms"),
+        ("word2vec_cbow", "word2vec", 0, False, "Word2Vec CBOW on surface forms"),
+        ("word2vec_sg_lemma", "word2vec", 1, True, "Word2Vec skip-gram on lemmas"),
+        ("word2vec_cbow_lemma", "word2vec", 0, True, "Word2Vec CBOW on lemmas"),
+        ("fasttext", "fasttext", 1, False, "FastText skip-gram (subword n-grams) on surface forms"),
+        ("fasttext_lemma", "fasttext", 1, True, "FastText skip-gram on lemmas")):
+    _greek_spec(_name, "StaticEmbedding", f"{_text}, mean verse vector, cosine", params=_EMBEDDING,
+                fixed={"algorithm": _algo, "sg": _sg, "lemmas": _lemmas})
+_NORMALISE = Param("normalise", "choice", "max", "divide the distance by the longer verse (symmetric) or by "
+                   "the reference's / candidate's length (directional)", choices=("max", "reference", "candidate"))
+for _name, _vectors, _lemmas, _norm, _text in (
+        ("semantic_edit", "fasttext", False, "max",
+         "Semantically informed edit distance: word Levenshtein, substitution cost 1 − cos (FastText vectors)"),
+        ("semantic_edit_w2v_lemma", "word2vec_sg", True, "max",
+         "Semantically informed edit distance on lemmas with Word2Vec skip-gram vectors"),
+        ("semantic_edit_directional", "fasttext", False, "reference",
+         "Semantic edit distance normalised by the reference's length (asymmetric: A→B ≠ B→A)")):
+    _greek_spec(_name, "SemanticEditDistance", _text,
+                params=(Param("normalise", "choice", _norm, _NORMALISE.help, choices=_NORMALISE.choices),)
+                + tuple(p for p in _EMBEDDING if p.name != "lemmatiser"),
+                fixed={"vectors": _vectors, "lemmas": _lemmas}, internal=("max_block_cells",))
+_greek_spec("contextual", "ContextualMean", "Contextual token embeddings (transformers AutoModel) averaged per verse",
+            params=(_MODEL, Param("layer", "int", -1, "hidden layer (-1: last)", min=-64, max=64), _BATCH,
+                    Param("max_length", "int", 128, "tokens per verse", min=8, max=4096), _DEVICE),
+            needs_gpu=True)
+_greek_spec("sentence_transformer", "SentenceTransformerMethod", "sentence-transformers verse embeddings, cosine",
+            params=(_MODEL, _BATCH, _DEVICE), needs_gpu=True)

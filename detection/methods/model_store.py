@@ -1,0 +1,94 @@
+"""Where models come from: a registered name in the configured models directory, or a hub id.
+
+A user never gives a filesystem path. ``check_model_name`` accepts ``name`` or ``org/name`` made of letters,
+digits, ``. _ -`` (no leading dot, no ``..``, no absolute or home paths); ``resolve`` maps a name to its folder
+or file in the models directory when it is there, and otherwise returns it unchanged as a hub id, for the
+loading library to fetch (or to fail at once, naming it, when the hub is offline).
+
+The directory is ``SIMILIA_MODELS_DIR`` (the Django setting ``MODELS_DIR`` sets it at start-up), default
+``var/models``; :func:`using` switches it temporarily (tests).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+DEFAULT_DIR = "var/models"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?$")
+_configured: Path | None = None
+
+
+class ModelUnavailable(RuntimeError):
+    """A model that is neither in the models directory nor reachable on a hub."""
+
+
+def models_dir() -> Path:
+    if _configured is not None:
+        return _configured
+    return Path(os.environ.get("SIMILIA_MODELS_DIR") or DEFAULT_DIR)
+
+
+def configure(path) -> None:
+    global _configured
+    _configured = Path(path) if path else None
+
+
+@contextlib.contextmanager
+def using(path):
+    """Use ``path`` as the models directory inside the block."""
+    global _configured
+    previous = _configured
+    _configured = Path(path)
+    try:
+        yield _configured
+    finally:
+        _configured = previous
+
+
+def check_model_name(name: str) -> str:
+    """``name`` if it is a registered-model name or a hub id, else ValueError saying why."""
+    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+        raise ValueError(f"model must be a model name from the models directory or a hub id like 'org/name' "
+                         f"(letters, digits, '.', '_', '-'), not a path: {name!r:.80}")
+    return name
+
+
+def local_path(name: str) -> Path | None:
+    """The model's folder/file in the models directory, or None."""
+    check_model_name(name)
+    path = models_dir() / name
+    return path if path.exists() else None
+
+
+def hub_offline() -> bool:
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def resolve(name: str) -> str:
+    """A local path for a model in the models directory, else the hub id itself.
+
+    Raises ModelUnavailable at once when the model is not local and the hub is offline.
+    """
+    path = local_path(name)
+    if path is not None:
+        return str(path)
+    if "/" not in name or hub_offline():
+        hint = "" if "/" in name else " (a hub id has the form 'org/name')"
+        raise ModelUnavailable(f"model {name!r} is not in the models directory {models_dir()} and cannot be fetched "
+                               f"from a hub here{hint}: put a local copy in {models_dir() / name}")
+    return name
+
+
+def list_local() -> list[str]:
+    """Names of the entries in the models directory (one level, and org/name pairs)."""
+    root = models_dir()
+    if not root.is_dir():
+        return []
+    out = []
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        out.append(entry.name)
+    return out
