@@ -24,6 +24,7 @@ from benchmarks.models import (
 )
 from benchmarks.services import RunError, evaluation_run_create, similarity_run_create
 from core.roles import LEAD, RESEARCHER, has_role
+from jobs.services import job_enqueue_error
 
 
 class ResearcherOrLeadReads(BasePermission):
@@ -185,7 +186,8 @@ class EvaluationRunListApi(_Api, ListAPIView):
     def get_queryset(self):
         return selectors.run_list()
 
-    @extend_schema(request=EvaluationRunInputSerializer, responses={201: EvaluationRunSerializer})
+    @extend_schema(request=EvaluationRunInputSerializer,
+                   responses={201: EvaluationRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
         data = EvaluationRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -193,7 +195,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
             run = evaluation_run_create(owner=request.user, **data.validated_data)
         except RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(EvaluationRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return created_or_unavailable(run, EvaluationRunSerializer)
 
 
 class EvaluationRunDetailApi(_Api, APIView):
@@ -226,6 +228,17 @@ class EvaluationRunCsvApi(_Api, APIView):
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
         return csv_response(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+
+
+def created_or_unavailable(run, serializer_class) -> Response:
+    """201 with the run, or 503 naming the run, its job and why the job could not be queued (the job is
+    then failed, never left looking queued)."""
+    error = job_enqueue_error(run.job) if run.job_id else None
+    if error:
+        return Response({"detail": f"Run {run.pk} was not started: its job {run.job_id} could not be queued. {error}",
+                         "run": run.pk, "job": run.job_id, "status": "failed"},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "30"})
+    return Response(serializer_class(run).data, status=status.HTTP_201_CREATED)
 
 
 def csv_response(text: str, filename: str) -> HttpResponse:
@@ -272,7 +285,8 @@ class SimilarityRunListApi(_Api, ListAPIView):
     def get_queryset(self):
         return selectors.similarity_run_list()
 
-    @extend_schema(request=SimilarityRunInputSerializer, responses={201: SimilarityRunSerializer})
+    @extend_schema(request=SimilarityRunInputSerializer,
+                   responses={201: SimilarityRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
         data = SimilarityRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -280,7 +294,7 @@ class SimilarityRunListApi(_Api, ListAPIView):
             run = similarity_run_create(owner=request.user, **data.validated_data)
         except RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(SimilarityRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return created_or_unavailable(run, SimilarityRunSerializer)
 
 
 class SimilarityRunDetailApi(_Api, APIView):

@@ -17,6 +17,7 @@ from benchmarks.models import EvaluationRun, GoldSimilaritySet, PilotRun, Simila
 from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
 from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
 from core.roles import LEAD, RESEARCHER, has_role
+from jobs.services import job_enqueue_error
 
 
 def researcher_pages(view):
@@ -117,7 +118,7 @@ def version_detail(request, pk: int):
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Run {run.pk} queued (job {run.job_id}).")
+            _report_queued(request, "Run", run)
             return redirect("benchmarks:run", pk=run.pk)
     sort = request.GET.get("sort", "recall@10")
     runs = selectors.leaderboard(version=version, sort=sort)
@@ -155,6 +156,15 @@ def run_report_json(request, pk: int):
     return response
 
 
+def _report_queued(request, label: str, run) -> None:
+    """Say the run is queued, or why its job could not be queued (the job is then failed)."""
+    error = job_enqueue_error(run.job)
+    if error:
+        messages.error(request, f"{label} {run.pk} was not started: {error}")
+    else:
+        messages.success(request, f"{label} {run.pk} queued (job {run.job_id}).")
+
+
 def _csv_download(text: str, filename: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -181,7 +191,7 @@ def gold_set_detail(request, pk: int):
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Similarity run {run.pk} queued (job {run.job_id}).")
+            _report_queued(request, "Similarity run", run)
             return redirect("benchmarks:similarity-run", pk=run.pk)
     sort = request.GET.get("sort", "spearman")
     return render(request, "benchmarks/gold_set.html", {
@@ -239,7 +249,7 @@ def pilot_index(request):
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Pilot {run.pk} queued (job {run.job_id}).")
+            _report_queued(request, "Pilot", run)
             return redirect("benchmarks:pilot", pk=run.pk)
     return render(request, "benchmarks/pilots.html", {"runs": selectors.pilot_run_list()[:50], "form": form,
                                                        "can_launch": _can_launch(request)})

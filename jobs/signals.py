@@ -1,8 +1,11 @@
-"""Worker-side hooks: reap jobs left running by a dead worker, on start-up and periodically."""
+"""Worker-side hooks, on start-up and periodically: reap jobs left running by a dead worker, and send
+again the message of jobs left queued with no claim (their message was lost)."""
 import logging
+import os
 import threading
+import time
 
-from celery.signals import task_failure, worker_ready, worker_shutdown
+from celery.signals import task_failure, task_prerun, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import connection
 
@@ -11,10 +14,11 @@ _stop = threading.Event()
 
 
 def _reap(reason: str) -> None:
-    from jobs.services import job_reap_stale
+    from jobs.services import job_reap_stale, job_redeliver_unclaimed
 
     try:
         job_reap_stale(reason=reason)
+        job_redeliver_unclaimed()
     except Exception:
         logger.exception("reaping stale jobs failed")
     finally:
@@ -45,3 +49,16 @@ def mark_failed_on_task_failure(sender=None, task_id=None, exception=None, args=
     from jobs.services import job_fail
 
     job_fail(job_id=int(args[0]), error=f"The worker reported a failure: {type(exception).__name__}: {exception}")
+
+
+#: Test-only: seconds a worker sleeps after taking a job's message and before claiming its row, so a
+#: test can kill it in that window. Unset (the default) in every real deployment.
+PAUSE_BEFORE_CLAIM_ENV = "SIMILIA_TEST_PAUSE_BEFORE_CLAIM"
+
+
+@task_prerun.connect
+def pause_before_claim(sender=None, **kwargs):
+    seconds = os.environ.get(PAUSE_BEFORE_CLAIM_ENV)
+    if seconds and getattr(sender, "name", "") == "jobs.run_job":
+        logger.warning("%s=%s: pausing before the claim", PAUSE_BEFORE_CLAIM_ENV, seconds)
+        time.sleep(float(seconds))

@@ -116,22 +116,42 @@ SPECTACULAR_SETTINGS = {
 # Queues: "cpu" for lexical/statistical work, "gpu" for torch models. Tasks take IDs only and all
 # go through jobs.runner, which keeps the Job row's status truthful.
 CELERY_BROKER_URL = env_broker("CELERY_BROKER_URL", "filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 6 * 3600 + 300, minimum=1)
+# A broker that accepts TCP and never answers must not hang a web request: every blocking socket
+# operation gives up after BROKER_SOCKET_TIMEOUT seconds, and a publish is retried a bounded number
+# of times (jobs.services marks the Job failed with the reason when it still cannot be sent).
+BROKER_SOCKET_TIMEOUT = env_int("BROKER_SOCKET_TIMEOUT", 3, minimum=1)
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_SOCKET_TIMEOUT
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+    # Redis: a message taken by a worker that died is handed out again after this many seconds. It
+    # must exceed the hard time limit, or a long job still running would be delivered a second time.
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 3600,
+    "socket_timeout": BROKER_SOCKET_TIMEOUT,
+    "socket_connect_timeout": BROKER_SOCKET_TIMEOUT,
+    "max_retries": 1,
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
-    }
+    })
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_ACKS_LATE = False
+# Late acknowledgement: a message is acknowledged only when its task ends, and a worker that dies
+# mid-task gives it back. Redelivery is harmless: jobs.runner claims the row queued → running once,
+# and a message for a job that is running or finished does nothing.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600, minimum=1)
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 6 * 3600 + 300, minimum=1)
+# On SIGTERM a worker waits this long for running tasks, then stops them (their messages go back).
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = float(env_int("CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT", 5, minimum=0))
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -139,6 +159,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A running job whose worker has not written a heartbeat for this long is marked failed.
 JOB_HEARTBEAT_INTERVAL = env_int("JOB_HEARTBEAT_INTERVAL", 5, minimum=1)
 JOB_HEARTBEAT_TIMEOUT = env_int("JOB_HEARTBEAT_TIMEOUT", 60, minimum=2)
+# A queued job no worker has claimed for this many seconds is sent again (its message was lost, e.g.
+# the worker that took it was killed before claiming the row); after JOB_MAX_DELIVERIES sends the
+# job is marked failed with the reason instead.
+JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
+JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
 
 LOGGING = {
     "version": 1,
