@@ -6,7 +6,8 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jobs.models import Job
@@ -146,6 +147,20 @@ def job_fail(*, job_id: int, error: str) -> bool:
         Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
             status=Job.Status.FAILED, finished=timezone.now(), error=error
         )
+    )
+
+
+def job_requeue_held_by(*, worker: str) -> int:
+    """Put the running jobs of `worker` back to queued: it was shut down and stopped them. Returns how many.
+
+    Their messages went back to the broker with the shutdown (late acknowledgement), so the next worker
+    runs them from the start; were a message lost, `job_redeliver_unclaimed` sends it again.
+    """
+    stamp = timezone.now().strftime("%H:%M:%S")
+    return Job.objects.filter(status=Job.Status.RUNNING, worker=worker).update(
+        status=Job.Status.QUEUED, started=None, heartbeat=None, progress=0.0, enqueued=timezone.now(),
+        progress_message=f"re-queued: worker {worker} was shut down while the job ran",
+        log=Concat(F("log"), Value(f"\n[{stamp}] worker {worker} was shut down; the job was put back in the queue")),
     )
 
 

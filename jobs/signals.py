@@ -1,5 +1,6 @@
 """Worker-side hooks, on start-up and periodically: reap jobs left running by a dead worker, and send
 again the message of jobs left queued with no claim (their message was lost)."""
+import atexit
 import logging
 import os
 import threading
@@ -28,6 +29,11 @@ def _reap(reason: str) -> None:
 @worker_ready.connect
 def reap_on_worker_start(sender=None, **kwargs):
     _reap("found by a worker at start-up")
+    hostname = getattr(sender, "hostname", None)
+    if hostname:
+        # A cold shutdown (Ctrl-C twice, `make run` stopping, `docker stop`) does not send worker_shutdown;
+        # the main process still exits normally, after its pool children were stopped.
+        atexit.register(_requeue_held, hostname)
 
     def loop():
         while not _stop.wait(settings.JOB_HEARTBEAT_TIMEOUT):
@@ -39,6 +45,18 @@ def reap_on_worker_start(sender=None, **kwargs):
 @worker_shutdown.connect
 def stop_reaper(sender=None, **kwargs):
     _stop.set()
+
+
+def _requeue_held(hostname: str) -> None:
+    """At the worker's exit: jobs it still held were stopped by a cold shutdown; put them back in the queue."""
+    from jobs.services import job_requeue_held_by
+
+    try:
+        job_requeue_held_by(worker=hostname)
+    except Exception:
+        logger.exception("re-queueing the jobs of a stopped worker failed")
+    finally:
+        connection.close()
 
 
 @task_failure.connect
