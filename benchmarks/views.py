@@ -16,6 +16,7 @@ from benchmarks import charts, exports, selectors
 from benchmarks.models import EvaluationRun, GoldSimilaritySet, PilotRun, SimilarityRun
 from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
 from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
+from core.csv_export import SPREADSHEET
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 
@@ -166,6 +167,7 @@ def _report_queued(request, label: str, run) -> None:
 
 
 def _csv_download(text: str, filename: str) -> HttpResponse:
+    """A page's download link: SPREADSHEET CSV (formulas neutralised; see core.csv_export)."""
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -177,7 +179,7 @@ def run_report_csv(request, pk: int, table: str):
     if table not in exports.LOCI_TABLES:
         raise Http404("Unknown table.")
     _report_or_404(run)
-    return _csv_download(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+    return _csv_download(exports.loci_csv(run, table, mode=SPREADSHEET), f"loci-run-{run.pk}-{table}.csv")
 
 
 # ------------------------------------------------------------------------------------------ Greek STS
@@ -205,7 +207,7 @@ def gold_set_detail(request, pk: int):
 @researcher_pages
 def gold_set_csv(request, pk: int):
     gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
-    return _csv_download(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
+    return _csv_download(exports.gold_set_csv(gold_set, mode=SPREADSHEET), f"gold-set-{gold_set.pk}.csv")
 
 
 @researcher_pages
@@ -237,7 +239,7 @@ def similarity_run_json(request, pk: int):
 def similarity_run_csv(request, pk: int):
     run = get_object_or_404(SimilarityRun, pk=pk)
     _report_or_404(run)
-    return _csv_download(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")
+    return _csv_download(exports.similarity_csv(run, mode=SPREADSHEET), f"similarity-run-{run.pk}.csv")
 
 
 @researcher_pages
@@ -269,6 +271,4 @@ def pilot_detail(request, pk: int):
 def pilot_csv(request, pk: int):
     run = get_object_or_404(PilotRun, pk=pk)
     _report_or_404(run)
-    header = ["threshold", "precision", "recall", "f1", "tp", "fp", "fn"]
-    return _csv_download(exports._csv(header, [[row.get(h) for h in header] for row in run.rows]),
-                         f"pilot-{run.pk}.csv")
+    return _csv_download(exports.pilot_csv(run, mode=SPREADSHEET), f"pilot-{run.pk}.csv")
