@@ -91,14 +91,24 @@ LOGOUT_REDIRECT_URL = "login"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "core.authentication.ExpiringTokenAuthentication",
     ],
+    # Behind a reverse proxy set SIMILIA_NUM_PROXIES so throttles see the client's address, not the proxy's.
+    "NUM_PROXIES": env_int("SIMILIA_NUM_PROXIES", 0, minimum=0),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
+
+# Password guessing: after this many wrong passwords from one address within SIMILIA_FAILURE_WINDOW
+# seconds, the login page / the token endpoint answer 429 until the window ends (core.throttling).
+SIMILIA_LOGIN_FAILURE_LIMIT = env_int("SIMILIA_LOGIN_FAILURE_LIMIT", 15, minimum=1)
+SIMILIA_TOKEN_FAILURE_LIMIT = env_int("SIMILIA_TOKEN_FAILURE_LIMIT", 25, minimum=1)
+SIMILIA_FAILURE_WINDOW = env_int("SIMILIA_FAILURE_WINDOW", 15 * 60, minimum=1)
+# API tokens older than this many hours are refused (401); 0 = tokens do not expire.
+SIMILIA_TOKEN_TTL_HOURS = env_int("SIMILIA_TOKEN_TTL_HOURS", 0, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Similia API",
