@@ -175,6 +175,15 @@ JOB_HEARTBEAT_TIMEOUT = env_int("JOB_HEARTBEAT_TIMEOUT", 60, minimum=2)
 JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
 
+# Caches (login/token failure counts): the process's memory, or a shared Redis when DJANGO_CACHE_URL is set
+# (production: redis://redis:6379/1), with socket timeouts so a hung cache never hangs a request.
+_cache_url = env_str("DJANGO_CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if _cache_url:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url,
+                          "OPTIONS": {"socket_timeout": BROKER_SOCKET_TIMEOUT,
+                                      "socket_connect_timeout": BROKER_SOCKET_TIMEOUT}}}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
