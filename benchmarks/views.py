@@ -13,8 +13,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 
 from benchmarks import charts, exports, selectors
-from benchmarks.models import EvaluationRun, GoldSimilaritySet, PilotRun, SimilarityRun
+from benchmarks.models import EvaluationRun, PilotRun
 from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
+from benchmarks.api import readable_gold_set
 from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
 from core.csv_export import SPREADSHEET
 from core.roles import LEAD, RESEARCHER, has_role
@@ -99,9 +100,9 @@ class PilotRunForm(SimilarityRunForm):
 def index(request):
     return render(request, "benchmarks/index.html", {
         "versions": selectors.version_list(),
-        "gold_sets": selectors.gold_set_list(),
+        "gold_sets": selectors.gold_set_list(user=request.user),
         "recent_runs": selectors.run_list()[:10],
-        "recent_similarity_runs": selectors.similarity_run_list()[:10],
+        "recent_similarity_runs": selectors.similarity_run_list(user=request.user)[:10],
     })
 
 
@@ -185,7 +186,7 @@ def run_report_csv(request, pk: int, table: str):
 # ------------------------------------------------------------------------------------------ Greek STS
 @researcher_pages
 def gold_set_detail(request, pk: int):
-    gold_set = get_object_or_404(selectors.gold_set_list(), pk=pk)
+    gold_set = get_object_or_404(selectors.gold_set_list(user=request.user), pk=pk)
     form = SimilarityRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -206,13 +207,13 @@ def gold_set_detail(request, pk: int):
 
 @researcher_pages
 def gold_set_csv(request, pk: int):
-    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+    gold_set = readable_gold_set(request, pk)
     return _csv_download(exports.gold_set_csv(gold_set, mode=SPREADSHEET), f"gold-set-{gold_set.pk}.csv")
 
 
 @researcher_pages
 def gold_set_json(request, pk: int):
-    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+    gold_set = readable_gold_set(request, pk)
     pairs = list(gold_set.pairs.values("reference_id", "candidate_id", "reference_text", "candidate_text", "score"))
     return JsonResponse({"name": gold_set.name, "source": gold_set.source, "provenance": gold_set.provenance,
                          "pairs": pairs}, json_dumps_params={"ensure_ascii": False})
@@ -220,7 +221,7 @@ def gold_set_json(request, pk: int):
 
 @researcher_pages
 def similarity_run_detail(request, pk: int):
-    run = get_object_or_404(SimilarityRun.objects.select_related("gold_set", "job", "owner"), pk=pk)
+    run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
     context = {"run": run, "report": run.report or {},
                "running": run.report is None and not (run.job and run.job.is_finished)}
     if run.report:
@@ -230,14 +231,14 @@ def similarity_run_detail(request, pk: int):
 
 @researcher_pages
 def similarity_run_json(request, pk: int):
-    run = get_object_or_404(SimilarityRun, pk=pk)
+    run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
     _report_or_404(run)
     return JsonResponse(run.report, json_dumps_params={"ensure_ascii": False})
 
 
 @researcher_pages
 def similarity_run_csv(request, pk: int):
-    run = get_object_or_404(SimilarityRun, pk=pk)
+    run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
     _report_or_404(run)
     return _csv_download(exports.similarity_csv(run, mode=SPREADSHEET), f"similarity-run-{run.pk}.csv")
 
