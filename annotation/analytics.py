@@ -252,8 +252,16 @@ def project_job_visible(job, user) -> bool:
     return project is not None and user_can_view_results(project=project, user=user)
 
 
+def project_job_manageable(job, user) -> bool:
+    """Jobs about a project can be cancelled by the project's leads."""
+    from annotation.selectors import user_can_manage
+
+    project = Project.objects.filter(pk=(job.params or {}).get("project_id")).first()
+    return project is not None and user_can_manage(project=project, user=user)
+
+
 @job_kind("annotation.analytics", queue="cpu", description="Recompute a project's agreement and scores.",
-          visible=project_job_visible)
+          visible=project_job_visible, manageable=project_job_manageable)
 def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
     project = Project.objects.get(pk=project_id)
     report = project_report(project, n_boot=n_boot, progress=job.progress)

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import stats
-from annotation.analytics import project_job_visible
+from annotation.analytics import project_job_manageable, project_job_visible
 from annotation.dashboard import _project
 from annotation.models import Batch
 from frontend import svg
@@ -20,7 +20,7 @@ SHARES = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75)
 
 
 @job_kind("annotation.plan", queue="cpu", description="Simulate annotation budgets for a project.",
-          visible=project_job_visible)
+          visible=project_job_visible, manageable=project_job_manageable)
 def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1.5, shares=SHARES,
              judgements_per_pair=(1, 2), n_annotators: int = 11, noise: float = 1.0, n_reps: int = 3,
              target: float = 0.95) -> dict:

@@ -3,7 +3,7 @@
 Researchers read and launch runs; leads read; everyone else gets 403 (anonymous 401)."""
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,8 +22,10 @@ from benchmarks.models import (
     GoldSimilaritySet,
     SimilarityRun,
 )
-from benchmarks.services import RunError, evaluation_run_create, similarity_run_create
+from benchmarks.services import GoldPublishError, RunError, evaluation_run_create, similarity_run_create
+from benchmarks.services import gold_set_publish as gold_publish
 from core.roles import LEAD, RESEARCHER, has_role
+from jobs.services import job_enqueue_error
 
 
 class ResearcherOrLeadReads(BasePermission):
@@ -104,7 +106,8 @@ class GoldSetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = GoldSimilaritySet
-        fields = ["id", "name", "source", "source_description", "provenance", "n_pairs", "n_runs", "created"]
+        fields = ["id", "name", "source", "source_description", "provenance", "n_pairs", "n_runs", "created",
+                  "source_project", "published", "published_at"]
         read_only_fields = fields
 
 
@@ -185,7 +188,8 @@ class EvaluationRunListApi(_Api, ListAPIView):
     def get_queryset(self):
         return selectors.run_list()
 
-    @extend_schema(request=EvaluationRunInputSerializer, responses={201: EvaluationRunSerializer})
+    @extend_schema(request=EvaluationRunInputSerializer,
+                   responses={201: EvaluationRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
         data = EvaluationRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -193,7 +197,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
             run = evaluation_run_create(owner=request.user, **data.validated_data)
         except RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(EvaluationRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return created_or_unavailable(run, EvaluationRunSerializer)
 
 
 class EvaluationRunDetailApi(_Api, APIView):
@@ -228,6 +232,17 @@ class EvaluationRunCsvApi(_Api, APIView):
         return csv_response(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
 
 
+def created_or_unavailable(run, serializer_class) -> Response:
+    """201 with the run, or 503 naming the run, its job and why the job could not be queued (the job is
+    then failed, never left looking queued)."""
+    error = job_enqueue_error(run.job) if run.job_id else None
+    if error:
+        return Response({"detail": f"Run {run.pk} was not started: its job {run.job_id} could not be queued. {error}",
+                         "run": run.pk, "job": run.job_id, "status": "failed"},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "30"})
+    return Response(serializer_class(run).data, status=status.HTTP_201_CREATED)
+
+
 def csv_response(text: str, filename: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -235,16 +250,43 @@ def csv_response(text: str, filename: str) -> HttpResponse:
 
 
 # --------------------------------------------------------------------------------------- Greek STS
+def readable_gold_set(request, pk: int) -> GoldSimilaritySet:
+    """The gold set, or 404 when the user may not read it (a set from another project's batch)."""
+    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+    if not selectors.gold_set_readable(gold_set=gold_set, user=request.user):
+        raise Http404
+    return gold_set
+
+
 class GoldSetListApi(_Api, ListAPIView):
     serializer_class = GoldSetSerializer
 
     def get_queryset(self):
-        return selectors.gold_set_list()
+        return selectors.gold_set_list(user=self.request.user)
 
 
 class GoldSetDetailApi(_Api, APIView):
     @extend_schema(responses=GoldSetSerializer)
     def get(self, request, pk: int):
+        return Response(GoldSetSerializer(get_object_or_404(selectors.gold_set_list(user=request.user), pk=pk)).data)
+
+
+class GoldSetPublishInputSerializer(serializers.Serializer):
+    published = serializers.BooleanField(default=True)
+
+
+class GoldSetPublishApi(APIView):
+    """A lead of the source project publishes (or withdraws) a gold set made from its batch."""
+
+    @extend_schema(request=GoldSetPublishInputSerializer, responses={200: GoldSetSerializer, 403: OpenApiTypes.OBJECT})
+    def post(self, request, pk: int):
+        gold_set = readable_gold_set(request, pk)
+        data = GoldSetPublishInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            gold_publish(gold_set=gold_set, user=request.user, published=data.validated_data["published"])
+        except GoldPublishError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         return Response(GoldSetSerializer(get_object_or_404(selectors.gold_set_list(), pk=pk)).data)
 
 
@@ -255,13 +297,13 @@ class GoldPairListApi(_Api, ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return GoldSimilarityPair.objects.none()
-        return selectors.gold_pairs(gold_set=get_object_or_404(GoldSimilaritySet, pk=self.kwargs["pk"]))
+        return selectors.gold_pairs(gold_set=readable_gold_set(self.request, self.kwargs["pk"]))
 
 
 class GoldSetCsvApi(_Api, APIView):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, pk: int):
-        gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+        gold_set = readable_gold_set(request, pk)
         return csv_response(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
 
 
@@ -270,9 +312,10 @@ class SimilarityRunListApi(_Api, ListAPIView):
     filterset_fields = ["gold_set", "method", "calibration"]
 
     def get_queryset(self):
-        return selectors.similarity_run_list()
+        return selectors.similarity_run_list(user=self.request.user)
 
-    @extend_schema(request=SimilarityRunInputSerializer, responses={201: SimilarityRunSerializer})
+    @extend_schema(request=SimilarityRunInputSerializer,
+                   responses={201: SimilarityRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
         data = SimilarityRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -280,20 +323,20 @@ class SimilarityRunListApi(_Api, ListAPIView):
             run = similarity_run_create(owner=request.user, **data.validated_data)
         except RunError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(SimilarityRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return created_or_unavailable(run, SimilarityRunSerializer)
 
 
 class SimilarityRunDetailApi(_Api, APIView):
     @extend_schema(responses=SimilarityRunDetailSerializer)
     def get(self, request, pk: int):
-        run = get_object_or_404(selectors.similarity_run_list().defer(None), pk=pk)
+        run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
         return Response(SimilarityRunDetailSerializer(run).data)
 
 
 class SimilarityRunCsvApi(_Api, APIView):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR, 409: OpenApiTypes.OBJECT})
     def get(self, request, pk: int):
-        run = get_object_or_404(SimilarityRun, pk=pk)
+        run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)

@@ -1,21 +1,17 @@
-"""JSON and CSV exports of stored reports (shared by the API and the pages)."""
+"""JSON and CSV exports of stored reports (shared by the API and the pages).
+
+CSV goes through `core.csv_export`: the API asks for MACHINE (byte-faithful) CSV, the pages' download
+links for SPREADSHEET CSV (formulas neutralised); see that module."""
 from __future__ import annotations
 
-import csv
-import io
-
 from benchmarks.models import EvaluationRun, GoldSimilaritySet, SimilarityRun
+from core.csv_export import MACHINE, csv_text
 
 LOCI_TABLES = ("per_query", "per_fold", "per_pair", "summary")
 
 
-def _csv(header: list[str], rows: list[list]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow(["" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in row])
-    return out.getvalue()
+def _csv(header: list[str], rows: list[list], mode: str = MACHINE) -> str:
+    return csv_text(header, rows, mode=mode, float_format="{:.6f}")
 
 
 def loci_report(run: EvaluationRun) -> dict:
@@ -27,14 +23,14 @@ def loci_report(run: EvaluationRun) -> dict:
         "job": run.job_id}}
 
 
-def loci_csv(run: EvaluationRun, table: str) -> str:
+def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
     ks = run.ks or []
     if table == "per_query":
         header = ["query_id", "fold", "n_gold", "n_cit", "n_cf"] + [f"recall@{k}" for k in ks] + ["rr"]
-        return _csv(header, [[row.get(h) for h in header] for row in run.per_query])
+        return _csv(header, [[row.get(h) for h in header] for row in run.per_query], mode)
     if table == "per_pair":
         header = ["query_id", "source_id", "label", "fold", "rank", "shared_lemmas", "shared_bigrams", "bucket"]
-        return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("per_pair", [])])
+        return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("per_pair", [])], mode)
     if table == "per_fold":
         metrics = [f"{m}@{k}" for k in ks for m in ("recall", "mrr")]
         header = ["fold", "n_queries", "n_gold"] + [f"{view}:{m}" for view in ("all", "cit.", "cf.") for m in metrics]
@@ -43,17 +39,22 @@ def loci_csv(run: EvaluationRun, table: str) -> str:
             m = fold.get("metrics", {})
             rows.append([fold.get("fold"), fold.get("n_queries"), fold.get("n_gold")]
                         + [m.get(view, {}).get(name) for view in ("all", "cit.", "cf.") for name in metrics])
-        return _csv(header, rows)
+        return _csv(header, rows, mode)
     if table == "summary":
-        return _csv(["metric", "value"], [[k, v] for k, v in run.summary.items()])
+        return _csv(["metric", "value"], [[k, v] for k, v in run.summary.items()], mode)
     raise ValueError(f"unknown table {table!r}")
 
 
-def gold_set_csv(gold_set: GoldSimilaritySet) -> str:
+def gold_set_csv(gold_set: GoldSimilaritySet, *, mode: str = MACHINE) -> str:
     header = ["reference_id", "candidate_id", "reference_text", "candidate_text", "score"]
-    return _csv(header, [list(row) for row in gold_set.pairs.values_list(*header)])
+    return _csv(header, [list(row) for row in gold_set.pairs.values_list(*header)], mode)
 
 
-def similarity_csv(run: SimilarityRun) -> str:
+def similarity_csv(run: SimilarityRun, *, mode: str = MACHINE) -> str:
     header = ["reference_id", "candidate_id", "gold", "predicted", "predicted_raw", "predicted_reverse"]
-    return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("predictions", [])])
+    return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("predictions", [])], mode)
+
+
+def pilot_csv(run, *, mode: str = MACHINE) -> str:
+    header = ["threshold", "precision", "recall", "f1", "tp", "fp", "fn"]
+    return _csv(header, [[row.get(h) for h in header] for row in run.rows], mode)

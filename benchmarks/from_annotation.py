@@ -34,7 +34,7 @@ def gold_set_from_batch(request, batch_id: int):
         messages.error(request, "The batch has no judgements yet.")
         return redirect("annotation:dashboard", pk=batch.project_id)
     try:
-        gold = gold_set_create_from_rows(name=name, rows=rows, owner=request.user,
+        gold = gold_set_create_from_rows(name=name, rows=rows, owner=request.user, source_project=batch.project,
                                          source_description=f"annotation project {batch.project.name}, batch {batch.name}")
     except GoldImportError as exc:
         messages.error(request, f"No gold set created: {exc}")

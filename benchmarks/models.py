@@ -167,12 +167,23 @@ class GoldSimilaritySet(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="+")
     created = models.DateTimeField(auto_now_add=True)
+    # A set made from an annotation batch carries that project's verses and judgements: reading it follows
+    # the project's rules (its leads, researchers, staff) until a lead of the project publishes it.
+    source_project = models.ForeignKey("annotation.Project", null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="gold_sets")
+    published = models.BooleanField(default=False)
+    published_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def restricted(self) -> bool:
+        """True while the set is readable only under its source project's rules."""
+        return self.source == self.Source.ANNOTATION and not self.published
 
 
 class GoldSimilarityPair(models.Model):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
+from annotation.models import Membership
 from benchmarks.models import (
     BenchmarkVersion,
     EvaluationRun,
@@ -13,6 +14,7 @@ from benchmarks.models import (
     Segment,
     SimilarityRun,
 )
+from core.roles import LEAD, RESEARCHER, has_role
 
 _HAS_REPORT = ExpressionWrapper(Q(report__isnull=False), output_field=BooleanField())
 
@@ -119,9 +121,33 @@ def leaderboard(*, version: BenchmarkVersion, sort: str = "recall@10") -> list[E
 
 
 # ------------------------------------------------------------------------------------------ Greek STS
-def gold_set_list() -> QuerySet[GoldSimilaritySet]:
-    return GoldSimilaritySet.objects.annotate(n_pairs=Count("pairs", distinct=True),
-                                              n_runs=Count("runs", distinct=True)).order_by("name")
+def _gold_sets_readable_q(user) -> Q | None:
+    """None when `user` reads every gold set; else the condition on the sets they may read.
+
+    Sets from files, and published sets, are for every researcher and lead. A set made from an annotation
+    batch and not published follows its source project's rules: the project's leads (and researchers and
+    staff, who may read every project's results)."""
+    if user.is_staff or has_role(user, RESEARCHER):
+        return None
+    open_sets = ~Q(source=GoldSimilaritySet.Source.ANNOTATION) | Q(published=True)
+    if not has_role(user, LEAD):
+        return open_sets
+    return open_sets | Q(source_project__owner=user) | Q(
+        source_project__memberships__user=user, source_project__memberships__role=Membership.Role.LEAD)
+
+
+def gold_set_list(*, user=None) -> QuerySet[GoldSimilaritySet]:
+    """Gold sets with pair and run counts; only those `user` may read when a user is given."""
+    qs = GoldSimilaritySet.objects.all()
+    condition = _gold_sets_readable_q(user) if user is not None else None
+    if condition is not None:
+        qs = qs.filter(pk__in=GoldSimilaritySet.objects.filter(condition).values("pk"))
+    return qs.annotate(n_pairs=Count("pairs", distinct=True), n_runs=Count("runs", distinct=True)).order_by("name")
+
+
+def gold_set_readable(*, gold_set: GoldSimilaritySet, user) -> bool:
+    condition = _gold_sets_readable_q(user)
+    return condition is None or GoldSimilaritySet.objects.filter(condition, pk=gold_set.pk).exists()
 
 
 def gold_pairs(*, gold_set: GoldSimilaritySet, reference_id: str | None = None) -> QuerySet[GoldSimilarityPair]:
@@ -129,9 +155,13 @@ def gold_pairs(*, gold_set: GoldSimilaritySet, reference_id: str | None = None) 
     return qs.filter(reference_id=reference_id) if reference_id else qs
 
 
-def similarity_run_list(*, gold_set: GoldSimilaritySet | None = None) -> QuerySet[SimilarityRun]:
+def similarity_run_list(*, gold_set: GoldSimilaritySet | None = None, user=None) -> QuerySet[SimilarityRun]:
+    """Similarity runs (of `gold_set`); only runs on gold sets `user` may read when a user is given."""
     qs = SimilarityRun.objects.select_related("job", "owner", "gold_set").defer("report").annotate(
         has_report=_HAS_REPORT)
+    condition = _gold_sets_readable_q(user) if user is not None else None
+    if condition is not None:
+        qs = qs.filter(gold_set__in=GoldSimilaritySet.objects.filter(condition).values("pk"))
     return qs.filter(gold_set=gold_set) if gold_set is not None else qs
 
 

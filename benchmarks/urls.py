@@ -13,6 +13,7 @@ urlpatterns = [
     path("benchmarks/runs/<int:pk>/report.csv", api.EvaluationRunCsvApi.as_view(), name="api-benchmark-run-csv"),
     path("sts/gold-sets/", api.GoldSetListApi.as_view(), name="api-sts-gold-set-list"),
     path("sts/gold-sets/<int:pk>/", api.GoldSetDetailApi.as_view(), name="api-sts-gold-set-detail"),
+    path("sts/gold-sets/<int:pk>/publish/", api.GoldSetPublishApi.as_view(), name="api-sts-gold-set-publish"),
     path("sts/gold-sets/<int:pk>/pairs/", api.GoldPairListApi.as_view(), name="api-sts-gold-pair-list"),
     path("sts/gold-sets/<int:pk>/pairs.csv", api.GoldSetCsvApi.as_view(), name="api-sts-gold-set-csv"),
     path("sts/runs/", api.SimilarityRunListApi.as_view(), name="api-sts-run-list"),

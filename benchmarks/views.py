@@ -13,10 +13,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 
 from benchmarks import charts, exports, selectors
-from benchmarks.models import EvaluationRun, GoldSimilaritySet, PilotRun, SimilarityRun
+from benchmarks.models import EvaluationRun, PilotRun
 from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
+from benchmarks.api import readable_gold_set
 from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
+from core.csv_export import SPREADSHEET
 from core.roles import LEAD, RESEARCHER, has_role
+from jobs.services import job_enqueue_error
 
 
 def researcher_pages(view):
@@ -97,9 +100,9 @@ class PilotRunForm(SimilarityRunForm):
 def index(request):
     return render(request, "benchmarks/index.html", {
         "versions": selectors.version_list(),
-        "gold_sets": selectors.gold_set_list(),
+        "gold_sets": selectors.gold_set_list(user=request.user),
         "recent_runs": selectors.run_list()[:10],
-        "recent_similarity_runs": selectors.similarity_run_list()[:10],
+        "recent_similarity_runs": selectors.similarity_run_list(user=request.user)[:10],
     })
 
 
@@ -117,7 +120,7 @@ def version_detail(request, pk: int):
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Run {run.pk} queued (job {run.job_id}).")
+            _report_queued(request, "Run", run)
             return redirect("benchmarks:run", pk=run.pk)
     sort = request.GET.get("sort", "recall@10")
     runs = selectors.leaderboard(version=version, sort=sort)
@@ -155,7 +158,17 @@ def run_report_json(request, pk: int):
     return response
 
 
+def _report_queued(request, label: str, run) -> None:
+    """Say the run is queued, or why its job could not be queued (the job is then failed)."""
+    error = job_enqueue_error(run.job)
+    if error:
+        messages.error(request, f"{label} {run.pk} was not started: {error}")
+    else:
+        messages.success(request, f"{label} {run.pk} queued (job {run.job_id}).")
+
+
 def _csv_download(text: str, filename: str) -> HttpResponse:
+    """A page's download link: SPREADSHEET CSV (formulas neutralised; see core.csv_export)."""
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -167,13 +180,13 @@ def run_report_csv(request, pk: int, table: str):
     if table not in exports.LOCI_TABLES:
         raise Http404("Unknown table.")
     _report_or_404(run)
-    return _csv_download(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+    return _csv_download(exports.loci_csv(run, table, mode=SPREADSHEET), f"loci-run-{run.pk}-{table}.csv")
 
 
 # ------------------------------------------------------------------------------------------ Greek STS
 @researcher_pages
 def gold_set_detail(request, pk: int):
-    gold_set = get_object_or_404(selectors.gold_set_list(), pk=pk)
+    gold_set = get_object_or_404(selectors.gold_set_list(user=request.user), pk=pk)
     form = SimilarityRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -181,7 +194,7 @@ def gold_set_detail(request, pk: int):
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Similarity run {run.pk} queued (job {run.job_id}).")
+            _report_queued(request, "Similarity run", run)
             return redirect("benchmarks:similarity-run", pk=run.pk)
     sort = request.GET.get("sort", "spearman")
     return render(request, "benchmarks/gold_set.html", {
@@ -194,13 +207,13 @@ def gold_set_detail(request, pk: int):
 
 @researcher_pages
 def gold_set_csv(request, pk: int):
-    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
-    return _csv_download(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
+    gold_set = readable_gold_set(request, pk)
+    return _csv_download(exports.gold_set_csv(gold_set, mode=SPREADSHEET), f"gold-set-{gold_set.pk}.csv")
 
 
 @researcher_pages
 def gold_set_json(request, pk: int):
-    gold_set = get_object_or_404(GoldSimilaritySet, pk=pk)
+    gold_set = readable_gold_set(request, pk)
     pairs = list(gold_set.pairs.values("reference_id", "candidate_id", "reference_text", "candidate_text", "score"))
     return JsonResponse({"name": gold_set.name, "source": gold_set.source, "provenance": gold_set.provenance,
                          "pairs": pairs}, json_dumps_params={"ensure_ascii": False})
@@ -208,7 +221,7 @@ def gold_set_json(request, pk: int):
 
 @researcher_pages
 def similarity_run_detail(request, pk: int):
-    run = get_object_or_404(SimilarityRun.objects.select_related("gold_set", "job", "owner"), pk=pk)
+    run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
     context = {"run": run, "report": run.report or {},
                "running": run.report is None and not (run.job and run.job.is_finished)}
     if run.report:
@@ -218,16 +231,16 @@ def similarity_run_detail(request, pk: int):
 
 @researcher_pages
 def similarity_run_json(request, pk: int):
-    run = get_object_or_404(SimilarityRun, pk=pk)
+    run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
     _report_or_404(run)
     return JsonResponse(run.report, json_dumps_params={"ensure_ascii": False})
 
 
 @researcher_pages
 def similarity_run_csv(request, pk: int):
-    run = get_object_or_404(SimilarityRun, pk=pk)
+    run = get_object_or_404(selectors.similarity_run_list(user=request.user).defer(None), pk=pk)
     _report_or_404(run)
-    return _csv_download(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")
+    return _csv_download(exports.similarity_csv(run, mode=SPREADSHEET), f"similarity-run-{run.pk}.csv")
 
 
 @researcher_pages
@@ -239,7 +252,7 @@ def pilot_index(request):
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Pilot {run.pk} queued (job {run.job_id}).")
+            _report_queued(request, "Pilot", run)
             return redirect("benchmarks:pilot", pk=run.pk)
     return render(request, "benchmarks/pilots.html", {"runs": selectors.pilot_run_list()[:50], "form": form,
                                                        "can_launch": _can_launch(request)})
@@ -259,6 +272,4 @@ def pilot_detail(request, pk: int):
 def pilot_csv(request, pk: int):
     run = get_object_or_404(PilotRun, pk=pk)
     _report_or_404(run)
-    header = ["threshold", "precision", "recall", "f1", "tp", "fp", "fn"]
-    return _csv_download(exports._csv(header, [[row.get(h) for h in header] for row in run.rows]),
-                         f"pilot-{run.pk}.csv")
+    return _csv_download(exports.pilot_csv(run, mode=SPREADSHEET), f"pilot-{run.pk}.csv")

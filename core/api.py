@@ -2,11 +2,14 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.authentication import token_for
 from core.roles import user_roles
+from core.throttling import TokenFailureThrottle, token_limit
 
 
 class MeApi(APIView):
@@ -21,4 +24,16 @@ class MeApi(APIView):
 
 
 class TokenApi(ObtainAuthToken):
-    """POST username and password; returns the user's API token (send it as `Authorization: Token <key>`)."""
+    """POST username and password; returns the user's API token (send it as `Authorization: Token <key>`).
+
+    Too many wrong passwords from one address get 429 (core.throttling); an expired token is replaced."""
+
+    throttle_classes = [TokenFailureThrottle]
+
+    def post(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        if not serializer.is_valid():
+            if "non_field_errors" in serializer.errors:  # the credentials were checked and are wrong
+                token_limit().record_failure(request)
+            raise ValidationError(serializer.errors)
+        return Response({"token": token_for(serializer.validated_data["user"]).key})

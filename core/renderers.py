@@ -1,8 +1,13 @@
-"""CSV output for DRF views: a list of flat dicts becomes a CSV with a header row."""
-import csv
-import io
+"""CSV output for DRF views: a list of flat dicts becomes a CSV with a header row.
 
+MACHINE CSV (byte-faithful) by default; `?csv=spreadsheet` gives SPREADSHEET CSV with formulas
+neutralised (the dashboard's download links use it). See core.csv_export."""
 from rest_framework.renderers import BaseRenderer
+
+from core.csv_export import MACHINE, MODES, csv_text
+
+#: The query parameter choosing the CSV mode.
+CSV_MODE_PARAM = "csv"
 
 
 class CSVRenderer(BaseRenderer):
@@ -14,6 +19,7 @@ class CSVRenderer(BaseRenderer):
         if isinstance(data, dict) and "results" in data:
             data = data["results"]
         view = (renderer_context or {}).get("view")
+        request = (renderer_context or {}).get("request")
         columns = None
         if isinstance(data, dict):
             if "detail" in data:  # an error: say so instead of an empty table
@@ -21,26 +27,7 @@ class CSVRenderer(BaseRenderer):
             data = [data]
         rows = list(data or [])
         columns = columns or list(getattr(view, "csv_columns", None) or (rows[0].keys() if rows else []))
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _cell(row.get(k)) for k in columns})
-        return out.getvalue().encode(self.charset)
-
-
-def _cell(value):
-    """Empty for None; text that a spreadsheet would run as a formula gets a leading apostrophe."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@") and not _numeric(value):
-        return "'" + value
-    return value
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        mode = request.query_params.get(CSV_MODE_PARAM, MACHINE) if request is not None else MACHINE
+        if mode not in MODES:
+            mode = MACHINE
+        return csv_text(columns, rows, mode=mode).encode(self.charset)

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Wait for PostgreSQL, apply migrations from the web container only, then run the command.
 set -e
+case "${DJANGO_SECRET_KEY:-}" in
+  example-only-replace-me*) echo "DJANGO_SECRET_KEY is the example from docker/env.example: generate your own." >&2; exit 1 ;;
+esac
 python - <<'PY'
 import os, sys, time
 import psycopg

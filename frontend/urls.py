@@ -1,11 +1,12 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from core.throttling import ThrottledLoginView
 from frontend import views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_page, name="job"),

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from rest_framework.generics import ListAPIView
 
 from jobs.models import Job
-from jobs.selectors import job_list, job_visible_to
+from jobs.selectors import job_cancellable_by, job_list, job_visible_to
 from jobs.services import JobError, heartbeat_cutoff_passed, job_cancel, job_reap_stale
 
 
@@ -65,8 +65,9 @@ class JobCancelApi(APIView):
     @extend_schema(request=None, responses=JobSerializer)
     def post(self, request, pk: int):
         job = _get_visible(request, pk)
-        if not (request.user.is_staff or job.owner_id == request.user.pk):
-            return Response({"detail": "Only the job's owner or staff can cancel it."}, status=status.HTTP_403_FORBIDDEN)
+        if not job_cancellable_by(job=job, user=request.user):
+            return Response({"detail": "Only the job's owner, the leads of its project or staff can cancel it."},
+                            status=status.HTTP_403_FORBIDDEN)
         try:
             job = job_cancel(job=job)
         except JobError as exc:

@@ -36,6 +36,10 @@ class Job(models.Model):
     heartbeat = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=255, blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True)
+    # Delivery: when the job's message was last handed to the broker, and how many times. A queued job
+    # no worker claimed within JOB_REDELIVER_AFTER seconds of its last send is sent again.
+    enqueued = models.DateTimeField(null=True, blank=True)
+    deliveries = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -16,21 +16,24 @@ class JobKind:
     func: Callable
     description: str
     visible: Callable | None = None  # (job, user) -> bool: who besides the owner and staff may see the job
+    manageable: Callable | None = None  # (job, user) -> bool: who besides the owner and staff may cancel it
 
 
 _KINDS: dict[str, JobKind] = {}
 
 
-def job_kind(name: str, *, queue: str = "cpu", description: str = "", visible: Callable | None = None):
+def job_kind(name: str, *, queue: str = "cpu", description: str = "", visible: Callable | None = None,
+             manageable: Callable | None = None):
     """Decorator registering `func` as the job kind `name` on `queue` ("cpu" or "gpu").
 
-    `visible(job, user)` may widen who can read the job (e.g. every lead of the job's project)."""
+    `visible(job, user)` may widen who can read the job (e.g. every reader of the job's project's results);
+    `manageable(job, user)` who may cancel it (e.g. the project's leads)."""
     if queue not in {"cpu", "gpu"}:
         raise ValueError(f"queue must be 'cpu' or 'gpu', not {queue!r}")
 
     def register(func: Callable) -> Callable:
         _KINDS[name] = JobKind(name=name, queue=queue, func=func, description=description or (func.__doc__ or ""),
-                               visible=visible)
+                               visible=visible, manageable=manageable)
         return func
 
     return register

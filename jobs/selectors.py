@@ -25,3 +25,14 @@ def job_visible_to(*, job: Job, user) -> bool:
     except KeyError:
         return False
     return bool(kind.visible and kind.visible(job, user))
+
+
+def job_cancellable_by(*, job: Job, user) -> bool:
+    """Owner and staff; whoever the job kind's `manageable` rule admits (e.g. the leads of its project)."""
+    if user.is_staff or (job.owner_id is not None and job.owner_id == user.pk):
+        return True
+    try:
+        kind = get_kind(job.kind)
+    except KeyError:
+        return False
+    return bool(kind.manageable and kind.manageable(job, user))

@@ -6,6 +6,8 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jobs.models import Job
@@ -36,19 +38,65 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
     return job
 
 
-def _enqueue(job_id: int, queue: str) -> None:
+def _enqueue(job_id: int, queue: str) -> bool:
+    """Send the job's message to the broker; on failure mark the job failed with the reason.
+
+    The send is bounded (socket timeouts and a bounded publish retry, see the CELERY_BROKER_* settings),
+    so a broker that is down or hangs costs seconds, never a hung request. Returns True when sent.
+    """
     from jobs.tasks import run_job_task
 
+    Job.objects.filter(pk=job_id).update(enqueued=timezone.now(), deliveries=F("deliveries") + 1)
     try:
         async_result = run_job_task.apply_async(args=[job_id], queue=queue)
-    except Exception as exc:  # broker down: say so on the row instead of leaving it queued forever
+    except Exception as exc:  # broker down or not answering: say so on the row instead of leaving it queued
         logger.exception("could not enqueue job %s", job_id)
         Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-            status=Job.Status.FAILED, finished=timezone.now(), error=f"Could not reach the task broker: {exc}"
+            status=Job.Status.FAILED, finished=timezone.now(),
+            error=f"Could not send the job to the task broker ({type(exc).__name__}: {exc}). Try again later.",
         )
-        return
+        return False
     if async_result is not None and async_result.id:
         Job.objects.filter(pk=job_id).update(celery_task_id=async_result.id)
+    return True
+
+
+def job_enqueue_error(job: Job) -> str | None:
+    """The reason a just-created job could not be sent to a worker, or None when it was sent (or ran)."""
+    job.refresh_from_db(fields=["status", "error", "started"])
+    if job.status == Job.Status.FAILED and job.started is None:
+        return job.error
+    return None
+
+
+def job_redeliver_unclaimed(*, after_seconds: int | None = None, max_deliveries: int | None = None) -> int:
+    """Send again the message of every queued job no worker claimed within `after_seconds` of its last send.
+
+    A message can be lost between broker and row: the worker that took it was killed before it claimed
+    the row, or the embedded broker's file went with it. Sending again is harmless because the runner
+    claims a row only while it is queued. After `max_deliveries` sends the job is marked failed with the
+    reason instead. Several workers may sweep at once: each send is claimed by a conditional update.
+    Returns how many jobs were sent again.
+    """
+    after_seconds = after_seconds or settings.JOB_REDELIVER_AFTER
+    max_deliveries = max_deliveries or settings.JOB_MAX_DELIVERIES
+    cutoff = timezone.now() - dt.timedelta(seconds=after_seconds)
+    unclaimed = Job.objects.filter(status=Job.Status.QUEUED).filter(
+        Q(enqueued__lt=cutoff) | Q(enqueued__isnull=True, created__lt=cutoff))
+    sent = 0
+    for job in unclaimed.only("pk", "queue", "deliveries"):
+        if job.deliveries >= max_deliveries:
+            Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
+                status=Job.Status.FAILED, finished=timezone.now(),
+                error=(f"No worker claimed this job after {job.deliveries} deliveries, {after_seconds} s apart: "
+                       f"is a worker consuming the {job.queue!r} queue?"))
+            continue
+        mine = Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED, deliveries=job.deliveries).filter(
+            Q(enqueued__lt=cutoff) | Q(enqueued__isnull=True)).update(enqueued=timezone.now())
+        if mine:
+            logger.warning("job %s unclaimed for %s s: sending it again", job.pk, after_seconds)
+            sent += _enqueue(job.pk, job.queue)
+    return sent
 
 
 def job_cancel(*, job: Job) -> Job:
@@ -99,6 +147,20 @@ def job_fail(*, job_id: int, error: str) -> bool:
         Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
             status=Job.Status.FAILED, finished=timezone.now(), error=error
         )
+    )
+
+
+def job_requeue_held_by(*, worker: str) -> int:
+    """Put the running jobs of `worker` back to queued: it was shut down and stopped them. Returns how many.
+
+    Their messages went back to the broker with the shutdown (late acknowledgement), so the next worker
+    runs them from the start; were a message lost, `job_redeliver_unclaimed` sends it again.
+    """
+    stamp = timezone.now().strftime("%H:%M:%S")
+    return Job.objects.filter(status=Job.Status.RUNNING, worker=worker).update(
+        status=Job.Status.QUEUED, started=None, heartbeat=None, progress=0.0, enqueued=timezone.now(),
+        progress_message=f"re-queued: worker {worker} was shut down while the job ran",
+        log=Concat(F("log"), Value(f"\n[{stamp}] worker {worker} was shut down; the job was put back in the queue")),
     )
 
 

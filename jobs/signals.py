@@ -1,8 +1,12 @@
-"""Worker-side hooks: reap jobs left running by a dead worker, on start-up and periodically."""
+"""Worker-side hooks, on start-up and periodically: reap jobs left running by a dead worker, and send
+again the message of jobs left queued with no claim (their message was lost)."""
+import atexit
 import logging
+import os
 import threading
+import time
 
-from celery.signals import task_failure, worker_ready, worker_shutdown
+from celery.signals import task_failure, task_prerun, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import connection
 
@@ -11,10 +15,11 @@ _stop = threading.Event()
 
 
 def _reap(reason: str) -> None:
-    from jobs.services import job_reap_stale
+    from jobs.services import job_reap_stale, job_redeliver_unclaimed
 
     try:
         job_reap_stale(reason=reason)
+        job_redeliver_unclaimed()
     except Exception:
         logger.exception("reaping stale jobs failed")
     finally:
@@ -24,6 +29,11 @@ def _reap(reason: str) -> None:
 @worker_ready.connect
 def reap_on_worker_start(sender=None, **kwargs):
     _reap("found by a worker at start-up")
+    hostname = getattr(sender, "hostname", None)
+    if hostname:
+        # A cold shutdown (Ctrl-C twice, `make run` stopping, `docker stop`) does not send worker_shutdown;
+        # the main process still exits normally, after its pool children were stopped.
+        atexit.register(_requeue_held, hostname)
 
     def loop():
         while not _stop.wait(settings.JOB_HEARTBEAT_TIMEOUT):
@@ -37,6 +47,18 @@ def stop_reaper(sender=None, **kwargs):
     _stop.set()
 
 
+def _requeue_held(hostname: str) -> None:
+    """At the worker's exit: jobs it still held were stopped by a cold shutdown; put them back in the queue."""
+    from jobs.services import job_requeue_held_by
+
+    try:
+        job_requeue_held_by(worker=hostname)
+    except Exception:
+        logger.exception("re-queueing the jobs of a stopped worker failed")
+    finally:
+        connection.close()
+
+
 @task_failure.connect
 def mark_failed_on_task_failure(sender=None, task_id=None, exception=None, args=None, **kwargs):
     """A task that failed outside the runner's own handling (e.g. hard time limit) fails its job."""
@@ -45,3 +67,16 @@ def mark_failed_on_task_failure(sender=None, task_id=None, exception=None, args=
     from jobs.services import job_fail
 
     job_fail(job_id=int(args[0]), error=f"The worker reported a failure: {type(exception).__name__}: {exception}")
+
+
+#: Test-only: seconds a worker sleeps after taking a job's message and before claiming its row, so a
+#: test can kill it in that window. Unset (the default) in every real deployment.
+PAUSE_BEFORE_CLAIM_ENV = "SIMILIA_TEST_PAUSE_BEFORE_CLAIM"
+
+
+@task_prerun.connect
+def pause_before_claim(sender=None, **kwargs):
+    seconds = os.environ.get(PAUSE_BEFORE_CLAIM_ENV)
+    if seconds and getattr(sender, "name", "") == "jobs.run_job":
+        logger.warning("%s=%s: pausing before the claim", PAUSE_BEFORE_CLAIM_ENV, seconds)
+        time.sleep(float(seconds))

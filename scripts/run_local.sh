@@ -1,15 +1,55 @@
 #!/usr/bin/env bash
 # Start the web server and a real Celery worker on the embedded defaults (SQLite + filesystem broker).
+# Both listen on this machine only (127.0.0.1; HOST=0.0.0.0 to expose it). Ctrl-C or SIGTERM stops
+# both: the worker gets STOP_GRACE seconds to finish its tasks (warm shutdown), then a cold shutdown
+# (running jobs are marked failed with the reason), then SIGKILL as a last resort.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.local}
+HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
-mkdir -p var
-.venv/bin/celery -A config worker -Q cpu,gpu --concurrency "${WORKER_CONCURRENCY:-2}" -n "local@%h" -l info \
-  > var/worker.log 2>&1 &
+STOP_GRACE=${STOP_GRACE:-5}
+# After the grace, stop running tasks at once (the default soft-shutdown wait would add to the grace).
+export CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT=${CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT:-0}
+LOG_DIR=${SIMILIA_VAR_DIR:-var}
+mkdir -p "$LOG_DIR"
+
+# Each child in its own session, so a terminal's Ctrl-C reaches only this script, which stops them in order.
+setsid .venv/bin/celery -A config worker -Q cpu,gpu --concurrency "${WORKER_CONCURRENCY:-2}" -n "local@%h" -l info \
+  > "$LOG_DIR/worker.log" 2>&1 &
 WORKER=$!
-trap 'kill $WORKER 2>/dev/null; wait $WORKER 2>/dev/null' EXIT INT TERM
-echo "Worker started (pid $WORKER, log var/worker.log)."
-echo "Similia: http://127.0.0.1:${PORT}/  (log in with a demo user printed above; Ctrl-C stops both)"
-$PY manage.py runserver "0.0.0.0:${PORT}"
+setsid $PY manage.py runserver "${HOST}:${PORT}" &
+WEB=$!
+
+alive() { kill -0 "$1" 2>/dev/null; }
+
+wait_gone() {  # pid seconds
+  local deadline=$((SECONDS + $2))
+  while alive "$1" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+  ! alive "$1"
+}
+
+STOPPED=0
+stop() {
+  [ "$STOPPED" = 1 ] && return
+  STOPPED=1
+  trap '' INT TERM
+  echo "Stopping the web server and the worker..."
+  kill -TERM -- "-$WEB" 2>/dev/null || true
+  kill -TERM "$WORKER" 2>/dev/null || true
+  if ! wait_gone "$WORKER" "$STOP_GRACE"; then
+    echo "Worker still busy after ${STOP_GRACE} s: cold shutdown."
+    kill -QUIT "$WORKER" 2>/dev/null || true
+    wait_gone "$WORKER" 15 || kill -KILL -- "-$WORKER" 2>/dev/null || true
+  fi
+  kill -KILL -- "-$WORKER" 2>/dev/null || true  # any pool child left behind
+  wait_gone "$WEB" 5 || kill -KILL -- "-$WEB" 2>/dev/null || true
+  echo "Stopped."
+}
+trap 'stop; exit 0' INT TERM
+trap 'stop' EXIT
+
+echo "Worker started (pid $WORKER, log $LOG_DIR/worker.log)."
+echo "Similia: http://${HOST}:${PORT}/  (log in with a demo user printed above; Ctrl-C stops both)"
+wait "$WEB" || true

@@ -54,3 +54,12 @@ def client_for(users):
         return client
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache (login/token failure counts live there)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

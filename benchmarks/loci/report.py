@@ -1,8 +1,8 @@
 """Report builders: tables in the paper's shapes (Tables 2, 4, 8, 12, 5), CSV exports and Markdown."""
 from __future__ import annotations
 
-import csv
-import io
+from core.csv_export import csv_text
+
 
 # The paper's lexical rows (arXiv 2601.07533 v2), for side-by-side display.
 PAPER_TABLE2 = {  # Recall x100 at 10/100/1000, verbatim (cit.) then allusion (cf.)
@@ -126,26 +126,17 @@ def table12_markdown(pair_rep: dict, view: str = "all") -> str:
     return markdown_table(heads, rows)
 
 
+def _rows_csv(rows: list[dict]) -> str:
+    """MACHINE CSV (byte-faithful; core.csv_export) of dict rows, columns from the first row."""
+    return csv_text(list(rows[0]), rows, lineterminator="\r\n") if rows else ""
+
+
 def per_query_csv(rep: dict) -> str:
-    rows = rep.get("per_query") or []
-    if not rows:
-        return ""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
+    return _rows_csv(rep.get("per_query") or [])
 
 
 def per_pair_csv(rep: dict) -> str:
-    rows = rep.get("per_pair") or []
-    if not rows:
-        return ""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
+    return _rows_csv(rep.get("per_pair") or [])
 
 
 def leaderboard(reports: list[dict], metric: str = "recall@100") -> list[dict]:

@@ -3,8 +3,10 @@ from benchmarks.services.gold import (  # noqa: F401
     BenchmarkImportError,
     GoldImportError,
     benchmark_import_545,
+    GoldPublishError,
     gold_set_create_from_rows,
     gold_set_import_file,
+    gold_set_publish,
 )
 from benchmarks.services.runs import (  # noqa: F401
     RunError,

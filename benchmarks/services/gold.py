@@ -216,17 +216,43 @@ def _create_set(*, name: str, rows: list[dict], source: str, source_description:
 
 @transaction.atomic
 def gold_set_create_from_rows(*, name: str, rows: list[dict], source_description: str = "",
-                              owner=None) -> GoldSimilaritySet:
+                              owner=None, source_project=None) -> GoldSimilaritySet:
     """Turn scored pairs (e.g. an annotation batch's scores) into a gold set.
 
     Args:
         rows: dicts with reference_id, candidate_id, reference_text, candidate_text, score (in [0, 1]).
+        source_project: the annotation project the rows come from; reads of the set follow its rules
+            until one of its leads publishes the set (`gold_set_publish`).
     Raises:
         GoldImportError naming the row (1-based) and the problem; nothing is written then.
     """
     clean = _check_rows(list(rows))
-    return _create_set(name=name, rows=clean, source=GoldSimilaritySet.Source.ANNOTATION,
-                       source_description=source_description, provenance={"created_from": "rows"}, owner=owner)
+    gold_set = _create_set(name=name, rows=clean, source=GoldSimilaritySet.Source.ANNOTATION,
+                           source_description=source_description, provenance={"created_from": "rows"}, owner=owner)
+    if source_project is not None:
+        gold_set.source_project = source_project
+        gold_set.save(update_fields=["source_project"])
+    return gold_set
+
+
+class GoldPublishError(PermissionError):
+    """Only a lead of the set's source project (or staff) may publish or withdraw it."""
+
+
+@transaction.atomic
+def gold_set_publish(*, gold_set: GoldSimilaritySet, user, published: bool = True) -> GoldSimilaritySet:
+    """Publish (or withdraw) a gold set made from annotation: published sets are readable by every
+    researcher and lead. Only the source project's leads and staff may do it."""
+    from annotation.selectors import user_can_manage
+    from django.utils import timezone
+
+    project = gold_set.source_project
+    if not (user.is_staff or (project is not None and user_can_manage(project=project, user=user))):
+        raise GoldPublishError("Only a lead of the gold set's source project (or staff) can publish it.")
+    GoldSimilaritySet.objects.filter(pk=gold_set.pk).update(
+        published=published, published_at=timezone.now() if published else None)
+    gold_set.refresh_from_db()
+    return gold_set
 
 
 @transaction.atomic

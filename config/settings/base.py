@@ -92,14 +92,24 @@ LOGOUT_REDIRECT_URL = "login"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "core.authentication.ExpiringTokenAuthentication",
     ],
+    # Behind a reverse proxy set SIMILIA_NUM_PROXIES so throttles see the client's address, not the proxy's.
+    "NUM_PROXIES": env_int("SIMILIA_NUM_PROXIES", 0, minimum=0),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
+
+# Password guessing: after this many wrong passwords from one address within SIMILIA_FAILURE_WINDOW
+# seconds, the login page / the token endpoint answer 429 until the window ends (core.throttling).
+SIMILIA_LOGIN_FAILURE_LIMIT = env_int("SIMILIA_LOGIN_FAILURE_LIMIT", 15, minimum=1)
+SIMILIA_TOKEN_FAILURE_LIMIT = env_int("SIMILIA_TOKEN_FAILURE_LIMIT", 25, minimum=1)
+SIMILIA_FAILURE_WINDOW = env_int("SIMILIA_FAILURE_WINDOW", 15 * 60, minimum=1)
+# API tokens older than this many hours are refused (401); 0 = tokens do not expire.
+SIMILIA_TOKEN_TTL_HOURS = env_int("SIMILIA_TOKEN_TTL_HOURS", 0, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Similia API",
@@ -117,22 +127,42 @@ SPECTACULAR_SETTINGS = {
 # Queues: "cpu" for lexical/statistical work, "gpu" for torch models. Tasks take IDs only and all
 # go through jobs.runner, which keeps the Job row's status truthful.
 CELERY_BROKER_URL = env_broker("CELERY_BROKER_URL", "filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 6 * 3600 + 300, minimum=1)
+# A broker that accepts TCP and never answers must not hang a web request: every blocking socket
+# operation gives up after BROKER_SOCKET_TIMEOUT seconds, and a publish is retried a bounded number
+# of times (jobs.services marks the Job failed with the reason when it still cannot be sent).
+BROKER_SOCKET_TIMEOUT = env_int("BROKER_SOCKET_TIMEOUT", 3, minimum=1)
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_SOCKET_TIMEOUT
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+    # Redis: a message taken by a worker that died is handed out again after this many seconds. It
+    # must exceed the hard time limit, or a long job still running would be delivered a second time.
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 3600,
+    "socket_timeout": BROKER_SOCKET_TIMEOUT,
+    "socket_connect_timeout": BROKER_SOCKET_TIMEOUT,
+    "max_retries": 1,
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS.update({
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
-    }
+    })
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_TASK_ACKS_LATE = False
+# Late acknowledgement: a message is acknowledged only when its task ends, and a worker that dies
+# mid-task gives it back. Redelivery is harmless: jobs.runner claims the row queued → running once,
+# and a message for a job that is running or finished does nothing.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600, minimum=1)
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 6 * 3600 + 300, minimum=1)
+# On SIGTERM a worker waits this long for running tasks, then stops them (their messages go back).
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = float(env_int("CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT", 5, minimum=0))
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -140,6 +170,20 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A running job whose worker has not written a heartbeat for this long is marked failed.
 JOB_HEARTBEAT_INTERVAL = env_int("JOB_HEARTBEAT_INTERVAL", 5, minimum=1)
 JOB_HEARTBEAT_TIMEOUT = env_int("JOB_HEARTBEAT_TIMEOUT", 60, minimum=2)
+# A queued job no worker has claimed for this many seconds is sent again (its message was lost, e.g.
+# the worker that took it was killed before claiming the row); after JOB_MAX_DELIVERIES sends the
+# job is marked failed with the reason instead.
+JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
+JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
+
+# Caches (login/token failure counts): the process's memory, or a shared Redis when DJANGO_CACHE_URL is set
+# (production: redis://redis:6379/1), with socket timeouts so a hung cache never hangs a request.
+_cache_url = env_str("DJANGO_CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if _cache_url:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url,
+                          "OPTIONS": {"socket_timeout": BROKER_SOCKET_TIMEOUT,
+                                      "socket_connect_timeout": BROKER_SOCKET_TIMEOUT}}}
 
 LOGGING = {
     "version": 1,

@@ -4,7 +4,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from config.env import env_db, env_str
+from config.env import env_bool, env_db, env_str
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -24,7 +24,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", True)  # real workers in tests set false
 JOB_HEARTBEAT_INTERVAL = 1
 JOB_HEARTBEAT_TIMEOUT = 4
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns about a missing folder)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+GOOD_KEY = "kW3-x9Qp_Lr7Zt2Vn8Ys4Bc6Hd1Jf5Mg0Aa-e_u2Ri7Ox3Ul9Ew4Sk8Dm6Tq1"
 
 
 def _setup(settings_module: str, **env) -> subprocess.CompletedProcess:
@@ -26,13 +27,13 @@ def test_production_refuses_to_start_without_secret_key():
 
 
 def test_production_requires_database_url():
-    proc = _setup("config.settings.production", DJANGO_SECRET_KEY="s" * 50)
+    proc = _setup("config.settings.production", DJANGO_SECRET_KEY=GOOD_KEY)
     assert proc.returncode != 0
     assert "DATABASE_URL" in proc.stderr
 
 
 def test_production_starts_with_required_settings():
-    proc = _setup("config.settings.production", DJANGO_SECRET_KEY="s" * 50, DATABASE_URL="sqlite:////tmp/x.sqlite3")
+    proc = _setup("config.settings.production", DJANGO_SECRET_KEY=GOOD_KEY, DATABASE_URL="sqlite:////tmp/x.sqlite3")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
 
@@ -52,3 +53,58 @@ def test_local_defaults_need_nothing():
     proc = _setup("config.settings.local")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("key", ["s" * 60, "change-me-to-a-long-random-string", "django-insecure-" + "abcdef" * 8])
+def test_production_refuses_a_weak_secret_key(key):
+    proc = _setup("config.settings.production", DJANGO_SECRET_KEY=key, DATABASE_URL="sqlite:////tmp/x.sqlite3")
+    assert proc.returncode != 0
+    assert "DJANGO_SECRET_KEY must be at least 50 characters" in proc.stderr
+
+
+def _env_example() -> dict:
+    values = {}
+    for line in (ROOT / "docker" / "env.example").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, value = line.partition("=")
+            values[name.strip()] = value.strip()
+    return values
+
+
+def test_check_deploy_is_clean_with_the_env_example_values():
+    example = _env_example()
+    assert example["DJANGO_SECURE_COOKIES"] == "true"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_"))}
+    clean.update(example, DJANGO_SETTINGS_MODULE="config.settings.production",
+                 DATABASE_URL=f"postgres://similia:{example['POSTGRES_PASSWORD']}@postgres:5432/similia",
+                 CELERY_BROKER_URL="redis://redis:6379/0")
+    proc = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                          cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "System check identified no issues" in proc.stdout
+
+
+def test_production_sends_hsts_and_redirects_to_https_except_the_health_check():
+    code = (
+        "import django; django.setup()\n"
+        "from django.conf import settings\n"
+        "from django.test import Client\n"
+        "c = Client()\n"
+        "r = c.get('/api/v1/me/', HTTP_HOST='localhost')\n"
+        "print(r.status_code, r['Location'])\n"
+        "r = c.get('/api/v1/me/', HTTP_HOST='localhost', secure=True)\n"
+        "print(r['Strict-Transport-Security'])\n"
+        "print(c.get('/healthz', HTTP_HOST='localhost').status_code)\n"
+        "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE)\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_"))}
+    clean.update(_env_example(), DJANGO_SETTINGS_MODULE="config.settings.production",
+                 DATABASE_URL="sqlite:////tmp/similia-deploy-check.sqlite3")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    redirect, hsts, health, cookies = proc.stdout.strip().splitlines()
+    assert redirect == "301 https://localhost/api/v1/me/"
+    assert "max-age=31536000" in hsts and "includeSubDomains" in hsts
+    assert health == "200"
+    assert cookies == "True True"

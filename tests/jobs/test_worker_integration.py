@@ -1,5 +1,6 @@
 """A real Celery worker subprocess on the configured broker (Redis in CI, the filesystem broker
-locally) runs jobs end to end; a worker killed with SIGKILL leaves its job failed, not running."""
+locally) runs jobs end to end; a worker killed with SIGKILL leaves its job failed, not running; a worker
+killed after taking a job's message but before claiming its row leaves it to another worker."""
 import os
 import signal
 import subprocess
@@ -38,13 +39,15 @@ def broker_delivery():
 
 
 class Worker:
-    def __init__(self, name: str, log_dir: Path):
+    def __init__(self, name: str, log_dir: Path, **extra_env: str):
         env = dict(os.environ)
         env.update(
             DJANGO_SETTINGS_MODULE="config.settings.test",
             DATABASE_URL=_database_url(),
             CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
             SIMILIA_VAR_DIR=str(settings.VAR_DIR),
+            CELERY_TASK_ALWAYS_EAGER="false",  # a job the worker sends (again) goes through the broker
+            **extra_env,
         )
         self.log = log_dir / f"{name}.log"
         self.proc = subprocess.Popen(
@@ -72,8 +75,8 @@ class Worker:
 def start_worker(tmp_path, broker_delivery):
     started = []
 
-    def start(name: str) -> Worker:
-        worker = Worker(name, tmp_path)
+    def start(name: str, **extra_env: str) -> Worker:
+        worker = Worker(name, tmp_path, **extra_env)
         started.append(worker)
         worker.wait_ready()
         return worker
@@ -117,3 +120,25 @@ def test_sigkilled_worker_leaves_the_job_failed_with_a_reason(start_worker):
     failed = _wait_for(job.pk, {"failed"}, timeout=settings.JOB_HEARTBEAT_TIMEOUT * 4 + 30)
     assert "Worker lost" in failed.error and "w-doomed@" in failed.error
     assert failed.finished is not None
+
+
+def test_a_worker_killed_before_claiming_leaves_the_job_to_another_worker(start_worker):
+    # The first worker takes the message, then pauses before the claim (a test-only hook) and is killed
+    # there: the row is still queued and the message is gone with the worker.
+    doomed = start_worker("w-taker", SIMILIA_TEST_PAUSE_BEFORE_CLAIM="120", JOB_REDELIVER_AFTER="600")
+    job = job_create(kind="system.sleep", params={"seconds": 0.2, "steps": 2})
+    deadline = time.monotonic() + 60
+    while "pausing before the claim" not in doomed.log.read_text():
+        assert time.monotonic() < deadline, doomed.log.read_text()
+        time.sleep(0.2)
+    doomed.kill(signal.SIGKILL)
+    assert Job.objects.get(pk=job.pk).status == "queued"
+    started = time.monotonic()
+    # A healthy worker sends unclaimed jobs again after JOB_REDELIVER_AFTER seconds (here 2).
+    start_worker("w-sweeper", JOB_REDELIVER_AFTER="2")
+    done = _wait_for(job.pk, {"succeeded", "failed"}, timeout=90)
+    assert done.status == "succeeded", done.error
+    assert done.worker.startswith("w-sweeper@")
+    assert done.deliveries == 2
+    print(f"job stranded by a worker killed before its claim: run by another worker "
+          f"{time.monotonic() - started:.1f} s after the kill")

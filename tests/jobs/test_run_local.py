@@ -1,0 +1,80 @@
+"""`make run` (scripts/run_local.sh): binds 127.0.0.1, and Ctrl-C stops the web server and the worker
+within seconds even while a job runs, putting that job back in the queue instead of leaving it `running`."""
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from jobs.models import Job
+from jobs.services import job_create
+
+from .test_worker_integration import ROOT, _database_url, _wait_for, broker_delivery  # noqa: F401
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_delivery):  # noqa: F811
+    port = _free_port()
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
+               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, SIMILIA_VAR_DIR=str(settings.VAR_DIR),
+               CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port), WORKER_CONCURRENCY="1", STOP_GRACE="2")
+    env.pop("HOST", None)
+    out = tmp_path / "run_local.out"
+    script = subprocess.Popen([str(ROOT / "scripts" / "run_local.sh")], cwd=ROOT, env=env, stdout=out.open("w"),
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    worker_log = Path(settings.VAR_DIR) / "worker.log"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert time.monotonic() < deadline, out.read_text()
+            assert script.poll() is None, out.read_text()
+            ready = worker_log.exists() and "ready." in worker_log.read_text()
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            except OSError:
+                ready = False
+            if ready:
+                break
+            time.sleep(0.3)
+        assert f"Starting development server at http://127.0.0.1:{port}/" in out.read_text()
+        worker_pid = int(re.search(r"Worker started \(pid (\d+)", out.read_text()).group(1))
+
+        job = job_create(kind="system.sleep", params={"seconds": 120, "steps": 240})
+        _wait_for(job.pk, {"running"})
+        started = time.monotonic()
+        os.killpg(script.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
+        script.wait(timeout=60)
+        elapsed = time.monotonic() - started
+        assert not _alive(worker_pid), "the worker outlived the script"
+    finally:
+        if script.poll() is None:
+            os.killpg(script.pid, signal.SIGKILL)
+    print(f"make run stopped {elapsed:.1f} s after Ctrl-C with a job running")
+    assert elapsed < 30
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0, "the web server still listens"
+    # The stopped job is back in the queue (its message went back to the broker), not left `running`.
+    stopped = Job.objects.get(pk=job.pk)
+    assert stopped.status == "queued", (stopped.status, stopped.error)
+    assert "was shut down" in stopped.progress_message and stopped.started is None
