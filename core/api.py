@@ -2,10 +2,12 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.parsers import DepthLimitedJSONParser
 from core.roles import user_roles
 
 
@@ -22,3 +24,5 @@ class MeApi(APIView):
 
 class TokenApi(ObtainAuthToken):
     """POST username and password; returns the user's API token (send it as `Authorization: Token <key>`)."""
+
+    parser_classes = (FormParser, MultiPartParser, DepthLimitedJSONParser)  # DRF's view names its own parsers
