@@ -1,4 +1,4 @@
-"""The API's JSON parser: DRF's, with a nesting limit (settings.SIMILIA_JSON_MAX_DEPTH)."""
+"""The API's JSON parser: DRF's, with a nesting limit (settings.SIMILIA_JSON_MAX_DEPTH) and no NUL."""
 from __future__ import annotations
 
 import codecs
@@ -19,9 +19,12 @@ class DepthLimitedJSONParser(JSONParser):
         max_depth = getattr(settings, "SIMILIA_JSON_MAX_DEPTH", safejson.DEFAULT_MAX_DEPTH)
         try:
             text = codecs.getreader(encoding)(stream).read()
-            return safejson.loads(text, max_depth=max_depth,
+            data = safejson.loads(text, max_depth=max_depth,
                                   parse_constant=drf_json.strict_constant if self.strict else None)
         except safejson.JSONTooDeep as exc:
             raise ParseError(str(exc)) from None
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
+        if safejson.contains_nul(data):
+            raise ParseError("A NUL character (\\u0000) in the JSON body; no field accepts one.")
+        return data

@@ -33,6 +33,22 @@ def depth_exceeds(value, max_depth: int) -> bool:
     return False
 
 
+def contains_nul(value) -> bool:
+    """True when any string (key or value) holds U+0000, which PostgreSQL cannot store in text or jsonb."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def loads(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH, **kwargs):
     """json.loads that raises JSONTooDeep beyond `max_depth` levels.
 

@@ -1,6 +1,8 @@
 """A small world for the bad-input tests: a project with verses, a batch, one judgement, a Loci
 Similes version and a Greek STS gold set, plus clients that return a 500 instead of raising."""
 import json
+import os
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -38,14 +40,44 @@ def world(users):
             "version": version, "gold_set": gold_set}
 
 
+# Outcomes of the requests these tests send, per test module, printed at the end of the run
+# (the README's reliability figures come from there).
+OUTCOMES: dict[str, Counter] = defaultdict(Counter)
+
+
+def record_outcome(status_code: int) -> None:
+    module = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[0]
+    kind = "500" if status_code >= 500 else "4xx" if status_code >= 400 else "success"
+    OUTCOMES[module][kind] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    for module, tally in sorted(OUTCOMES.items()):
+        total = sum(tally.values())
+        terminalreporter.write_line(
+            f"bad input, {module}: {total} requests, {tally['4xx']} answered 4xx, {tally['success']} succeeded, "
+            f"{tally['500']} server errors (5xx)")
+
+
+class _Recording:
+    """A test client that returns a 500 instead of raising, and records every status code."""
+
+    def request(self, *args, **kwargs):
+        response = super().request(*args, **kwargs)
+        record_outcome(response.status_code)
+        return response
+
+
 @pytest.fixture
 def raw_client_for(users):
     """Like client_for, but a server error comes back as a 500 response instead of an exception."""
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    client_class = type("RecordingAPIClient", (_Recording, APIClient), {})
+
     def make(role):
-        client = APIClient(raise_request_exception=False)
+        client = client_class(raise_request_exception=False)
         if role is not None:
             user = users[role] if isinstance(role, str) else role
             client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
@@ -54,11 +86,32 @@ def raw_client_for(users):
     return make
 
 
-def db_counts() -> dict[str, int]:
-    """Rows per model of every installed app: equal before and after means nothing was stored."""
-    from django.apps import apps
+@pytest.fixture
+def raw_page_client_for(users):
+    """A logged-in Django test client for the pages, recording like raw_client_for."""
+    from django.test import Client
 
-    return {model._meta.label: model.objects.count() for model in apps.get_models()}
+    client_class = type("RecordingClient", (_Recording, Client), {})
+
+    def make(role):
+        client = client_class(raise_request_exception=False)
+        client.force_login(users[role])
+        return client
+
+    return make
+
+
+def db_counts() -> dict[str, int]:
+    """Rows per table of every installed model (one query): equal before and after means nothing
+    was stored or deleted."""
+    from django.apps import apps
+    from django.db import connection
+
+    tables = sorted({model._meta.db_table for model in apps.get_models()})
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(f"(SELECT COUNT(*) FROM {quote(t)})" for t in tables))
+        return dict(zip(tables, cursor.fetchone()))
 
 
 @pytest.fixture

@@ -239,11 +239,11 @@ def test_batch_over_the_pair_limit_is_refused(world, raw_client_for, counts):
 
 
 @override_settings(SIMILIA_MAX_BATCH_PAIRS=10)
-def test_batch_page_form_over_the_pair_limit(world, client, users, counts):
+def test_batch_page_form_over_the_pair_limit(world, raw_page_client_for, counts):
     from annotation.services.projects import verses_import
 
     verses_import(project=world["project"], data=_csv([[f"9 {k}", f"v{k}"] for k in range(7)]), filename="x.csv")
-    client.force_login(users["lead"])
+    client = raw_page_client_for("lead")
     before = counts()
     response = client.post(f"/projects/{world['project'].pk}/batches/new/",
                            {"reference_id": "9 0", "all_others": "1"}, follow=True)
@@ -315,11 +315,36 @@ def test_response_time_of_a_day_is_kept(world, raw_client_for):
     assert response.status_code == 201 and response.json()["response_ms"] == 86_400_000
 
 
-def test_batch_status_page_with_a_bogus_status(world, client, users):
-    client.force_login(users["lead"])
+def test_batch_status_page_with_a_bogus_status(world, raw_page_client_for):
     batch = world["batch"]
-    response = client.post(f"/projects/{world['project'].pk}/batches/{batch.pk}/status/", {"status": "bogus"},
+    response = raw_page_client_for("lead").post(f"/projects/{world['project'].pk}/batches/{batch.pk}/status/", {"status": "bogus"},
                            follow=True)
     assert response.status_code == 200
     assert "Unknown batch status" in response.content.decode()
     assert Batch.objects.get(pk=batch.pk).status == "open"
+
+
+# --- NUL characters (PostgreSQL cannot store them; SQLite stored them as they came) ---------------
+
+def test_nul_in_a_query_parameter(world, raw_client_for):
+    response = raw_client_for("staff").get(f"/api/v1/projects/{world['project'].pk}/judgements/",
+                                           {"annotator": "ann\x00"})
+    assert response.status_code == 400
+    assert response.json() == {"detail": "The query parameter 'annotator' contains a NUL character (U+0000); "
+                                         "no field accepts one."}
+
+
+def test_nul_in_a_page_form_stores_nothing(world, raw_page_client_for, counts):
+    client = raw_page_client_for("lead")
+    before = counts()
+    response = client.post("/projects/new/", {"name": "nul", "title": "a\x00b"})
+    assert response.status_code == 400 and b"'title' contains a NUL character" in response.content
+    assert counts() == before
+
+
+def test_nul_in_a_json_body(world, raw_client_for, counts):
+    before = counts()
+    response = raw_client_for("staff").post("/api/v1/benchmarks/runs/", {
+        "version": world["version"].pk, "method": "bm25-lemma", "params": {"k1": "\x00"}}, format="json")
+    assert response.status_code == 400 and "NUL character" in response.json()["detail"]
+    assert counts() == before
