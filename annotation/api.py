@@ -106,7 +106,8 @@ class JudgementInputSerializer(serializers.Serializer):
     assignment_id = serializers.IntegerField()
     chosen_verse = serializers.IntegerField(help_text="database id of the chosen candidate verse")
     client_uuid = serializers.UUIDField(help_text="made by the client; a retried submit with it is stored once")
-    response_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    response_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=86_400_000,
+                                           help_text="milliseconds from showing the pair to the choice (at most a day)")
 
 
 class JudgementSerializer(serializers.ModelSerializer):
@@ -226,6 +227,7 @@ class VerseImportApi(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
+            project_services.check_upload_size(size=upload.size, filename=upload.name)
             summary = project_services.verses_import(
                 project=project, data=upload.read(), filename=upload.name,
                 create_batches=serializer.validated_data["create_batches"],

@@ -6,11 +6,10 @@ JSON is paginated; `?format=csv` returns the whole filtered table as CSV. Filter
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -19,6 +18,7 @@ from rest_framework.views import APIView
 
 from annotation import analytics, selectors
 from annotation.models import Batch, Project
+from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
 
 FILTERS = [
@@ -69,30 +69,6 @@ class JudgementRowSerializer(serializers.Serializer):
     created = serializers.DateTimeField()
 
 
-def _when(value: str | None, name: str):
-    """An ISO datetime, or a date: `since=D` starts at D 00:00, `until=D` includes all of day D."""
-    if not value:
-        return None
-    import datetime as dt
-
-    try:
-        parsed = parse_datetime(value)
-        if parsed is None:
-            day = parse_date(value)
-            if day is None:
-                raise ValueError("not ISO 8601")
-            if name == "until":
-                day += dt.timedelta(days=1)
-            parsed = dt.datetime.combine(day, dt.time.min, tzinfo=dt.timezone.utc)
-            if name == "until":
-                parsed -= dt.timedelta(microseconds=1)
-    except ValueError:
-        raise ValidationError({name: f"{value!r} is not an ISO date or datetime."}) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return parsed
-
-
 class _ExportBase(APIView):
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
@@ -105,11 +81,9 @@ class _ExportBase(APIView):
 
     def filters(self) -> dict:
         params = self.request.query_params
-        batch = params.get("batch")
-        if batch is not None and not batch.isdigit():
-            raise ValidationError({"batch": "must be a batch id"})
-        return {"batch_ids": [int(batch)] if batch else None, "annotator": params.get("annotator") or None,
-                "since": _when(params.get("since"), "since"), "until": _when(params.get("until"), "until")}
+        batch = query_id(params, "batch")
+        return {"batch_ids": [batch] if batch else None, "annotator": params.get("annotator") or None,
+                "since": query_datetime(params, "since"), "until": query_datetime(params, "until", end_of_day=True)}
 
     def respond(self, rows: list[dict]):
         if self.request.accepted_renderer.format == "csv":
@@ -126,11 +100,9 @@ class ProjectScoresApi(_ExportBase):
                    responses=ScoreRowSerializer(many=True))
     def get(self, request, pk: int):
         project = self.project(pk)
-        n_boot = request.query_params.get("n_boot", "200")
-        if not n_boot.isdigit() or int(n_boot) > 2000:
-            raise ValidationError({"n_boot": "a whole number up to 2000"})
+        n_boot = query_int(request.query_params, "n_boot", default=200, min_value=0, max_value=2000)
         data = analytics.load_project_data(project, **self.filters())
-        return self.respond(analytics.score_rows(data, n_boot=int(n_boot)))
+        return self.respond(analytics.score_rows(data, n_boot=n_boot))
 
 
 class BatchScoresApi(ProjectScoresApi):

@@ -94,6 +94,7 @@ def verses_upload(request, pk: int):
         messages.error(request, "Choose a file to import.")
         return redirect("annotation:project", pk=pk)
     try:
+        project_services.check_upload_size(size=upload.size, filename=upload.name)
         summary = project_services.verses_import(project=project, data=upload.read(), filename=upload.name,
                                                  create_batches=bool(request.POST.get("create_batches")))
     except (VerseFileError, AnnotationError) as exc:
@@ -130,5 +131,8 @@ def batch_create(request, pk: int):
 def batch_status(request, pk: int, batch_id: int):
     project = _managed_project(request, pk)
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
-    project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
+    try:
+        project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
+    except AnnotationError as exc:
+        messages.error(request, f"Status not changed: {exc}")
     return redirect("annotation:project", pk=pk)

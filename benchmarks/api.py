@@ -24,6 +24,7 @@ from benchmarks.models import (
 )
 from benchmarks.services import GoldPublishError, RunError, evaluation_run_create, similarity_run_create
 from benchmarks.services import gold_set_publish as gold_publish
+from core.params import query_int
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 
@@ -174,11 +175,8 @@ class GoldReferenceListApi(_Api, ListAPIView):
         if getattr(self, "swagger_fake_view", False):
             return GoldReference.objects.none()
         version = get_object_or_404(BenchmarkVersion, pk=self.kwargs["pk"])
-        fold = self.request.query_params.get("fold")
-        if fold not in (None, "") and not fold.lstrip("-").isdigit():
-            raise serializers.ValidationError({"fold": "must be an integer"})
-        return selectors.gold_list(version=version, fold=int(fold) if fold not in (None, "") else None,
-                                   ref_type=self.request.query_params.get("ref_type") or None)
+        fold = query_int(self.request.query_params, "fold", min_value=-32768, max_value=32767)  # SmallIntegerField
+        return selectors.gold_list(version=version, fold=fold, ref_type=self.request.query_params.get("ref_type") or None)
 
 
 class EvaluationRunListApi(_Api, ListAPIView):

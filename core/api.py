@@ -3,11 +3,13 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.authentication import token_for
+from core.parsers import DepthLimitedJSONParser
 from core.roles import user_roles
 from core.throttling import TokenFailureThrottle, token_limit
 
@@ -29,6 +31,7 @@ class TokenApi(ObtainAuthToken):
     Too many wrong passwords from one address get 429 (core.throttling); an expired token is replaced."""
 
     throttle_classes = [TokenFailureThrottle]
+    parser_classes = (FormParser, MultiPartParser, DepthLimitedJSONParser)  # DRF's view names its own parsers
 
     def post(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)

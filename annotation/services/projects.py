@@ -1,13 +1,16 @@
 """Projects, members, verses and batches."""
 from __future__ import annotations
 
+import math
 import random
 from typing import Iterable
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from annotation.importing import ParsedFile, VerseFileError, parse_verse_file
+from django.conf import settings
+
+from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
@@ -83,7 +86,10 @@ def verses_import(*, project: Project, data: bytes, filename: str = "file", crea
     Returns a summary dict (created, unchanged, batches, format, notes). Raises VerseFileError naming
     the line and the problem; on any error nothing is imported.
     """
-    parsed = parse_verse_file(data, filename)
+    check_upload_size(size=len(data), filename=filename)
+    parsed = parse_verse_file(data, filename, limits=ImportLimits(
+        max_rows=settings.SIMILIA_IMPORT_MAX_ROWS, max_columns=settings.SIMILIA_IMPORT_MAX_COLUMNS,
+        max_json_depth=settings.SIMILIA_JSON_MAX_DEPTH))
     existing = {v.verse_id: v for v in Verse.objects.filter(project=project, verse_id__in=[p.verse_id for p in parsed.verses])}
     to_create = []
     unchanged = 0
@@ -110,6 +116,28 @@ def verses_import(*, project: Project, data: bytes, filename: str = "file", crea
         "format": parsed.format, "created": len(to_create), "unchanged": unchanged,
         "batches": [batch.name for batch in batches], "notes": parsed.notes,
     }
+
+
+def _size(n_bytes: int) -> str:
+    return f"{round(n_bytes / 2**20, 1):g} MB" if n_bytes >= 2**20 else f"{n_bytes:,} bytes"
+
+
+def check_upload_size(*, size: int, filename: str = "file") -> None:
+    """413 for a file above settings.SIMILIA_MAX_UPLOAD_BYTES (checked before it is read)."""
+    limit = settings.SIMILIA_MAX_UPLOAD_BYTES
+    if size > limit:
+        raise AnnotationError(f"{filename} is {_size(size)}; the limit is {_size(limit)} per file "
+                              "(setting SIMILIA_MAX_UPLOAD_MB). Split the file.", status=413)
+
+
+def check_batch_size(n_candidates: int) -> None:
+    """A batch's N(N-1)/2 pairs are created in the request: refuse above settings.SIMILIA_MAX_BATCH_PAIRS."""
+    limit = settings.SIMILIA_MAX_BATCH_PAIRS
+    n_pairs = n_candidates * (n_candidates - 1) // 2
+    if n_pairs > limit:
+        most = (1 + math.isqrt(1 + 8 * limit)) // 2  # the largest n with n(n-1)/2 <= limit
+        raise AnnotationError(f"A batch of {n_candidates:,} candidates has {n_pairs:,} pairs; the limit is {limit:,} "
+                              f"pairs per batch ({most:,} candidates). Split the candidates into several batches.")
 
 
 def _batches_from_file(*, project: Project, parsed: ParsedFile, filename: str) -> list[Batch]:
@@ -145,6 +173,7 @@ def batch_create(
         raise AnnotationError(f"The reference verse {reference_id!r} cannot also be a candidate.")
     if len(candidate_ids) < 2:
         raise AnnotationError("A batch needs at least two candidate verses.")
+    check_batch_size(len(candidate_ids))
     verses = {v.verse_id: v for v in Verse.objects.filter(project=project, verse_id__in=[reference_id, *candidate_ids])}
     missing = [verse_id for verse_id in [reference_id, *candidate_ids] if verse_id not in verses]
     if missing:

@@ -39,6 +39,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "core.middleware.RejectNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -85,6 +86,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 
+# --- limits on user input: beyond them a request gets a 4xx naming the limit and its setting ------
+SIMILIA_MAX_UPLOAD_BYTES = env_int("SIMILIA_MAX_UPLOAD_MB", 20, minimum=1) * 1024 * 1024
+SIMILIA_IMPORT_MAX_ROWS = env_int("SIMILIA_IMPORT_MAX_ROWS", 100_000, minimum=1)
+SIMILIA_IMPORT_MAX_COLUMNS = env_int("SIMILIA_IMPORT_MAX_COLUMNS", 50, minimum=2)
+# 20,000 pairs = 200 candidates, created in one request in a few seconds.
+SIMILIA_MAX_BATCH_PAIRS = env_int("SIMILIA_MAX_BATCH_PAIRS", 20_000, minimum=1)
+SIMILIA_JSON_MAX_DEPTH = env_int("SIMILIA_JSON_MAX_DEPTH", 64, minimum=2)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -97,6 +106,11 @@ REST_FRAMEWORK = {
     # Behind a reverse proxy set SIMILIA_NUM_PROXIES so throttles see the client's address, not the proxy's.
     "NUM_PROXIES": env_int("SIMILIA_NUM_PROXIES", 0, minimum=0),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
