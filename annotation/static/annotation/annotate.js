@@ -38,6 +38,7 @@
   let wantNext = false;     // "Next set" was asked while operations were unsent
   let leaving = false;      // logging out after the user agreed to drop unsent operations
   let judgedBefore = 0;     // the user's judgements in this batch outside the current set
+  let answered = false;     // the server has answered an operation sent from this page
   let note = "";            // what the last action did, shown before the saving state
 
   function csrf() {
@@ -102,6 +103,7 @@
   }
 
   function confirmed(op) {
+    answered = true;
     if (!state || !state.set || op.set_id !== state.set.id) return;
     const items = state.set.items;
     if (op.kind === "choice") {
@@ -139,7 +141,7 @@
     $("unsent-label").textContent = n === 1 ? "choice not saved yet" : "choices not saved yet";
     let text;
     if (sessionProblem) text = `${sessionProblem} Your unsent choices are kept in this browser.`;
-    else if (n === 0) text = state && state.set && state.set.items.some((it) => it.chosen !== null) ? "All choices saved." : "";
+    else if (n === 0) text = answered || (state && state.set && state.set.items.some((it) => it.chosen !== null)) ? "All choices saved." : "";
     else text = flushing ? "Saving…" : "Not saved yet — retrying…";
     $("save-state").textContent = note ? `${note} ${text}` : text;
     paintRefused();
