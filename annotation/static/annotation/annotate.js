@@ -325,7 +325,7 @@
   }
 
   function undo() {
-    if (!state || !state.set) return;
+    if (!state || !state.set || fetching) return;  // a set on its way: the one shown is finished
     const chosen = state.set.items.filter((it) => it.chosen !== null);
     if (!chosen.length) return;
     const last = chosen.reduce((a, b) => (b.position > a.position ? b : a));
