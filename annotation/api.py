@@ -151,12 +151,17 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
             set=annotation_set, undone_at__isnull=True).values_list("assignment_id", "chosen_id", "client_uuid")
     }
     unjudged = (None, None)
+    # Pairs someone judged in another set: judging them again does not add to the batch's coverage.
+    covered = set(Judgement.objects.filter(
+        pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).exclude(set=annotation_set)
+        .values_list("pair_id", flat=True))
     body["set"] = {
         "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
         "items": [
             {"assignment_id": a.pk, "pair_id": a.pair_id, "position": a.position, "status": a.status,
              "left": verse_payload(a.left), "right": verse_payload(a.right),
-             "chosen": live.get(a.pk, unjudged)[0], "client_uuid": live.get(a.pk, unjudged)[1]}
+             "chosen": live.get(a.pk, unjudged)[0], "client_uuid": live.get(a.pk, unjudged)[1],
+             "covered_elsewhere": a.pair_id in covered}
             for a in assignments
         ],
     }

@@ -38,6 +38,7 @@
   let wantNext = false;     // "Next set" was asked while operations were unsent
   let leaving = false;      // logging out after the user agreed to drop unsent operations
   let judgedBefore = 0;     // the user's judgements in this batch outside the current set
+  let coveredBefore = 0;    // pairs of the batch judged by anyone, outside the current set
   let answered = false;     // the server has answered an operation sent from this page
   let note = "";            // what the last action did, shown before the saving state
 
@@ -192,8 +193,12 @@
     $("reference-translation").textContent = state.reference.translation || "";
     const p = state.progress;
     const mine = judgedBefore + (set ? set.items.filter((it) => it.chosen !== null).length : 0);
-    $("batch-progress").textContent = `· batch: ${p.pairs_covered} of ${p.pairs} pairs judged (at the start of this set); you: ${mine}`;
+    // Coverage as of the last set, plus the pairs this set covers now (others' work shows with the next set).
+    const covered = coveredBefore + (set ? set.items.filter((it) => it.chosen !== null && !it.covered_elsewhere).length : 0);
+    $("batch-progress").textContent = `· batch: ${covered} of ${p.pairs} pairs judged; you: ${mine}`;
     $("batch-done").hidden = !state.done;
+    $("toolbar").hidden = state.done;
+    $("key-hints").hidden = state.done;
     if (state.done) {
       unpaint();
       $("choices").hidden = true; $("set-done").hidden = true;
@@ -277,6 +282,14 @@
     fetching = serial(async () => {
       const res = await api(root.dataset.next);
       if (!res.ok) {
+        if ((res.status === 409 || res.status === 403) && !sessionEnded(res)) {  // closed, or no longer yours
+          $("batch-closed-title").textContent = res.status === 409 ? "This batch is closed" : "You cannot annotate this batch";
+          $("batch-closed-reason").textContent = detail(res);
+          $("batch-closed").hidden = false;
+          $("workspace").hidden = true;
+          unpaint();
+          return false;
+        }
         const msg = `Could not load the set: ${detail(res)}.`;
         if (!state) $("pair-counter").textContent = transient(res) ? `${msg} Retrying…` : msg;
         else $("save-state").textContent = msg;
@@ -286,9 +299,11 @@
       }
       state = res.data;
       judgedBefore = state.progress.my_judgements;
+      coveredBefore = state.progress.pairs_covered;
       if (state.set) {
         state.set.items.forEach((it) => { it.confirmedChosen = it.chosen; it.confirmedUuid = it.client_uuid; });
         judgedBefore -= state.set.items.filter((it) => it.chosen !== null).length;
+        coveredBefore -= state.set.items.filter((it) => it.chosen !== null && !it.covered_elsewhere).length;
       }
       $("choices").dataset.assignment = "";
       applyQueue();
@@ -400,6 +415,6 @@
 
   startBreakTimer();
   paintStatus();
-  fetchSet();  // the set first: the queue never holds up loading it
+  if (!$("workspace").hidden) fetchSet();  // the set first: the queue never holds up loading it
   flush();
 })();
