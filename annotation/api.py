@@ -145,16 +145,16 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
     if annotation_set is None:
         return body
     assignments = selectors.set_with_assignments(annotation_set=annotation_set)
-    live = {
-        assignment_id: (chosen_id, str(client_uuid))
-        for assignment_id, chosen_id, client_uuid in Judgement.objects.filter(
-            set=annotation_set, undone_at__isnull=True).values_list("assignment_id", "chosen_id", "client_uuid")
-    }
-    unjudged = (None, None)
-    # Pairs someone judged in another set: judging them again does not add to the batch's coverage.
-    covered = set(Judgement.objects.filter(
-        pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).exclude(set=annotation_set)
-        .values_list("pair_id", flat=True))
+    # One query: this set's live choices, and the pairs someone judged in another set (judging those
+    # again does not add to the batch's coverage).
+    live, covered, unjudged = {}, set(), (None, None)
+    for set_id, assignment_id, pair_id, chosen_id, client_uuid in Judgement.objects.filter(
+            pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).values_list(
+            "set_id", "assignment_id", "pair_id", "chosen_id", "client_uuid"):
+        if set_id == annotation_set.pk:
+            live[assignment_id] = (chosen_id, str(client_uuid))
+        else:
+            covered.add(pair_id)
     body["set"] = {
         "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
         "items": [
