@@ -105,9 +105,20 @@ class BatchUpdateSerializer(serializers.Serializer):
 class JudgementInputSerializer(serializers.Serializer):
     assignment_id = serializers.IntegerField()
     chosen_verse = serializers.IntegerField(help_text="database id of the chosen candidate verse")
-    client_uuid = serializers.UUIDField(help_text="made by the client; a retried submit with it is stored once")
+    client_uuid = serializers.UUIDField(
+        help_text="made by the client; a retried submit with it is stored once (409 after undo or with another choice)")
     response_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=86_400_000,
                                            help_text="milliseconds from showing the pair to the choice (at most a day)")
+    pair_id = serializers.IntegerField(
+        required=False, allow_null=True,
+        help_text="the pair the annotator saw; a choice for an assignment that shows another pair is refused (409)")
+
+
+class UndoInputSerializer(serializers.Serializer):
+    client_uuid = serializers.UUIDField(
+        required=False, allow_null=True,
+        help_text="the judgement to undo (must be the set's last live one); a retry returns it again. "
+                  "Without it the set's last live judgement is undone.")
 
 
 class JudgementSerializer(serializers.ModelSerializer):
@@ -135,14 +146,23 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
     if annotation_set is None:
         return body
     assignments = selectors.set_with_assignments(annotation_set=annotation_set)
-    chosen = dict(
-        Judgement.objects.filter(set=annotation_set, undone_at__isnull=True).values_list("assignment_id", "chosen_id")
-    )
+    # One query: this set's live choices, and the pairs someone judged in another set (judging those
+    # again does not add to the batch's coverage).
+    live, covered, unjudged = {}, set(), (None, None)
+    for set_id, assignment_id, pair_id, chosen_id, client_uuid in Judgement.objects.filter(
+            pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).values_list(
+            "set_id", "assignment_id", "pair_id", "chosen_id", "client_uuid"):
+        if set_id == annotation_set.pk:
+            live[assignment_id] = (chosen_id, str(client_uuid))
+        else:
+            covered.add(pair_id)
     body["set"] = {
         "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
         "items": [
-            {"assignment_id": a.pk, "position": a.position, "status": a.status, "left": verse_payload(a.left),
-             "right": verse_payload(a.right), "chosen": chosen.get(a.pk)}
+            {"assignment_id": a.pk, "pair_id": a.pair_id, "position": a.position, "status": a.status,
+             "left": verse_payload(a.left), "right": verse_payload(a.right),
+             "chosen": live.get(a.pk, unjudged)[0], "client_uuid": live.get(a.pk, unjudged)[1],
+             "covered_elsewhere": a.pair_id in covered}
             for a in assignments
         ],
     }
@@ -311,7 +331,7 @@ class JudgementApi(APIView):
         try:
             judgement, created = judgement_services.judgement_submit(
                 annotator=request.user, assignment_id=data["assignment_id"], chosen_verse_id=data["chosen_verse"],
-                client_uuid=data["client_uuid"], response_ms=data.get("response_ms"),
+                client_uuid=data["client_uuid"], response_ms=data.get("response_ms"), pair_id=data.get("pair_id"),
             )
         except AnnotationError as exc:
             return _error(exc)
@@ -322,10 +342,13 @@ class JudgementApi(APIView):
 class UndoApi(APIView):
     permission_classes = [IsAnnotator]
 
-    @extend_schema(request=None, responses=JudgementSerializer)
+    @extend_schema(request=UndoInputSerializer, responses=JudgementSerializer)
     def post(self, request, pk: int):
+        serializer = UndoInputSerializer(data=request.data or {})
+        serializer.is_valid(raise_exception=True)
         try:
-            judgement = judgement_services.judgement_undo_last(annotator=request.user, set_id=pk)
+            judgement = judgement_services.judgement_undo_last(
+                annotator=request.user, set_id=pk, client_uuid=serializer.validated_data.get("client_uuid"))
         except AnnotationError as exc:
             return _error(exc)
         return Response(JudgementSerializer(judgement).data)

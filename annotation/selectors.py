@@ -1,7 +1,8 @@
 """Reads for the annotation app: access checks, project lists, progress."""
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project, Verse
 from core.roles import ANNOTATOR, LEAD, RESEARCHER, has_role
@@ -94,6 +95,35 @@ def batch_progress_for(*, batch: Batch, user) -> dict:
     mine = live.filter(annotator=user).count()
     total_for_me = batch.n_pairs if batch.pilot else None
     return {"pairs": batch.n_pairs, "pairs_covered": covered, "my_judgements": mine, "my_total": total_for_me}
+
+
+def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
+    """Ids of the open batches where `user` can still be served pairs (mirrors the scheduler's rules
+    without serving anything): an open set of theirs, a set past its deadline about to be released,
+    a fresh pair, or a pair waiting for a second judgement they may give. Four queries."""
+    open_ids = [b.pk for b in batches if b.status == Batch.Status.OPEN]
+    if not open_ids:
+        return set()
+    sets = AnnotationSet.objects.filter(batch_id__in=open_ids, status=AnnotationSet.Status.OPEN)
+    work = set(sets.filter(Q(annotator=user) | Q(expires_at__lt=timezone.now())).values_list("batch_id", flat=True))
+    pilots = [b for b in batches if b.pk in open_ids and b.pilot and b.pk not in work]
+    if pilots:
+        seen = Assignment.objects.filter(annotator=user, pair__batch_id__in=[b.pk for b in pilots]).exclude(
+            status=Assignment.Status.EXPIRED)
+        unseen = Pair.objects.filter(batch_id__in=[b.pk for b in pilots]).exclude(pk__in=seen.values("pair_id"))
+        work |= set(unseen.values_list("batch_id", flat=True).distinct())
+    regular = [b.pk for b in batches if b.pk in open_ids and not b.pilot and b.pk not in work]
+    if regular:
+        mine = Assignment.objects.filter(annotator=user, pair__batch_id__in=regular).exclude(status=Assignment.Status.EXPIRED)
+        judged = Judgement.objects.filter(annotator=user, batch_id__in=regular, undone_at__isnull=True)
+        waiting = Q(taken__gte=1, taken__lt=F("planned")) & (
+            (Q(batch__project__overlap_mode=Project.OverlapMode.INTER) & ~Q(first_annotator=user)
+             & ~Q(pk__in=mine.values("pair_id")))
+            | (Q(batch__project__overlap_mode=Project.OverlapMode.RETEST) & Q(first_annotator=user)
+               & Q(pk__in=judged.values("pair_id"))))
+        free = Pair.objects.filter(batch_id__in=regular).filter(Q(taken=0) | waiting)
+        work |= set(free.values_list("batch_id", flat=True).distinct())
+    return work
 
 
 def set_with_assignments(*, annotation_set: AnnotationSet) -> list[Assignment]:

@@ -13,27 +13,36 @@ from annotation.services.errors import AnnotationError, Conflict, NotAllowed, No
 
 @transaction.atomic
 def judgement_submit(
-    *, annotator, assignment_id: int, chosen_verse_id: int, client_uuid: uuid.UUID | str, response_ms: int | None = None
+    *, annotator, assignment_id: int, chosen_verse_id: int, client_uuid: uuid.UUID | str, response_ms: int | None = None,
+    pair_id: int | None = None,
 ) -> tuple[Judgement, bool]:
     """Store the annotator's choice for an assignment. Returns (judgement, created).
 
     Lock order is set, then assignment (as in undo and in the release of expired sets), so a
     submit, an undo and a release of the same set never interleave. A retry with the same
-    `client_uuid` returns the stored judgement (created False) and stores nothing.
+    `client_uuid` and the same choice returns the stored judgement (created False) and stores
+    nothing; the same `client_uuid` with another choice, or after its judgement was undone, is a
+    conflict (a new choice needs a new UUID). `pair_id`, when given, is the pair the annotator saw:
+    a choice sent for an assignment that shows another pair is refused.
     """
-    try:
-        client_uuid = uuid.UUID(str(client_uuid))
-    except ValueError:
-        raise AnnotationError("client_uuid is not a UUID.") from None
+    client_uuid = _as_uuid(client_uuid)
     set_id = Assignment.objects.filter(pk=assignment_id).values_list("set_id", flat=True).first()
     if set_id is None:
         raise NotFound(f"No assignment {assignment_id}.")
     annotation_set = AnnotationSet.objects.select_for_update(of=("self",), no_key=True).select_related("batch").get(pk=set_id)
     assignment = Assignment.objects.select_for_update(of=("self",), no_key=True).select_related("pair").get(pk=assignment_id)
+    if pair_id is not None and pair_id != assignment.pair_id:
+        raise Conflict(f"This choice was made on pair {pair_id}, but assignment {assignment.pk} shows pair "
+                       f"{assignment.pair_id}; nothing was stored.")
     existing = Judgement.objects.filter(client_uuid=client_uuid).first()
     if existing is not None:
         if existing.annotator_id != annotator.pk or existing.assignment_id != assignment.pk:
             raise Conflict("This client_uuid was already used for another judgement.")
+        if existing.undone_at is not None:
+            raise Conflict("This choice was undone; a new choice needs a new client_uuid.")
+        if existing.chosen_id != chosen_verse_id:
+            raise Conflict(f"This client_uuid was already used for another choice (verse {existing.chosen_id}); "
+                           "a new choice needs a new client_uuid.")
         return existing, False
     if assignment.annotator_id != annotator.pk:
         raise NotAllowed("This pair is not assigned to you.")
@@ -65,16 +74,28 @@ def judgement_submit(
     return judgement, True
 
 
+def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise AnnotationError("client_uuid is not a UUID.") from None
+
+
 def _retake_expired(assignment: Assignment, batch: Batch, annotator) -> None:
     """A late answer on a released assignment is kept if the pair still has room for it and the
-    annotator holds no other live presentation of it (one person never fills two overlap slots)."""
-    if not batch.pilot:
-        from annotation.models import Project
+    annotator holds no other live presentation of it (one person never fills two overlap slots;
+    in a pilot batch every member judges every pair exactly once).
 
-        same_person = Assignment.objects.filter(pair_id=assignment.pair_id, annotator=annotator).exclude(
-            pk=assignment.pk).exclude(status=Assignment.Status.EXPIRED)
-        if batch.project.overlap_mode == Project.OverlapMode.INTER and same_person.exists():
-            raise Conflict("This set expired and the pair is in your current set; answer it there.")
+    The annotator's membership row is locked first, as `set_next` does, so a late answer and the
+    serving of a new set that could hand the same pair out again never interleave."""
+    from annotation.models import Membership, Project
+
+    Membership.objects.select_for_update(no_key=True).filter(project_id=batch.project_id, user=annotator).first()
+    same_person = Assignment.objects.filter(pair_id=assignment.pair_id, annotator=annotator).exclude(
+        pk=assignment.pk).exclude(status=Assignment.Status.EXPIRED)
+    if (batch.pilot or batch.project.overlap_mode == Project.OverlapMode.INTER) and same_person.exists():
+        raise Conflict("This set expired and the pair was served to you again; answer it in your current set.")
+    if not batch.pilot:
         pair = Pair.objects.select_for_update(no_key=True).get(pk=assignment.pair_id)
         if pair.taken >= pair.planned:
             raise Conflict("This set expired and its pair was handed to someone else; fetch a new set.")
@@ -87,14 +108,25 @@ def _retake_expired(assignment: Assignment, batch: Batch, annotator) -> None:
 
 
 @transaction.atomic
-def judgement_undo_last(*, annotator, set_id: int) -> Judgement:
-    """Undo the annotator's last live judgement in the set (kept with `undone_at`, not deleted)."""
+def judgement_undo_last(*, annotator, set_id: int, client_uuid: uuid.UUID | str | None = None) -> Judgement:
+    """Undo the annotator's last live judgement in the set (kept with `undone_at`, not deleted).
+
+    With `client_uuid` the undo names the judgement it takes back, which makes it safe to retry:
+    a judgement already undone is returned as it is, and one that is not the set's last live
+    judgement is refused (the page and the server disagree; the page reloads the set)."""
     annotation_set = AnnotationSet.objects.select_for_update(of=("self",), no_key=True).select_related("batch__project").filter(
         pk=set_id).first()
     if annotation_set is None:
         raise NotFound(f"No set {set_id}.")
     if annotation_set.annotator_id != annotator.pk:
         raise NotAllowed("This set is not yours.")
+    named = None
+    if client_uuid is not None:
+        named = Judgement.objects.filter(client_uuid=_as_uuid(client_uuid), set=annotation_set).first()
+        if named is None:
+            raise NotFound("No judgement with this client_uuid in this set; nothing to undo.")
+        if named.undone_at is not None:
+            return named  # a retried undo
     if annotation_set.batch.status != Batch.Status.OPEN:
         raise Conflict("The batch is closed.")
     if annotation_set.status == AnnotationSet.Status.EXPIRED:
@@ -107,6 +139,8 @@ def judgement_undo_last(*, annotator, set_id: int) -> Judgement:
     last = Judgement.objects.filter(set=annotation_set, undone_at__isnull=True).order_by("-id").first()
     if last is None:
         raise Conflict("Nothing to undo in this set.")
+    if named is not None and named.pk != last.pk:
+        raise Conflict("Only your last choice in this set can be undone.")
     last.undone_at = timezone.now()
     last.save(update_fields=["undone_at"])
     Assignment.objects.filter(pk=last.assignment_id).update(status=Assignment.Status.OPEN)
