@@ -86,6 +86,18 @@ class SimilarityMethod(abc.ABC):
 class EmbeddingMethod(SimilarityMethod):
     """Cosine similarity of verse vectors produced by :meth:`embed`."""
 
+    def _load_model(self, method: str, library: str, load) -> None:
+        """Resolve the ``model`` parameter (a models-directory name or hub id) and call ``load(path)``; a failure
+        to load becomes ModelUnavailable naming the model."""
+        name = self.params.get("model")
+        if not name:
+            raise ModelUnavailable(f"the {method!r} method needs model=<a name in the models directory or a hub id>")
+        path = resolve_model(name)  # ModelUnavailable with its own message when neither local nor reachable
+        try:
+            load(path)
+        except Exception as exc:  # noqa: BLE001 - re-raised with a clear message
+            raise _model_error(library, name, exc) from exc
+
     @abc.abstractmethod
     def embed(self, texts: Sequence[str], progress: Progress = None) -> np.ndarray:
         """(len texts, dim) verse vectors."""
@@ -238,20 +250,15 @@ class ContextualMean(EmbeddingMethod):
     def _load(self):
         if self._model is not None:
             return
-        name = self.params["model"]
-        if not name:
-            raise ModelUnavailable("the 'contextual' method needs model=<hub name or local path of a BERT-like model>")
-        try:
+
+        def load(path):
             from transformers import AutoModel, AutoTokenizer
 
-            path = resolve_model(name)
             self._device = resolve_device(self.params["device"])
             self._tok = AutoTokenizer.from_pretrained(path)
             self._model = AutoModel.from_pretrained(path).to(self._device).eval()
-        except ModelUnavailable:
-            raise
-        except Exception as exc:  # noqa: BLE001 - re-raised with a clear message
-            raise _model_error("transformers", name, exc) from exc
+
+        self._load_model("contextual", "transformers", load)
 
     def embed(self, texts, progress: Progress = None) -> np.ndarray:
         import torch
@@ -288,17 +295,13 @@ class SentenceTransformerMethod(EmbeddingMethod):
     def _load(self):
         if self._model is not None:
             return
-        name = self.params["model"]
-        if not name:
-            raise ModelUnavailable("the 'sentence_transformer' method needs model=<hub name or local path>")
-        try:
+
+        def load(path):
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(resolve_model(name), device=resolve_device(self.params["device"]))
-        except ModelUnavailable:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            raise _model_error("sentence-transformers", name, exc) from exc
+            self._model = SentenceTransformer(path, device=resolve_device(self.params["device"]))
+
+        self._load_model("sentence_transformer", "sentence-transformers", load)
 
     def embed(self, texts, progress: Progress = None) -> np.ndarray:
         self._load()

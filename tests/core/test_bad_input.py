@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 from django.test import override_settings
-from django.urls import URLPattern, URLResolver, get_resolver
+from tests.core.url_routes import url_routes
 
 from annotation.models import Batch, Judgement, Verse
 
@@ -39,17 +39,7 @@ def _csv(rows, header=("verse_id", "text")) -> bytes:
 
 def _api_routes():
     """(route pattern, view class) of every /api/v1/ URL, from the URL conf."""
-    found = []
-
-    def walk(patterns, prefix):
-        for p in patterns:
-            if isinstance(p, URLResolver):
-                walk(p.url_patterns, prefix + str(p.pattern))
-            elif isinstance(p, URLPattern):
-                found.append((prefix + str(p.pattern), getattr(p.callback, "cls", None)))
-
-    walk(get_resolver().url_patterns, "/")
-    return [(route, cls) for route, cls in found if route.startswith("/api/v1/") and cls is not None]
+    return [(route, cls) for route, cls in url_routes() if route.startswith("/api/v1/") and cls is not None]
 
 
 def _fill(route: str, world) -> str:
