@@ -18,6 +18,7 @@ from .splits import FoldPool, Split, table4
 
 SCHEMA_RETRIEVAL = "similia.loci.retrieval/1"
 SCHEMA_PAIRWISE = "similia.loci.pairwise/1"
+TOP_LISTED = 10  # ranked sources kept per query in the per-query rows
 
 
 def code_version() -> str | None:
@@ -215,6 +216,8 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
             for k in ks:
                 row[f"recall@{k}"] = pq[("all", f"recall@{k}")][i]
             row["rr"] = rr_full[i]
+            # the head of the ranked list, so exports and the run page can show what was found instead
+            row["top"] = [[pool_ids[j], float(scores[i, r])] for r, j in enumerate(indices[i, :TOP_LISTED]) if j >= 0]
             rows.append(row)
         report["per_query"] = rows
         report["per_pair"] = [{"query_id": g.query_id, "source_id": g.source_id, "label": g.label,
