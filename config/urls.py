@@ -7,6 +7,7 @@ api_v1 = [
     path("", include("jobs.urls")),
     path("", include("benchmarks.urls")),
     path("", include("annotation.urls")),
+    path("", include("workbench.urls")),
 ]
 
 urlpatterns = [
@@ -17,5 +18,6 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("", include("annotation.page_urls")),
     path("benchmarks/", include("benchmarks.page_urls")),
+    path("workbench/", include("workbench.page_urls")),
     path("", include("frontend.urls")),
 ]

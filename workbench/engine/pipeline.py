@@ -1,0 +1,131 @@
+"""Retrieve (and optionally rerank) every query segment of one document against the segments of another.
+
+Pure: the caller builds the retriever and reranker instances (from the method registry) and stores the
+result. Output is column arrays, one entry per candidate pair, so 100k candidates cost a few MB.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+LABELS = ("cit.", "cf.")
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class Candidates:
+    """Candidate pairs as columns: query index, source index (into the inputs), rank from 1, retrieval score,
+    class probabilities (n, 3) for (none, cit., cf.) or None without a reranker, label ("cit.", "cf." or ""),
+    shared content lemmas and overlap bucket (see :mod:`benchmarks.loci.lexical`)."""
+
+    query: np.ndarray
+    source: np.ndarray
+    rank: np.ndarray
+    score: np.ndarray
+    probs: np.ndarray | None
+    label: list[str]
+    shared: np.ndarray
+    bucket: list[str]
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+
+def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
+    """``cit.`` where P(cit.) ≥ its threshold (it wins when both pass), else ``cf.`` where P(cf.) ≥ its
+    threshold, else "" (no parallel)."""
+    cit = probs[:, 1] >= thresholds.get("cit.", 0.5)
+    cf = probs[:, 2] >= thresholds.get("cf.", 0.5)
+    return ["cit." if c else ("cf." if f else "") for c, f in zip(cit.tolist(), cf.tolist())]
+
+
+def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray,
+                     si: np.ndarray, *, block: int = 64, progress: Progress | None = None) -> np.ndarray:
+    """(n, 3) class scores of the candidate pairs (qi[n], si[n]).
+
+    A reranker offers ``score_pairs(query_texts, source_texts) -> (n, 3)`` for aligned pairs, or the
+    benchmark protocol ``score_grid(query_ids, query_texts, source_ids, source_texts) -> (nq, ns, 3)``, which
+    is called per block of queries on the union of their candidates only.
+    """
+    n = len(qi)
+    if hasattr(reranker, "score_pairs"):
+        out = np.asarray(reranker.score_pairs([query_texts[i] for i in qi], [source_texts[j] for j in si]),
+                         np.float64)
+        return _three(out, n)
+    if not hasattr(reranker, "score_grid"):
+        raise TypeError(f"reranker {getattr(reranker, 'name', reranker)!r} has neither score_pairs nor score_grid")
+    out = np.zeros((n, 3), np.float64)
+    queries = np.unique(qi)
+    for start in range(0, len(queries), block):
+        qs = queries[start:start + block]
+        rows = np.nonzero(np.isin(qi, qs))[0]
+        srcs = np.unique(si[rows])
+        qpos = {int(q): a for a, q in enumerate(qs)}
+        spos = {int(s): b for b, s in enumerate(srcs)}
+        grid = np.asarray(reranker.score_grid([str(q) for q in qs], [query_texts[q] for q in qs],
+                                              [str(s) for s in srcs], [source_texts[s] for s in srcs]), np.float64)
+        if grid.ndim == 2:
+            grid = np.stack([1.0 - grid, grid, np.zeros_like(grid)], axis=-1)
+        for r in rows:
+            out[r] = grid[qpos[int(qi[r])], spos[int(si[r])]]
+        if progress:
+            progress(min(1.0, (start + block) / len(queries)), f"reranked {min(start + block, len(queries))} queries")
+    return out
+
+
+def _three(scores: np.ndarray, n: int) -> np.ndarray:
+    if scores.ndim == 1:  # one match score: (no match, match as cit., 0)
+        scores = np.stack([1.0 - scores, scores, np.zeros_like(scores)], axis=-1)
+    if scores.shape != (n, 3):
+        raise ValueError(f"reranker returned shape {scores.shape}, expected ({n}, 3)")
+    return scores
+
+
+def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray, si: np.ndarray):
+    """Shared content lemmas and the overlap bucket of every candidate pair (each text analysed once)."""
+    from benchmarks.loci import lexical
+
+    an_q = {int(i): lexical.analyse(query_texts[i]) for i in np.unique(qi)}
+    an_s = {int(j): lexical.analyse(source_texts[j]) for j in np.unique(si)}
+    shared = np.zeros(len(qi), np.int16)
+    buckets = []
+    for n, (i, j) in enumerate(zip(qi.tolist(), si.tolist())):
+        o = lexical.pair_overlap(an_q[i], an_s[j])
+        shared[n] = min(o["shared_lemmas"], 32767)
+        buckets.append(o["bucket"])
+    return shared, buckets
+
+
+def detect(retriever, query_texts: Sequence[str], source_ids: Sequence[str], source_texts: Sequence[str], *,
+           top_k: int, reranker=None, thresholds: dict[str, float] | None = None, min_score: float | None = None,
+           progress: Progress | None = None) -> Candidates:
+    """Fit ``retriever`` on the sources, take each query's top-k, drop scores below ``min_score``, rerank
+    when a reranker is given (labels by ``thresholds``), and measure the lexical overlap of every pair."""
+    prog = progress or (lambda f, m="": None)
+    prog(0.0, f"indexing {len(source_texts)} source segments")
+    retriever.fit(list(source_ids), list(source_texts),
+                  progress=lambda f, m="": prog(0.3 * f, f"indexing: {m}" if m else "indexing"))
+    prog(0.3, f"searching {len(query_texts)} queries")
+    top = retriever.search(list(query_texts), int(top_k),
+                           progress=lambda f, m="": prog(0.3 + 0.3 * f, f"searching: {m}" if m else "searching"))
+    idx = np.asarray(top.indices)
+    sc = np.asarray(top.scores, np.float64)
+    keep = idx >= 0
+    if min_score is not None:
+        keep &= np.nan_to_num(sc, nan=-np.inf) >= min_score
+    qi, r = np.nonzero(keep)
+    si = idx[qi, r]
+    score = np.nan_to_num(sc[qi, r], nan=0.0, neginf=0.0, posinf=0.0)
+    probs, labels = None, [""] * len(qi)
+    if reranker is not None and len(qi):
+        prog(0.6, f"reranking {len(qi)} pairs")
+        probs = score_candidates(reranker, query_texts, source_texts, qi, si,
+                                 progress=lambda f, m="": prog(0.6 + 0.25 * f, m))
+        labels = label_pairs(probs, thresholds or {})
+    prog(0.85, "measuring lexical overlap")
+    shared, buckets = overlap(query_texts, source_texts, qi, si)
+    prog(1.0, f"{len(qi)} candidates")
+    return Candidates(qi.astype(np.int32), si.astype(np.int32), (r + 1).astype(np.int32), score, probs, labels,
+                      shared, buckets)
