@@ -84,17 +84,24 @@ def _three(scores: np.ndarray, n: int) -> np.ndarray:
 
 
 def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray, si: np.ndarray):
-    """Shared content lemmas and the overlap bucket of every candidate pair (each text analysed once)."""
+    """Shared content lemmas and the overlap bucket of every candidate pair (see
+    :func:`benchmarks.loci.lexical.pair_overlap`); each text is analysed once, each pair is two set
+    intersections."""
     from benchmarks.loci import lexical
 
-    an_q = {int(i): lexical.analyse(query_texts[i]) for i in np.unique(qi)}
-    an_s = {int(j): lexical.analyse(source_texts[j]) for j in np.unique(si)}
+    def sets(text):
+        a = lexical.analyse(text)
+        return lexical.content_set(a), lexical.content_bigrams(a)
+
+    an_q = {int(i): sets(query_texts[i]) for i in np.unique(qi)}
+    an_s = {int(j): sets(source_texts[j]) for j in np.unique(si)}
     shared = np.zeros(len(qi), np.int16)
     buckets = []
     for n, (i, j) in enumerate(zip(qi.tolist(), si.tolist())):
-        o = lexical.pair_overlap(an_q[i], an_s[j])
-        shared[n] = min(o["shared_lemmas"], 32767)
-        buckets.append(o["bucket"])
+        (ql, qb), (sl, sb) = an_q[i], an_s[j]
+        n_lemmas = len(ql & sl)
+        shared[n] = min(n_lemmas, 32767)
+        buckets.append(lexical.overlap_bucket(n_lemmas, len(qb & sb)))
     return shared, buckets
 
 
