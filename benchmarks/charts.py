@@ -42,7 +42,7 @@ def loci_run_context(run: EvaluationRun) -> dict:
             ctx["prf_svg"] = mark_safe(plots.prf_vs_k_svg(pairwise, "all"))
         except (KeyError, TypeError, ValueError, IndexError):
             ctx["prf_svg"] = None
-        ctx["table12"] = R.table12_rows(pairwise, "all")
+        ctx["table12"] = _collapse_same_rows(R.table12_rows(pairwise, "all"))
         ctx["table4"] = pairwise.get("table4")
     classification = pairwise.get("classification")
     if classification:
@@ -54,6 +54,19 @@ def loci_run_context(run: EvaluationRun) -> dict:
     ctx["worst_queries"] = sorted(
         (row for row in run.per_query if row.get("rr") is not None), key=lambda row: row["rr"])[:20]
     return ctx
+
+
+def _collapse_same_rows(rows: list[dict]) -> list[dict]:
+    """Rows for k beyond the pool's depth repeat the last one: keep one row with `k_to`, the last k it covers."""
+    out: list[dict] = []
+    for row in rows:
+        same = out and {k: v for k, v in row.items() if k != "k"} == {
+            k: v for k, v in out[-1].items() if k not in ("k", "k_to")}
+        if same:
+            out[-1]["k_to"] = row["k"]
+        else:
+            out.append(dict(row))
+    return out
 
 
 def similarity_run_context(run: SimilarityRun) -> dict:
