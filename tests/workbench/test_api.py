@@ -134,8 +134,9 @@ def test_filters_detail_verdicts_and_exports(client_for, finished_detection, use
 
     export = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv")
     rows = list(csv.DictReader(io.StringIO(export.content.decode())))
-    assert list(rows[0])[:7] == ["query_id", "query_text", "source_id", "source_text", "similarity", "probability",
-                                 "above_threshold"]
+    package_header = (EXAMPLES / "results.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert list(rows[0])[:7] == package_header == ["query_id", "query_text", "source_id", "source_text",
+                                                   "similarity", "probability", "above_threshold"]
     assert len(rows) == everything["count"] and {r["above_threshold"] for r in rows} <= {"Yes", "No"}
     as_json = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=json&label=cit.").json()
     assert len(as_json["results"]) == cit["count"]
@@ -144,6 +145,8 @@ def test_filters_detail_verdicts_and_exports(client_for, finished_detection, use
     assert [(v["query_id"], v["label"], v["decision"], v["user"]) for v in verdicts] == [
         (top["query_id"], "1", "cf.", "res"), (second["query_id"], "0", "rejected", "res")]
     assert verdicts[0]["decided_at"]
+    truth_header = (EXAMPLES / "ground_truth.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert list(verdicts[0])[:3] == truth_header  # the package's ground_truth.csv columns come first
 
 
 def test_openapi_documents_the_workbench(client_for):
