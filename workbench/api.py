@@ -9,7 +9,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
 from core.params import query_choice, query_int
+from core.parsers import DepthLimitedJSONParser
 from core.roles import RESEARCHER, has_role
 from workbench import exports, methods, selectors
 from workbench.engine.highlight import highlight_pair
@@ -158,7 +159,7 @@ class CorpusListApi(_Api):
 
 
 class DocumentListApi(_Api):
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, DepthLimitedJSONParser]
 
     @extend_schema(responses=DocumentSerializer(many=True))
     def get(self, request):
