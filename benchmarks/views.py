@@ -49,7 +49,7 @@ def _can_launch(request) -> bool:
     return has_role(request.user, RESEARCHER)
 
 
-class _JsonObjectField(forms.CharField):
+class JsonObjectField(forms.CharField):
     def to_python(self, value):
         value = (value or "").strip() or "{}"
         try:
@@ -63,7 +63,7 @@ class _JsonObjectField(forms.CharField):
 
 class EvaluationRunForm(forms.Form):
     method = forms.ChoiceField()
-    params = _JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+    params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
                               help_text="JSON object of retriever parameters")
     reranker = forms.ChoiceField(choices=list(RERANKERS.items()), required=False)
     pool = forms.ChoiceField(choices=list(POOLS.items()), initial="gold", required=False,
@@ -92,7 +92,7 @@ class EvaluationRunForm(forms.Form):
 
 class SimilarityRunForm(forms.Form):
     method = forms.ChoiceField()
-    params = _JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+    params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
                               help_text='JSON object, e.g. {"model": "/path/to/model"} for transformer methods')
     calibration = forms.ChoiceField(choices=[(c, c or "none") for c in CALIBRATIONS], required=False)
 

@@ -89,7 +89,7 @@ def explorer(owner, client, api) -> None:
                        ("API page 900, 100 rows", f"/api/v1/workbench/runs/{run.pk}/candidates/?page=900&page_size=100")]:
         c = api if url.startswith("/api/") else client
         c.get(url)  # warm
-        response, elapsed, n_sql = _timed(lambda: c.get(url))
+        response, elapsed, n_sql = _timed(lambda c=c, url=url: c.get(url))
         assert response.status_code == 200, (url, response.status_code)
         print(f"{label:<44} {elapsed:>9.3f} {n_sql:>5} {len(response.content) / 1024:>8.1f}")
 
@@ -163,7 +163,11 @@ def main() -> None:
 
     django.setup()
     from django.test import Client
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
+    from django.test.utils import (
+        setup_databases,
+        setup_test_environment,
+        teardown_databases,
+    )
     from rest_framework.test import APIClient
 
     from core.services import user_create_or_update

@@ -3,6 +3,8 @@
 Thin views: an input serializer checks the request's shape, one service or selector does the work."""
 from __future__ import annotations
 
+import math
+
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -243,7 +245,7 @@ def _float(params, name):
         value = float(raw)
     except ValueError:
         raise ValidationError({name: [f"{raw[:40]!r} is not a number"]}) from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise ValidationError({name: ["must be a finite number"]})
     return value
 

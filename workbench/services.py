@@ -3,7 +3,7 @@ verdicts, and promoting confirmed parallels into a new version of a benchmark's 
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import connection, transaction

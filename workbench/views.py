@@ -16,6 +16,7 @@ from rest_framework.exceptions import ValidationError
 
 from benchmarks.models import BenchmarkVersion, Corpus, EvaluationRun
 from benchmarks.services.runs import POOLS, run_pool
+from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
 from core.roles import RESEARCHER, has_role
 from jobs.services import job_enqueue_error
@@ -24,7 +25,13 @@ from workbench.api import export_response, parse_filters
 from workbench.engine import compare as C
 from workbench.engine.uploads import FORMATS
 from workbench.models import Document
-from workbench.services import WorkbenchError, detection_run_create, document_from_corpus, document_upload, gold_promote
+from workbench.services import (
+    WorkbenchError,
+    detection_run_create,
+    document_from_corpus,
+    document_upload,
+    gold_promote,
+)
 
 
 def researcher_only(view):
@@ -38,18 +45,6 @@ def researcher_only(view):
     return wrapped
 
 
-class _Json(forms.CharField):
-    def to_python(self, value):
-        value = (value or "").strip() or "{}"
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"not valid JSON: {exc}") from None
-        if not isinstance(parsed, dict):
-            raise forms.ValidationError('must be a JSON object, e.g. {"k1": 1.2}')
-        return parsed
-
-
 class DetectForm(forms.Form):
     """Two documents (each an upload, one of the user's documents or a stored corpus), the methods and cut-offs."""
 
@@ -60,10 +55,10 @@ class DetectForm(forms.Form):
     file_format = forms.ChoiceField(required=False, label="Format of the uploads",
                                     choices=[("", "from the file name")] + list(FORMATS.items()))
     retriever = forms.ChoiceField()
-    retriever_params = _Json(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}),
+    retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}),
                              help_text="JSON object of the retriever's declared parameters")
     reranker = forms.ChoiceField(required=False)
-    reranker_params = _Json(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
+    reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
     top_k = forms.IntegerField(min_value=1, max_value=1000, initial=10)
     min_score = forms.FloatField(required=False, help_text="drop candidates whose retrieval score is lower")
     threshold_cit = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cit.")

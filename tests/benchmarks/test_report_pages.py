@@ -1,5 +1,6 @@
 """Report pages (issue 14): chart labels that do not overprint, one row for the k beyond the pool's depth, the
 pilot chart's best-F1 label clear of its title, gold texts without the file's CSV quotes."""
+import itertools
 import re
 
 import pytest
@@ -18,7 +19,7 @@ def test_crowded_k_ticks_do_not_overprint():
     svg = line_chart_svg([{"label": "F1", "x": ks, "y": [0.5] * len(ks)}], title="P/R/F1 vs k")
     xs = _labels(svg, "312")  # height 340 − bottom 44 + 16
     assert len(xs) < len(ks) and xs[0] < xs[-1]
-    assert all(b - a >= 22 for a, b in zip(xs, xs[1:]))
+    assert all(b - a >= 22 for a, b in itertools.pairwise(xs))
     assert ">1000</text>" in svg and ">1</text>" in svg
 
 

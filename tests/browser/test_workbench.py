@@ -87,7 +87,6 @@ def test_upload_detect_explore_verify_export(live_server, page, make_user, tmp_p
 
 def test_launch_two_runs_on_a_pool_and_compare(live_server, page, make_user, settings):
     from benchmarks.services import benchmark_import_545
-
     from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
 
     version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")

@@ -27,7 +27,6 @@ def finished_detection(users):
 @pytest.fixture
 def loci_version(db):
     from benchmarks.services import benchmark_import_545
-
     from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
 
     version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")

@@ -173,7 +173,13 @@ def test_stored_corpus_copy_is_made_once(client_for, loci_version):
 def test_promoting_confirmed_parallels_makes_a_new_gold_version(users, loci_version):
     from benchmarks.models import BenchmarkVersion, GoldReference
     from jobs.runner import run_job
-    from workbench.services import WorkbenchError, detection_run_create, document_from_corpus, gold_promote, verdict_set
+    from workbench.services import (
+        WorkbenchError,
+        detection_run_create,
+        document_from_corpus,
+        gold_promote,
+        verdict_set,
+    )
 
     owner = users["researcher"]
     run = detection_run_create(query_document=document_from_corpus(corpus=loci_version.query_corpus),

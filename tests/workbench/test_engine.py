@@ -71,8 +71,8 @@ def test_highlight_marks_shared_lemmas_and_keeps_the_text():
 
 def test_detect_with_a_reranker_on_the_package_examples():
     from benchmarks.loci.methods import LexicalRuleScorer
-    from detection.methods import registry
     from detection.latin.readers import read_segments_csv
+    from detection.methods import registry
 
     queries = read_segments_csv(EXAMPLES / "hieronymus_samples.csv")
     sources = read_segments_csv(EXAMPLES / "vergil_samples.csv")

@@ -5,8 +5,8 @@ result. Output is column arrays, one entry per candidate pair, so 100k candidate
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 

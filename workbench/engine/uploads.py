@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from detection.latin.errors import InputError
-from detection.latin.readers import read_plain, read_segments_csv, read_tei, read_tess, tess_prefix
+from detection.latin.readers import (
+    read_plain,
+    read_segments_csv,
+    read_tei,
+    read_tess,
+    tess_prefix,
+)
 from detection.latin.segment import Segment, segment_units
 
 FORMATS = {"csv": "CSV seg_id,text", "tess": "Tesserae .tess", "tei": "TEI / EpiDoc XML",
