@@ -204,3 +204,28 @@ def test_promoting_confirmed_parallels_makes_a_new_gold_version(users, loci_vers
     assert BenchmarkVersion.objects.get(pk=loci_version.pk).gold.count() == 545
     with pytest.raises(WorkbenchError, match="already has a version"):
         gold_promote(run=run, base=loci_version, version="2", user=owner)
+
+
+def test_methods_registered_elsewhere_appear_and_route_by_their_declaration(client_for, finished_detection):
+    """A retriever another module registers shows up in the picker and the API at once; a GPU one's job goes to
+    the gpu queue; its parameters are validated by its own declaration."""
+    from detection.methods import registry
+    from detection.methods.registry import MethodSpec, Param
+
+    spec = MethodSpec("toy-dense", "retriever", lambda **kw: None, "a GPU retriever registered by a test",
+                      needs_gpu=True, params=(Param("alpha", "float", 0.5, "weight", min=0.0, max=1.0),))
+    registry.register(spec)
+    try:
+        client = client_for("researcher")
+        assert "toy-dense" in {m["name"] for m in client.get("/api/v1/workbench/methods/").json()["retrievers"]}
+        run = finished_detection
+        base = {"query_document": run.query_document_id, "source_document": run.source_document_id,
+                "retriever": "toy-dense"}
+        bad = client.post("/api/v1/workbench/runs/", {**base, "retriever_params": {"alpha": 3}}, format="json")
+        assert bad.status_code == 400 and "'alpha'" in bad.json()["detail"]
+        ok = client.post("/api/v1/workbench/runs/", {**base, "retriever_params": {"alpha": 0.25}}, format="json")
+        assert ok.status_code == 201
+        created = DetectionRun.objects.get(pk=ok.json()["id"])
+        assert created.job.queue == "gpu" and created.retriever_params == {"alpha": 0.25}
+    finally:
+        registry.unregister("toy-dense")
