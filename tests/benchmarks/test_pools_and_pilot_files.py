@@ -125,3 +125,35 @@ def test_pilot_upload_is_checked_stored_and_run(client, settings, tmp_path, user
     run = PilotRun.objects.get()
     assert response.status_code == 302 and run_job(run.job_id) == "succeeded" and run.verses_name.endswith("-my_verses.csv")
     assert "upload:" + run.verses_name in client.get("/benchmarks/pilots/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_version_with_the_whole_corpus_makes_the_corpus_pool_real(tmp_path, users):
+    """`load_benchmarks --corpus-dir`: gold segments matched into a larger corpus; the corpus pool then ranks
+    against every source segment, the gold pool against the cited ones only."""
+    from django.core.management import call_command
+
+    from benchmarks.loci.data import load_pairs_545
+    from benchmarks.models import BenchmarkVersion
+    from tests.benchmarks.conftest import LOCI_DIR, REF_TYPE, WITH_TEXT
+
+    bench = load_pairs_545(WITH_TEXT, REF_TYPE)
+    examples = LOCI_DIR / "package_examples"
+    distractors = list(csv.reader((examples / "vergil_samples.csv").open(encoding="utf-8")))[1:]
+    with (tmp_path / "source.csv").open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["seg_id", "text", "author", "work"])
+        writer.writerows([(s.seg_id, s.text, s.author, s.work) for s in bench.sources])
+        writer.writerows([(f"distractor {i}", text, "Vergilius", "aen") for i, (_, text) in enumerate(distractors)])
+    (tmp_path / "query.csv").write_bytes((examples / "hieronymus_samples.csv").read_bytes())
+    call_command("load_benchmarks", "--loci-dir", str(LOCI_DIR), "--name", "loci-full", "--corpus-dir", str(tmp_path))
+    version = BenchmarkVersion.objects.get(benchmark__name="loci-full")
+    assert version.gold.count() == 545 and version.provenance["corpus"]["source_segments"] == 408 + len(distractors)
+    pools = {}
+    for pool in ("gold", "corpus"):
+        run = evaluation_run_create(version=version, method="bm25-lemma", pool=pool, ks=[1, 10], enqueue=False,
+                                    owner=users["researcher"])
+        assert run_job(run.job_id) == "succeeded"
+        run.refresh_from_db()
+        pools[pool] = run.report["pool"]
+    assert pools["gold"]["n_sources"] == 408 and pools["corpus"]["n_sources"] == 408 + len(distractors)

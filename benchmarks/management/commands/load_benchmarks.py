@@ -19,6 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--loci-dir", default=None, help="folder with pairs_545_with_text.csv")
         parser.add_argument("--name", default="loci-similes-545", help="benchmark name")
         parser.add_argument("--benchmark-version", default="1", help="version label")
+        parser.add_argument("--corpus-dir", default=None,
+                            help="with --loci-dir: the whole corpus (query.csv, source.csv from build_corpus), so runs "
+                                 "can rank against the real source corpus (pool 'corpus')")
         parser.add_argument("--sts", default=None, help="gold TSV (DBBE STS shape)")
         parser.add_argument("--sts-name", default=None, help="gold set name (default: the file's stem)")
 
@@ -32,7 +35,8 @@ class Command(BaseCommand):
                 version, created = benchmark_import_545(
                     with_text_path=folder / "pairs_545_with_text.csv",
                     ref_type_path=ref_type if ref_type.exists() else None,
-                    name=o["name"], version=o["benchmark_version"])
+                    name=o["name"], version=o["benchmark_version"],
+                    corpus_dir=Path(o["corpus_dir"]) if o["corpus_dir"] else None)
                 self.stdout.write(f"{version}: {version.gold.count()} gold references "
                                   f"({'imported' if created else 'already present'})")
             if o["sts"]:
