@@ -17,6 +17,7 @@ from workbench.models import Candidate, DetectionRun, Document, DocumentSegment,
 
 DETECT_KIND = "workbench.detect"
 MAX_TOP_K = 1000
+MAX_CANDIDATES = 2_000_000  # query segments × top-k of one run: rows the explorer pages through
 _BULK = 2000
 
 
@@ -101,6 +102,10 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     for doc in (query_document, source_document):
         if not doc.n_segments:
             raise WorkbenchError(f"document {doc.name!r} has no segments")
+    if query_document.n_segments * top_k > MAX_CANDIDATES:
+        raise WorkbenchError(f"{query_document.n_segments:,} query segments × top {top_k} would be "
+                             f"{query_document.n_segments * top_k:,} candidates; the limit is {MAX_CANDIDATES:,} per "
+                             f"run: lower top_k or split the query text")
     run = DetectionRun.objects.create(
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
         retriever=retriever, retriever_params=r_params, reranker=reranker, reranker_params=rr_params, top_k=top_k,

@@ -44,7 +44,7 @@ def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
     assert first["p_cit"] is None and first["score"] > 0
 
 
-def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection):
+def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection, monkeypatch):
     client = client_for("researcher")
     bad = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n")
     assert bad.status_code == 400 and "q.csv, line 3: duplicate seg_id 'a'" in bad.json()["detail"]
@@ -62,6 +62,9 @@ def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection
         response = client.post("/api/v1/workbench/runs/", {**base, **body}, format="json")
         assert response.status_code == 400 and needle in json.dumps(response.json(), ensure_ascii=False), body
     assert DetectionRun.objects.count() == 1
+    monkeypatch.setattr("workbench.services.MAX_CANDIDATES", 20)
+    too_many = client.post("/api/v1/workbench/runs/", {**base, "retriever": "bm25-lemma", "top_k": 2}, format="json")
+    assert too_many.status_code == 400 and "11 query segments × top 2 would be 22 candidates" in too_many.json()["detail"]
 
 
 @pytest.mark.parametrize("role, expected", [("annotator", 403), ("lead", 403), ("norole", 403), (None, 403)])
