@@ -43,9 +43,15 @@ def validate(name: str, params, *, kind: str) -> dict:
             raise MethodError(f"parameter 'retriever' must be a registered retriever, not {retriever!r}")
         return {"retriever": retriever}
     try:
-        return registry.validate(name, params or {}, kind=kind)
+        validated = registry.validate(name, params or {}, kind=kind)
     except (registry.ParamError, registry.UnknownMethod) as exc:
         raise MethodError(str(exc)) from None
+    spec = registry.get_spec(name)
+    if spec.supervised and "model" in validated and validated["model"] is None:
+        # a detection has no training folds: a supervised method must name a trained model
+        raise MethodError(f"{name!r} learns from labelled pairs, which a detection does not have: name a trained "
+                          f"model in its parameters, e.g. {{\"model\": \"NAME\"}}")
+    return validated
 
 
 def queue(retriever: str, reranker: str = "") -> str:

@@ -125,7 +125,7 @@ def detection_run_execute(*, run: DetectionRun, progress: Callable[[float, str],
 
     t0 = time.perf_counter()
     queries = list(DocumentSegment.objects.filter(document=run.query_document_id).order_by("position")
-                   .values_list("id", "position", "text"))
+                   .values_list("id", "position", "text", "seg_id"))
     sources = list(DocumentSegment.objects.filter(document=run.source_document_id).order_by("position")
                    .values_list("id", "seg_id", "text"))
     log(f"{len(queries)} query segments × {len(sources)} source segments, {run.retriever} top {run.top_k}"
@@ -134,6 +134,7 @@ def detection_run_execute(*, run: DetectionRun, progress: Callable[[float, str],
     reranker = methods.build(run.reranker, run.reranker_params) if run.reranker else None
     result = detect(retriever, [q[2] for q in queries], [s[1] for s in sources], [s[2] for s in sources],
                     top_k=run.top_k, reranker=reranker, thresholds=run.thresholds, min_score=run.min_score,
+                    query_ids=[q[3] for q in queries],
                     progress=lambda f, m="": progress(0.9 * f, m))
     t1 = time.perf_counter()
     progress(0.9, f"storing {len(result)} candidates")

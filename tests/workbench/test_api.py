@@ -232,3 +232,19 @@ def test_methods_registered_elsewhere_appear_and_route_by_their_declaration(clie
         assert created.job.queue == "gpu" and created.retriever_params == {"alpha": 0.25}
     finally:
         registry.unregister("toy-dense")
+
+
+def test_a_supervised_reranker_must_name_a_trained_model(client_for, finished_detection):
+    from detection.methods import registry
+    from detection.methods.registry import MethodSpec, Param
+
+    registry.register(MethodSpec("toy-trained", "reranker", lambda **kw: None, "a supervised reranker", supervised=True,
+                                 params=(Param("model", "model", None, "trained model", nullable=True),)))
+    try:
+        run = finished_detection
+        response = client_for("researcher").post("/api/v1/workbench/runs/", {
+            "query_document": run.query_document_id, "source_document": run.source_document_id,
+            "retriever": "bm25-lemma", "reranker": "toy-trained"}, format="json")
+        assert response.status_code == 400 and "name a trained model" in response.json()["detail"]
+    finally:
+        registry.unregister("toy-trained")

@@ -102,3 +102,28 @@ def test_compare_reports():
     assert rows == [{"query_id": "q1", "fold": None, "rr_a": 1.0, "rr_b": 0.0, "delta": -1.0}]
     assert C.metric_rows({"recall@10": 0.5, "pool": "gold"}, {"recall@10": 0.75}) == [
         {"metric": "recall@10", "a": 0.5, "b": 0.75, "delta": 0.25}]
+
+
+def test_registry_rerankers_get_flat_candidates_with_texts_scores_and_ranks():
+    """A reranker of the registry's shape (`predict_proba(candidates)`) sees every pair with its ids, texts,
+    retrieval score and rank; its probabilities and the thresholds give the labels."""
+    from workbench.engine.pipeline import score_candidates
+
+    seen = {}
+
+    class Toy:
+        name = "toy"
+
+        def predict_proba(self, cands, progress=None):
+            seen["cands"] = cands
+            p = np.asarray([0.9 if cands.query_ids[q] == "q1" else 0.1 for q in cands.qi])
+            return np.column_stack([1 - p, p, np.zeros_like(p)])
+
+    qi, si = np.array([0, 0, 1]), np.array([1, 0, 0])
+    probs = score_candidates(Toy(), ["arma uirumque", "cano"], ["s0 text", "s1 text"], qi, si,
+                             query_ids=["q1", "q2"], source_ids=["s0", "s1"], score=np.array([3.0, 2.0, 1.0]),
+                             rank=np.array([1, 2, 1]))
+    cands = seen["cands"]
+    assert len(cands) == 3 and cands.source_ids == ["s0", "s1"] and list(cands.rank) == [1, 2, 1]
+    assert cands.query_texts[cands.qi[2]] == "cano" and float(cands.score[0]) == 3.0
+    assert label_pairs(probs, {"cit.": 0.5, "cf.": 0.5}) == ["cit.", "cit.", ""]

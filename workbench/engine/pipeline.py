@@ -6,7 +6,7 @@ result. Output is column arrays, one entry per candidate pair, so 100k candidate
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,21 +41,62 @@ def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
     return ["cit." if c else ("cf." if f else "") for c, f in zip(cit.tolist(), cf.tolist())]
 
 
-def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray,
-                     si: np.ndarray, *, block: int = 64, progress: Progress | None = None) -> np.ndarray:
-    """(n, 3) class scores of the candidate pairs (qi[n], si[n]).
+@dataclass
+class PairCandidates:
+    """The candidate pairs in the shape the registry's rerankers take (the same fields as
+    ``detection.methods.rerank.pipeline.Candidates``, used instead when that module is importable)."""
 
-    A reranker offers ``score_pairs(query_texts, source_texts) -> (n, 3)`` for aligned pairs, or the
-    benchmark protocol ``score_grid(query_ids, query_texts, source_ids, source_texts) -> (nq, ns, 3)``, which
-    is called per block of queries on the union of their candidates only.
+    query_ids: list
+    query_texts: list
+    source_ids: list
+    source_texts: list
+    qi: np.ndarray
+    si: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    k: int = 0
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.qi.size)
+
+
+def candidates_for(query_ids, query_texts, source_ids, source_texts, qi, si, score, rank):
+    try:
+        from detection.methods.rerank.pipeline import Candidates as cls
+    except ImportError:
+        cls = PairCandidates
+    return cls(list(query_ids), list(query_texts), list(source_ids), list(source_texts), np.asarray(qi, np.int64),
+               np.asarray(si, np.int64), np.asarray(score, np.float64), np.asarray(rank, np.int64),
+               int(rank.max()) if len(rank) else 0)
+
+
+def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray,
+                     si: np.ndarray, *, query_ids: Sequence[str] | None = None, source_ids: Sequence[str] | None = None,
+                     score: np.ndarray | None = None, rank: np.ndarray | None = None, block: int = 64,
+                     progress: Progress | None = None) -> np.ndarray:
+    """(n, 3) class scores of the candidate pairs (qi[n], si[n]) for (no match, cit., cf.).
+
+    A reranker offers one of: ``predict_proba(candidates)`` (the registry's rerankers: flat candidate arrays
+    with the texts, retrieval scores and ranks), ``score_pairs(query_texts, source_texts) -> (n, 3)`` for
+    aligned pairs, or the benchmark protocol ``score_grid(query_ids, query_texts, source_ids, source_texts) ->
+    (nq, ns, 3)``, which is called per block of queries on the union of their candidates only.
     """
     n = len(qi)
+    if hasattr(reranker, "predict_proba"):
+        cands = candidates_for(query_ids if query_ids is not None else [str(i) for i in range(len(query_texts))],
+                               query_texts,
+                               source_ids if source_ids is not None else [str(j) for j in range(len(source_texts))],
+                               source_texts, qi, si, score if score is not None else np.zeros(n),
+                               rank if rank is not None else np.ones(n, np.int64))
+        return _three(np.asarray(reranker.predict_proba(cands, progress=progress), np.float64), n)
     if hasattr(reranker, "score_pairs"):
         out = np.asarray(reranker.score_pairs([query_texts[i] for i in qi], [source_texts[j] for j in si]),
                          np.float64)
         return _three(out, n)
     if not hasattr(reranker, "score_grid"):
-        raise TypeError(f"reranker {getattr(reranker, 'name', reranker)!r} has neither score_pairs nor score_grid")
+        raise TypeError(f"reranker {getattr(reranker, 'name', reranker)!r} has none of predict_proba, score_pairs, "
+                        "score_grid")
     out = np.zeros((n, 3), np.float64)
     queries = np.unique(qi)
     for start in range(0, len(queries), block):
@@ -107,7 +148,7 @@ def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndar
 
 def detect(retriever, query_texts: Sequence[str], source_ids: Sequence[str], source_texts: Sequence[str], *,
            top_k: int, reranker=None, thresholds: dict[str, float] | None = None, min_score: float | None = None,
-           progress: Progress | None = None) -> Candidates:
+           query_ids: Sequence[str] | None = None, progress: Progress | None = None) -> Candidates:
     """Fit ``retriever`` on the sources, take each query's top-k, drop scores below ``min_score``, rerank
     when a reranker is given (labels by ``thresholds``), and measure the lexical overlap of every pair."""
     prog = progress or (lambda f, m="": None)
@@ -128,7 +169,8 @@ def detect(retriever, query_texts: Sequence[str], source_ids: Sequence[str], sou
     probs, labels = None, [""] * len(qi)
     if reranker is not None and len(qi):
         prog(0.6, f"reranking {len(qi)} pairs")
-        probs = score_candidates(reranker, query_texts, source_texts, qi, si,
+        probs = score_candidates(reranker, query_texts, source_texts, qi, si, query_ids=query_ids,
+                                 source_ids=source_ids, score=score, rank=r + 1,
                                  progress=lambda f, m="": prog(0.6 + 0.25 * f, m))
         labels = label_pairs(probs, thresholds or {})
     prog(0.85, "measuring lexical overlap")
