@@ -147,8 +147,8 @@ def detection(texts: Path, owner, api) -> None:
         (Path(tmp) / "q.csv").write_bytes(qbytes)
         (Path(tmp) / "s.csv").write_bytes(sbytes)
         t3 = time.perf_counter()
-        run_detect(str(Path(tmp) / "q.csv"), str(Path(tmp) / "s.csv"), str(Path(tmp) / "out.csv"), "bm25-lemma", 10,
-                   stream=io.StringIO())
+        run_detect(query=str(Path(tmp) / "q.csv"), source=str(Path(tmp) / "s.csv"), output=str(Path(tmp) / "out.csv"),
+                   top_k=10, stream=io.StringIO())  # bm25-lemma, the default
         t_cli = time.perf_counter() - t3
     print(f"  alternative: the detect command (files, no database) {t_cli:.2f} s; the workbench end to end is "
           f"{total / t_cli:.1f}x that (the difference: upload checks, lexical overlap per pair, rows in the database)")

@@ -208,22 +208,21 @@ def compare_page(request):
 
 
 def _curves(a: EvaluationRun, b: EvaluationRun) -> tuple[str, str | None]:
-    """Recall@k of both runs (mean ± std over folds) and P/R/F1 vs k (retrieval stage): A solid, B dashed."""
-    from benchmarks.loci.plots import PALETTE, line_chart_svg
+    """Recall@k of both runs (mean ± std over folds, the run pages' chart) and P/R/F1 vs k of the retrieval stage."""
+    from benchmarks.loci.plots import recall_curve_svg
+    from frontend.svg import line_chart
 
-    recall, prf = [], []
-    for run, dash, name in ((a, False, "A"), (b, True, "B")):
-        metrics = (run.report.get("metrics") or {}).get("all") or {}
-        ks = [k for k in run.report.get("ks", []) if (metrics.get(f"recall@{k}") or {}).get("mean") is not None]
-        recall.append({"label": f"{name}: run {run.pk} {run.method}", "x": ks, "dash": dash,
-                       "y": [metrics[f"recall@{k}"]["mean"] for k in ks], "std": [metrics[f"recall@{k}"]["std"] for k in ks]})
+    labelled = [{**run.report, "method": {**(run.report.get("method") or {}), "name": f"{name}: run {run.pk} {run.method}"}}
+                for run, name in ((a, "A"), (b, "B"))]
+    recall = recall_curve_svg(labelled, views=("all",), title="Recall@k")
+    prf: dict[str, list] = {}
+    for run, name in ((a, "A"), (b, "B")):
         sweep = ((run.report.get("pairwise") or {}).get("sweep") or {}).get("all") or []
-        for j, m in enumerate(("p", "r", "f1")):
+        for m in ("p", "r", "f1"):
             if sweep and "ret" in sweep[0]:
-                prf.append({"label": f"{name}: {m.upper()}", "x": [r["k"] for r in sweep], "dash": dash,
-                            "color": PALETTE[j], "y": [r["ret"][m]["mean"] for r in sweep]})
-    return (line_chart_svg(recall, title="Recall@k", y_label="recall@k"),
-            line_chart_svg(prf, title="P/R/F1 vs k (retrieval)", y_label="score") if prf else None)
+                prf[f"{name}: {m.upper()}"] = [(r["k"], r["ret"][m]["mean"]) for r in sweep]
+    prf_svg = line_chart(prf, title="P/R/F1 vs k (retrieval)", xlabel="k", ylabel="score", ymin=0.0, ymax=1.0) if prf else None
+    return recall, prf_svg
 
 
 def compare_context(a: EvaluationRun, b: EvaluationRun) -> dict:

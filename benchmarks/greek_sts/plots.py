@@ -58,7 +58,7 @@ def threshold_plot_svg(rows: Sequence, title: str = "Precision / recall / F1 vs 
                        reference_label: str = "paper F1", width: int = 520, height: int = 320) -> str:
     """Lines for precision, recall, F1 over thresholds (rows: SweepRow or dicts), the best F1 marked;
     ``reference_f1``: optional (threshold, f1) points drawn dashed (e.g. the paper's table)."""
-    fr = _Frame(width, height, margin=(50, 110, 36, 40))  # room between the title and the plot's top
+    fr = _Frame(width, height, margin=(50, 110, 24, 40))
     body = fr.axes("threshold", "score", title)
     series = [("precision", _PALETTE[0]), ("recall", _PALETTE[1]), ("f1", _PALETTE[2])]
     for i, (key, colour) in enumerate(series):
@@ -75,12 +75,9 @@ def threshold_plot_svg(rows: Sequence, title: str = "Precision / recall / F1 vs 
     if rows:
         best = max(rows, key=lambda r: (_get(r, "f1"), -_get(r, "threshold")))
         bx, by = fr.x(_get(best, "threshold")), fr.y(_get(best, "f1"))
-        label_y = by - 6 if by - 6 > fr.top + 12 else by + 14  # near the top: below the point, clear of the title
-        anchor = "end" if bx > fr.x(0.7) else "start"
-        label_x = bx - 6 if anchor == "end" else bx + 6
         body.append(f'<circle cx="{bx:.1f}" cy="{by:.1f}" r="4" fill="{_PALETTE[2]}"/>'
-                    f'<text x="{label_x:.1f}" y="{label_y:.1f}" font-size="10" text-anchor="{anchor}">best F1 '
-                    f'{_get(best, "f1"):.2f} @ {_get(best, "threshold"):.2f}</text>')
+                    f'<text x="{bx + 6:.1f}" y="{by - 6:.1f}" font-size="10">best F1 {_get(best, "f1"):.2f} '
+                    f'@ {_get(best, "threshold"):.2f}</text>')
     return _svg(width, height, body, title)
 
 

@@ -37,19 +37,10 @@ def line_chart_svg(series: list[dict], *, title: str = "", x_label: str = "k", y
         out.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
         out.append(f'<text x="{ml - 6}" y="{y + 4:.1f}" text-anchor="end">{v:.2f}</text>')
     ticks = sorted(set(x for s in series for x in s["x"]))
-    # a label only where it clears the previous one (crowded ticks such as 200…1000 on a log axis); the
-    # last tick always keeps its label, in place of a neighbour too close to it
-    labelled: list = []
     for t in ticks:
-        out.append(f'<line x1="{X(t):.1f}" x2="{X(t):.1f}" y1="{mt + ph}" y2="{mt + ph + 4}" stroke="#999"/>')
-        if not labelled or X(t) - X(labelled[-1]) >= 6.5 * (len(str(t)) + 1):
-            labelled.append(t)
-    if ticks and labelled[-1] != ticks[-1]:
-        if len(labelled) > 1 and X(ticks[-1]) - X(labelled[-1]) < 6.5 * (len(str(ticks[-1])) + 1):
-            labelled.pop()
-        labelled.append(ticks[-1])
-    for t in labelled:
-        out.append(f'<text x="{X(t):.1f}" y="{mt + ph + 16}" text-anchor="middle">{t}</text>')
+        x = X(t)
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{mt + ph}" y2="{mt + ph + 4}" stroke="#999"/>')
+        out.append(f'<text x="{x:.1f}" y="{mt + ph + 16}" text-anchor="middle">{t}</text>')
     out.append(f'<text x="{ml + pw / 2}" y="{height - 8}" text-anchor="middle">{escape(x_label)}</text>')
     out.append(f'<text transform="translate(14,{mt + ph / 2}) rotate(-90)" text-anchor="middle">'
                f'{escape(y_label)}</text>')

@@ -142,11 +142,13 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
     if corpus_dir is not None:
         # the whole corpus (`build_corpus` output): gold segments are matched to corpus segments by id, then by
         # normalised text, so runs can rank against the real source corpus (pool "corpus")
-        from benchmarks.loci.corpus import read_corpus_dir
+        from benchmarks.loci.data import load_segments_csv
         from benchmarks.loci.matching import attach_corpus
 
         try:
-            bench, match_report = attach_corpus(bench, *read_corpus_dir(corpus_dir), name=name)
+            corpus = Path(corpus_dir)
+            bench, match_report = attach_corpus(bench, load_segments_csv(corpus / "query.csv"),
+                                                load_segments_csv(corpus / "source.csv"), name=name)
         except (OSError, KeyError, ValueError) as exc:
             raise BenchmarkImportError(f"{corpus_dir}: {exc}") from None
     fold_split = "ref_type" if "ref_type" in bench.file_folds else "with_text"

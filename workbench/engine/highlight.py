@@ -7,10 +7,11 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
 def _word_lemmas(word: str) -> set[str]:
-    from benchmarks.loci import engine
+    from detection.latin.lemmatize import get_lemmatizer
+    from detection.latin.normalize import tokenize
 
-    tokens = engine.tokenize(word)
-    return set(engine.lemmatize(tokens)) | set(tokens)
+    tokens = tokenize(word)
+    return set(get_lemmatizer().lemmatize(tokens)) | set(tokens)
 
 
 def content_lemmas(text: str) -> set[str]:
