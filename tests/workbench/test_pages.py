@@ -96,3 +96,14 @@ def test_compare_page(client, users, loci_version):
     b.summary = {**b.summary, "pool": "corpus"}
     b.save()
     assert "rank against different pools" in client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()
+
+
+def test_demo_loader_is_idempotent(make_user, settings):
+    from workbench.demo import load_demo_workbench
+
+    settings.SIMILIA_DEMO_RUNS = True
+    make_user("researcher", "researcher")
+    assert load_demo_workbench().startswith("2 example texts, detection ")
+    assert load_demo_workbench() == "2 example texts present"
+    assert Document.objects.count() == 2 and DetectionRun.objects.count() == 1
+    assert DetectionRun.objects.get().reranker == "lexical-rule"
