@@ -140,3 +140,37 @@ def test_pilot_with_an_uploaded_verses_file(live_server, page, make_user, settin
     run = PilotRun.objects.get()
     assert run.verses_name.endswith("-my_verses.csv") and run.best_f1 is not None
     assert "my_verses.csv" in page.inner_text("main") and str(tmp_path) not in page.content()
+
+
+def test_confirmed_discoveries_grow_the_benchmark(live_server, page, make_user):
+    """A detection over a benchmark version's own corpora (picked as stored texts), one parallel confirmed by
+    keyboard, then the promote form: a new version whose gold holds the old references plus the confirmed one."""
+    from benchmarks.models import BenchmarkVersion, GoldReference
+    from benchmarks.services import benchmark_import_545
+
+    from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
+
+    version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")
+    make_user("grow", "researcher")
+    login(page, live_server.url, "grow", "pw-grow")
+    page.goto(f"{live_server.url}/workbench/")
+    page.select_option("#id_query_stored", f"corpus:{version.query_corpus_id}")
+    page.select_option("#id_source_stored", f"corpus:{version.source_corpus_id}")
+    page.fill("#id_top_k", "2")
+    page.click("#detect-form button[type=submit]")
+    page.wait_for_selector("#explorer-card", timeout=60000)
+    run = DetectionRun.objects.get()
+    gold = set(GoldReference.objects.filter(version=version).values_list("query__seg_id", "source__seg_id"))
+    new_pair = next(c for c in run.candidates.select_related("query", "source").order_by("query_position", "rank")
+                    if (c.query.seg_id, c.source.seg_id) not in gold)
+    page.click(f"tr.cand[data-id='{new_pair.pk}']")
+    page.wait_for_selector(f"#detail-body[data-id='{new_pair.pk}']")
+    page.keyboard.press("f")
+    page.wait_for_selector("#save-state:has-text('Saved: cf.')")
+    page.fill("#id_version", "2")
+    page.click("#promote button[type=submit]")
+    page.wait_for_url("**/benchmarks/versions/*/")
+    new = BenchmarkVersion.objects.get(benchmark=version.benchmark, version="2")
+    assert "546 gold references" in page.inner_text("#gold-overview")
+    added = new.gold.get(pair_id__startswith="wb")
+    assert (added.query.seg_id, added.source.seg_id, added.ref_type) == (new_pair.query.seg_id, new_pair.source.seg_id, "cf.")
