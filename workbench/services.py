@@ -3,6 +3,7 @@ verdicts, and promoting confirmed parallels into a new version of a benchmark's 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -198,6 +199,8 @@ def gold_promote(*, run: DetectionRun, base: BenchmarkVersion, version: str, use
     The run must compare the base version's own corpora (picked as stored corpora), so every confirmed pair
     names segments of the benchmark. Pairs already in the gold are not added twice; the new version records
     which run, verdicts and person it came from."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,49}", version or ""):
+        raise WorkbenchError("the new version's label must be 1–50 letters, digits, '.', '_' or '-'")
     qdoc, sdoc = run.query_document, run.source_document
     if qdoc.corpus_id != base.query_corpus_id or sdoc.corpus_id != base.source_corpus_id:
         raise WorkbenchError("this run does not compare the benchmark version's own query and source corpora; "

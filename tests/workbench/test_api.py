@@ -194,6 +194,8 @@ def test_promoting_confirmed_parallels_makes_a_new_gold_version(users, loci_vers
     new_pair = next(c for c in cands if (c.query.seg_id, c.source.seg_id) not in gold)
     old_pair = next(c for c in cands if (c.query.seg_id, c.source.seg_id) in gold)
     rejected = next(c for c in cands if c not in (new_pair, old_pair))
+    with pytest.raises(WorkbenchError, match="label must be"):
+        gold_promote(run=run, base=loci_version, version="", user=owner)
     with pytest.raises(WorkbenchError, match="no confirmed parallel"):
         gold_promote(run=run, base=loci_version, version="2", user=owner)
     verdict_set(candidate=new_pair, user=owner, decision="cf.", note="an allusion the gold missed")

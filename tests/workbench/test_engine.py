@@ -43,6 +43,9 @@ def test_tess_and_tei_uploads():
     ("q.xml", b"<TEI><body>", "q.xml, line 1: invalid XML"),
     ("q.doc", b"x", "cannot tell the format from the name"),
     ("q.csv", b"   \n", "q.csv: the file is empty"),
+    ("q.tess", b"<verg. aen. 1.1>\tArma uirumque cano.\n<verg. aen. 1.1>\tTroiae qui primus.\n",
+     "q.tess: segment id 'verg. aen. 1.1.1' occurs twice"),
+    ("q.csv", b"seg_id,text\n" + b"x" * 301 + b",Arma uirumque cano\n", "is longer than 300 characters"),
 ])
 def test_bad_uploads_name_the_file_and_line(name, data, message):
     with pytest.raises(UploadError, match=message.replace(".", r"\.").replace("(", r"\(").replace(")", r"\)")):

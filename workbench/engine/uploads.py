@@ -24,6 +24,7 @@ from detection.latin.segment import Segment, segment_units
 
 FORMATS = {"csv": "CSV seg_id,text", "tess": "Tesserae .tess", "tei": "TEI / EpiDoc XML",
            "plain": "plain text (paragraphs)"}
+MAX_ID_LENGTH = 300  # workbench.DocumentSegment.seg_id
 _SUFFIXES = {".csv": "csv", ".tess": "tess", ".xml": "tei", ".tei": "tei", ".txt": "plain"}
 
 
@@ -80,6 +81,13 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: i
         raise UploadError(f"{name}: no text segments found")
     if len(segments) > max_segments:
         raise UploadError(f"{name}: {len(segments):,} segments; the limit is {max_segments:,} per document")
+    seen: set[str] = set()
+    for seg in segments:
+        if len(seg.seg_id) > MAX_ID_LENGTH:
+            raise UploadError(f"{name}: segment id {seg.seg_id[:40]!r}… is longer than {MAX_ID_LENGTH} characters")
+        if seg.seg_id in seen:  # e.g. a .tess file that repeats a reference
+            raise UploadError(f"{name}: segment id {seg.seg_id!r} occurs twice")
+        seen.add(seg.seg_id)
     return ParsedDocument(name=name, format=fmt, segments=segments)
 
 
