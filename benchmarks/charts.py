@@ -39,7 +39,7 @@ def loci_run_context(run: EvaluationRun) -> dict:
     pairwise = rep.get("pairwise") or {}
     if pairwise.get("sweep"):
         try:
-            ctx["prf_svg"] = mark_safe(plots.prf_vs_k_svg(pairwise, "all"))
+            ctx["prf_svg"] = mark_safe(plots.prf_vs_k_svg(_thin_sweep(pairwise, "all"), "all"))
         except (KeyError, TypeError, ValueError, IndexError):
             ctx["prf_svg"] = None
         ctx["table12"] = _collapse_same_rows(R.table12_rows(pairwise, "all"))
@@ -54,6 +54,21 @@ def loci_run_context(run: EvaluationRun) -> dict:
     ctx["worst_queries"] = sorted(
         (row for row in run.per_query if row.get("rr") is not None), key=lambda row: row["rr"])[:20]
     return ctx
+
+
+def _thin_sweep(pairwise: dict, view: str, ratio: float = 2.0) -> dict:
+    """The sweep with the chart's k values at least `ratio` apart (and the last kept): on a log axis the ticks
+    200, 300, … 1000 printed over each other. The table below the chart keeps every k."""
+    rows = pairwise["sweep"][view]
+    kept: list[dict] = []
+    for row in rows:
+        if not kept or row["k"] >= ratio * kept[-1]["k"]:
+            kept.append(row)
+    if rows and kept[-1] is not rows[-1]:
+        if len(kept) > 1 and rows[-1]["k"] < ratio * kept[-1]["k"]:
+            kept.pop()
+        kept.append(rows[-1])
+    return {**pairwise, "sweep": {**pairwise["sweep"], view: kept}}
 
 
 def _collapse_same_rows(rows: list[dict]) -> list[dict]:
@@ -93,5 +108,5 @@ def pilot_svg(run: PilotRun) -> str:
 
     paper = pilots.PAPER_F1.get(run.level)
     reference = list(zip([float(t) for t in pilots.DEFAULT_THRESHOLDS], paper)) if paper else None
-    return plots.threshold_plot_svg(run.rows, title=f"{run.method}: P/R/F1 vs threshold ({run.level} level)",
-                                    reference_f1=reference)
+    # no title inside the chart: the page's heading names it, and a drawn title collided with the best-F1 label
+    return plots.threshold_plot_svg(run.rows, title="", reference_f1=reference)

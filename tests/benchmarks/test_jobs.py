@@ -103,7 +103,7 @@ def test_pilot_job_sweeps_thresholds(settings, tmp_path, users, client):
     assert len(run.rows) == 19 and 0 < run.best_f1 <= 1 and run.report["n_items"] == 4
     client.force_login(users["researcher"])
     page = client.get(f"/benchmarks/pilots/{run.pk}/").content.decode()
-    assert "<svg" in page and "P/R/F1 vs threshold" in page
+    assert "<svg" in page and "Precision / recall / F1 vs threshold" in page
     assert PilotRun.objects.count() == 1
 
 
