@@ -147,7 +147,6 @@ def test_confirmed_discoveries_grow_the_benchmark(live_server, page, make_user):
     keyboard, then the promote form: a new version whose gold holds the old references plus the confirmed one."""
     from benchmarks.models import BenchmarkVersion, GoldReference
     from benchmarks.services import benchmark_import_545
-
     from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
 
     version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")
