@@ -162,14 +162,21 @@ _CANDIDATE_COLUMNS = ("run", "query", "source", "query_position", "rank", "score
 
 
 def _insert_candidates(rows) -> None:
-    """Insert candidate tuples (in `_CANDIDATE_COLUMNS` order) with executemany in chunks: about 6× faster than
-    `bulk_create` building model instances (48k rows: 1.0 s vs 6.1 s on SQLite here), which matters at
-    100k candidates per run."""
+    """Insert candidate tuples (in `_CANDIDATE_COLUMNS` order) with plain SQL instead of model instances:
+    PostgreSQL (psycopg 3) by COPY, anything else by `executemany` in chunks. Measured for 48,347 rows at load
+    11–13 here: SQLite executemany 1.0–1.2 s against 6.1–8.9 s for `bulk_create`; PostgreSQL COPY 2.9 s against
+    7.1 s for `bulk_create`, 8.3 s for executemany and 16.9 s for multi-row INSERTs of 1,000 rows."""
     table = Candidate._meta.db_table
     columns = ", ".join(Candidate._meta.get_field(name).column for name in _CANDIDATE_COLUMNS)
-    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(_CANDIDATE_COLUMNS))})"
-    chunk: list[tuple] = []
     with connection.cursor() as cursor:
+        raw = getattr(cursor, "cursor", None)
+        if connection.vendor == "postgresql" and hasattr(raw, "copy"):
+            with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(_CANDIDATE_COLUMNS))})"
+        chunk: list[tuple] = []
         for row in rows:
             chunk.append(row)
             if len(chunk) >= 5000:
