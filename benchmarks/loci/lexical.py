@@ -1,18 +1,19 @@
 """Lexical analysis shared by the reference-type rule (§3.3), the lexical-overlap audit (the review's test)
 and the per-pair overlap features (Table 5, Figure 6).
 
-A text is cut into hard-punctuation segments (``. ! ?``), tokenised and lemmatised with the engine (see
-:mod:`benchmarks.loci.engine`), and stopwords are dropped to give the *content* sequence of each segment.
+A text is cut into hard-punctuation segments (``. ! ?``), tokenised and lemmatised by the project's one Latin
+pipeline (:func:`detection.latin.analysis.latin_tokens`, the retrievers' tokeniser), and stopwords are dropped
+to give the *content* sequence of each segment.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-
 import numpy as np
 
-from . import engine
+from detection.latin.analysis import latin_lemmas, latin_tokens
+from detection.latin.stopwords import LATIN_STOPWORDS
 
 HARD_PUNCT = re.compile(r"[.!?]+")
 
@@ -35,13 +36,13 @@ class Analysed:
 
 def analyse(text: str, stop: frozenset | None = None) -> Analysed:
     """Cut ``text`` at hard punctuation, tokenise, lemmatise, drop stopwords (by token or lemma)."""
-    stop = engine.stopwords() if stop is None else stop
+    stop = LATIN_STOPWORDS if stop is None else stop
     segs, surf = [], []
     for part in HARD_PUNCT.split(text or ""):
-        toks = engine.tokenize(part)
+        toks = latin_tokens(part)
         if not toks:
             continue
-        lems = engine.lemmatize(toks)
+        lems = latin_lemmas(toks)
         keep = [(t, lem) for t, lem in zip(toks, lems) if t not in stop and lem not in stop]
         segs.append(tuple(lem for _, lem in keep))
         surf.append(tuple(t for t, _ in keep))
@@ -49,7 +50,7 @@ def analyse(text: str, stop: frozenset | None = None) -> Analysed:
 
 
 def analyse_many(texts, stop: frozenset | None = None) -> list[Analysed]:
-    stop = engine.stopwords() if stop is None else stop
+    stop = LATIN_STOPWORDS if stop is None else stop
     return [analyse(t, stop) for t in texts]
 
 

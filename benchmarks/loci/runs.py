@@ -13,6 +13,8 @@ import json
 import time
 from pathlib import Path
 
+from detection.methods import registry
+
 from . import data, lexical, matching, methods, report as R, splits
 from .corpus import read_corpus_dir
 from .evaluate import evaluate_pairwise, evaluate_retrieval
@@ -45,6 +47,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-pairwise", action="store_true")
     a = p.parse_args(argv)
+    retrievers = a.retrievers.split(",")
+    for name in retrievers:  # an unknown name is an error before anything runs, not a skipped row
+        registry.validate(name, {}, kind="retriever")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     log = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
@@ -72,12 +77,8 @@ def main(argv=None) -> int:
         b = bench if pool != "gold" else gold_bench
         spl = sp if pool != "gold" else (splits.split_from_file(gold_bench, a.split) if a.split != "grouped"
                                          else splits.grouped_kfold(gold_bench, 5, a.seed))
-        for name in a.retrievers.split(","):
-            try:
-                m = methods.EngineRetrieverMethod(name)
-            except KeyError as e:
-                log(f"skip {name}: {e}")
-                continue
+        for name in retrievers:
+            m = methods.EngineRetrieverMethod(name)
             rep = evaluate_retrieval(b, spl, m, pool=pool, fold_pools=pools if pool == "gold+distractors" else None,
                                      seed=a.seed)
             if match and pool != "gold":

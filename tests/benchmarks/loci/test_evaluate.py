@@ -93,7 +93,7 @@ def test_full_lexical_evaluation_on_545_pairs():
     assert rep["pool"] == {"kind": "gold", "n_sources": 408, "n_queries": 463, "depth": 408,
                            "gold_links_outside_pool": 0}
     assert 0.5 < rep["recall@10"] <= rep["recall@100"] <= rep["recall@1000"] <= 1.0
-    assert rep["method"]["implementation"] in ("engine", "fallback")
+    assert rep["method"]["implementation"] == "detection.methods"
     assert rep["by_type"]["cit."]["recall@10"] > rep["by_type"]["cf."]["recall@10"]
     assert rep["metrics"]["all"]["recall@10"]["std"] is not None and len(rep["folds"]) == 5
     assert sum(f["n_queries"] for f in rep["folds"]) == 463
@@ -178,14 +178,25 @@ def test_reports_and_plots():
     assert not math.isnan(rep["recall@10"])
 
 
-def test_fallback_retriever_ranks_shared_terms_first():
-    from benchmarks.loci.engine import FallbackSparseRetriever
+def test_benchmark_retriever_is_the_engine_and_has_no_fallback():
+    """The benchmark's retriever gives exactly the registry retriever's rankings; a bad name or parameter is an
+    error, never a switch to another implementation."""
+    from detection.methods import ParamError, UnknownMethod, get_retriever
     src = ["arma uirumque cano", "tityre tu patulae", "arma arma arma", "nihil"]
-    for kind in ("bm25", "tfidf"):
-        r = FallbackSparseRetriever(kind=kind, unit="surface").fit(["a", "b", "c", "d"], src)
-        res = r.search(["tityre patulae", "uirumque cano"], 3)
-        assert res.indices[0, 0] == 1 and res.indices[1, 0] == 0
-        assert res.indices.shape == (2, 3) and np.all(np.diff(res.scores[0][np.isfinite(res.scores[0])]) <= 0)
+    queries = ["tityre patulae", "uirumque cano"]
+    for name in ("bm25-surface", "tfidf-surface", "bm25-lemma", "tfidf-lemma-12"):
+        m = methods.EngineRetrieverMethod(name).fit(["a", "b", "c", "d"], src)
+        idx, sc = m.search(["q1", "q2"], queries, 3)
+        ref = get_retriever(name).fit(["a", "b", "c", "d"], src).search(queries, 3)
+        np.testing.assert_array_equal(idx, ref.indices)
+        np.testing.assert_array_equal(sc, ref.scores)
+        assert idx[0, 0] == 1 and idx[1, 0] == 0
+    with pytest.raises(UnknownMethod):
+        methods.EngineRetrieverMethod("bm25-lemmaa")
+    with pytest.raises(ParamError):
+        methods.EngineRetrieverMethod("bm25-lemma", k1="-1")
+    import importlib.util
+    assert importlib.util.find_spec("benchmarks.loci.engine") is None
 
 
 @needs_data
