@@ -2,7 +2,6 @@
 (Tables 3, 5, 12, Figures 5, 6, 12), per fold and per query, returning JSON-serialisable reports."""
 from __future__ import annotations
 
-import math
 import subprocess
 import time
 import tracemalloc
@@ -11,7 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import lexical, metrics as M
+from core.numeric import json_safe, spearman
+
+from . import lexical
+from . import metrics as M
 from .data import Benchmark
 from .methods import TrainData
 from .splits import FoldPool, Split, table4
@@ -29,26 +31,6 @@ def code_version() -> str | None:
         return out.stdout.strip() or None
     except Exception:
         return None
-
-
-def _clean(x):
-    """Make a value JSON-safe (NaN -> None, numpy scalars -> Python)."""
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return None if math.isnan(v) or math.isinf(v) else v
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.str_):
-        return str(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 def source_pool(bench: Benchmark, kind: str, fold_pools: list[FoldPool] | None = None) -> tuple[list[str], str]:
@@ -228,7 +210,7 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
     timing["total_s"] = time.perf_counter() - t0
     report["timing"] = timing
     prog(1.0, "done")
-    return _clean(report)
+    return json_safe(report)
 
 
 def _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, split, ranks, ks, strata_ks,
@@ -280,9 +262,9 @@ def _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, 
     sp = {}
     for k in strata_ks:
         hit = ((ranks > 0) & (ranks <= k)).astype(np.float64)
-        sp[f"hit@{k}"] = {"all": M.spearman(shared, hit),
-                          "cit.": M.spearman(shared[gc == 1], hit[gc == 1]),
-                          "cf.": M.spearman(shared[gc == 2], hit[gc == 2])}
+        sp[f"hit@{k}"] = {"all": spearman(shared, hit).as_dict(),
+                          "cit.": spearman(shared[gc == 1], hit[gc == 1]).as_dict(),
+                          "cf.": spearman(shared[gc == 2], hit[gc == 2]).as_dict()}
     report["spearman"] = sp
 
 
@@ -390,7 +372,7 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
         out["_grids"] = grids
         out["_preds"] = preds
         return out
-    return _clean(out)
+    return json_safe(out)
 
 
 def _classification_sections(grids, preds, typed, bench, qseg, sseg, overlap):
@@ -453,7 +435,7 @@ def _classification_sections(grids, preds, typed, bench, qseg, sseg, overlap):
                                        "f1": float(np.mean(r[c]["f1"])) if r[c]["f1"] else None}
                                    for c in ("cit.", "cf.")}}
                                for (a, b), r in sorted(rows.items())]
-        out["spearman"] = {c: M.spearman(np.concatenate(x), np.concatenate(y).astype(np.float64))
+        out["spearman"] = {c: spearman(np.concatenate(x), np.concatenate(y)).as_dict()
                            for c, (x, y) in corr.items()}
     return out
 
