@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.loci import data, matching, methods, metrics as M, splits  # noqa: E402
-from benchmarks.loci.corpus import read_corpus_dir  # noqa: E402
+from benchmarks.loci.data import read_corpus_dir  # noqa: E402
 from benchmarks.loci.evaluate import evaluate_retrieval  # noqa: E402
 
 

@@ -89,8 +89,7 @@ def load_545_with_corpus(corpus_dir=None, data_dir=None):
     bench = data.load_default_545(data_dir)
     if not corpus_dir:
         return bench, None
-    from .corpus import read_corpus_dir
-    qc, sc = read_corpus_dir(corpus_dir)
+    qc, sc = data.read_corpus_dir(corpus_dir)
     return matching.attach_corpus(bench, qc, sc)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from detection.latin.analysis import latin_lemmas, latin_tokens
 from detection.latin.stopwords import LATIN_STOPWORDS
+from detection.methods.sparse import term_count_matrix
 
 HARD_PUNCT = re.compile(r"[.!?]+")
 
@@ -182,33 +183,15 @@ def audit(pairs: list[tuple[Analysed, Analysed]], labels: list[str] | None = Non
 
 
 # ------------------------------------------------------------------------------------- grid (vectorised) form
-def _hash_rows(items_per_row: list, vocab: dict, grow: bool):
-    rows, cols = [], []
-    for i, items in enumerate(items_per_row):
-        for it in items:
-            j = vocab.get(it)
-            if j is None:
-                if not grow:
-                    continue
-                j = vocab[it] = len(vocab)
-            rows.append(i)
-            cols.append(j)
-    return rows, cols
-
-
 def feature_matrices(queries: list[Analysed], sources: list[Analysed], kind: str = "lemmas", max_gap: int = 2):
     """Binary sparse matrices (queries x features, sources x features) for ``lemmas`` (content lemmas),
     ``bigrams`` (content-lemma bigrams) or ``proximal`` (proximal lemma pairs of the §3.3 rule).
     ``Q @ S.T`` then counts what each query/source pair shares, for the whole grid at once."""
-    from scipy import sparse
     fn = {"lemmas": content_set, "bigrams": content_bigrams,
           "proximal": lambda a: proximal_pairs(a, max_gap)}[kind]
     vocab: dict = {}
-    rs, cs = _hash_rows([fn(a) for a in sources], vocab, True)
-    rq, cq = _hash_rows([fn(a) for a in queries], vocab, False)
-    nf = max(len(vocab), 1)
-    S = sparse.csr_matrix((np.ones(len(rs), np.float32), (rs, cs)), shape=(len(sources), nf))
-    Q = sparse.csr_matrix((np.ones(len(rq), np.float32), (rq, cq)), shape=(len(queries), nf))
+    S = term_count_matrix([fn(a) for a in sources], vocab, grow=True)  # sets: binary
+    Q = term_count_matrix([fn(a) for a in queries], vocab, grow=False)
     return Q, S
 
 

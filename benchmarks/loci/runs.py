@@ -16,7 +16,6 @@ from pathlib import Path
 from detection.methods import registry
 
 from . import data, lexical, matching, methods, report as R, splits
-from .corpus import read_corpus_dir
 from .evaluate import evaluate_pairwise, evaluate_retrieval
 
 LEXICAL = ("tfidf-surface", "tfidf-lemma", "tfidf-lemma-12", "bm25-surface", "bm25-lemma", "tesserae")
@@ -61,7 +60,7 @@ def main(argv=None) -> int:
         f"{aud['lemma']['share_ge1_bigram']:.3f}")
     bench, match = gold_bench, None
     if a.corpus_dir:
-        qc, sc = read_corpus_dir(a.corpus_dir)
+        qc, sc = data.read_corpus_dir(a.corpus_dir)
         bench, match = matching.attach_corpus(gold_bench, qc, sc)
         (out / "match_report.json").write_text(json.dumps(match, indent=1))
         log(f"attached corpus: {match['sources']['matched']}/{match['sources']['n_gold_segments']} gold sources "

@@ -111,7 +111,7 @@ def check_545_files(with_text_path: Path, ref_type_path: Path | None) -> dict:
 def _bulk_segments(corpus: Corpus, segments) -> dict[str, int]:
     Segment.objects.bulk_create(
         [Segment(corpus=corpus, seg_id=s.seg_id, author=s.author[:100], work=s.work[:200],
-                 citation=s.citation[:100], text=s.text) for s in segments],
+                 citation=s.ref[:100], text=s.text) for s in segments],
         batch_size=500,
     )
     return dict(Segment.objects.filter(corpus=corpus).values_list("seg_id", "id"))
