@@ -1,7 +1,7 @@
 """The benchmark's standard runs on the 545-pair data, writing reports and the README tables::
 
     python -m benchmarks.loci.runs --corpus-dir /tmp/loci_corpus --out /tmp/loci_runs \
-        [--retrievers bm25-lemma,tfidf-surface,...] [--pools gold,gold+distractors,corpus]
+        [--method bm25-lemma --method tfidf-surface ...] [--pools gold,gold+distractors,corpus]
 
 Writes ``<retriever>__<pool>.json`` retrieval reports, ``pairwise.json`` (classification with the lexical-rule
 scorer + BM25 depth sweep on the fold documents), ``reftype.json``, ``audit.json``, ``summary.md``.
@@ -40,13 +40,14 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.loci.runs")
     p.add_argument("--corpus-dir")
     p.add_argument("--out", required=True)
-    p.add_argument("--retrievers", default=",".join(LEXICAL))
+    p.add_argument("--method", action="append", default=None,
+                   help=f"retriever of the registry, repeatable (default: {', '.join(LEXICAL)})")
     p.add_argument("--pools", default="gold,gold+distractors,corpus")
     p.add_argument("--split", default="ref_type")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-pairwise", action="store_true")
     a = p.parse_args(argv)
-    retrievers = a.retrievers.split(",")
+    retrievers = a.method or list(LEXICAL)
     for name in retrievers:  # an unknown name is an error before anything runs, not a skipped row
         registry.validate(name, {}, kind="retriever")
     out = Path(a.out)

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from core.cli import CommandInputError
 from benchmarks.loci import cli, data, evaluate, methods, plots, report, splits
 from benchmarks.loci.data import Benchmark, GoldLink, Segment
 
@@ -126,7 +127,7 @@ def test_cli_evaluate_retrieval_on_files(tmp_path, capsys):
     _write_files(tmp_path)
     out = tmp_path / "report.json"
     assert cli.main(["evaluate_retrieval", "--queries", str(tmp_path / "q.csv"), "--sources", str(tmp_path / "s.csv"),
-                     "--gold", str(tmp_path / "g.csv"), "--retriever", "tfidf-surface", "--k", "10,100",
+                     "--gold", str(tmp_path / "g.csv"), "--method", "tfidf-surface", "--ks", "10,100",
                      "--output", str(out), "--csv", str(tmp_path / "pq.csv")]) == 0
     rep = json.loads(out.read_text())
     assert isinstance(rep["recall@10"], float) and isinstance(rep["mrr@100"], float)
@@ -144,19 +145,24 @@ def test_management_command_wrapper(tmp_path):
     assert cmd.requires_system_checks == []
     parser = cmd.create_parser("manage.py", "evaluate_retrieval")
     opts = vars(parser.parse_args(["--queries", str(tmp_path / "q.csv"), "--sources", str(tmp_path / "s.csv"),
-                                   "--gold", str(tmp_path / "g.csv"), "--retriever", "bm25-surface",
-                                   "--k", "10", "--output", str(tmp_path / "r.json")]))
+                                   "--gold", str(tmp_path / "g.csv"), "--method", "bm25-surface",
+                                   "--param", "k1=1.2", "--ks", "10", "--output", str(tmp_path / "r.json")]))
     cmd.execute(**opts)
-    assert "recall@10" in json.loads((tmp_path / "r.json").read_text())
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert "recall@10" in rep and rep["method"]["params"] == {"k1": "1.2"}
 
 
 def test_cli_rejects_unknown_gold_ids(tmp_path):
     (tmp_path / "q.csv").write_text("seg_id,text\nq1,arma\n")
     (tmp_path / "s.csv").write_text("seg_id,text\ns1,arma\n")
     (tmp_path / "g.csv").write_text("query_id,source_id\nq1,s404\n")
-    with pytest.raises(SystemExit):
+    with pytest.raises(CommandInputError, match="gold ids not in the corpora"):
         cli.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
-                                   retriever="bm25-lemma")
+                                   method="bm25-lemma")
+    with pytest.raises(CommandInputError, match="unknown parameter 'k2'"):
+        cli.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
+                                   method="bm25-lemma", params={"k2": "1"})
+    assert cli.main(["evaluate_retrieval", "--method", "nope", "--queries", "q", "--sources", "s", "--gold", "g"]) == 2
 
 
 def test_reports_and_plots():
@@ -202,7 +208,7 @@ def test_benchmark_retriever_is_the_engine_and_has_no_fallback():
 @needs_data
 def test_standard_runs_smoke(tmp_path):
     from benchmarks.loci import runs
-    assert runs.main(["--out", str(tmp_path), "--retrievers", "bm25-lemma", "--pools", "gold"]) == 0
+    assert runs.main(["--out", str(tmp_path), "--method", "bm25-lemma", "--pools", "gold"]) == 0
     rep = json.loads((tmp_path / "bm25-lemma__gold.json").read_text())
     assert rep["pool"]["n_sources"] == 408
     rt = json.loads((tmp_path / "reftype.json").read_text())
