@@ -4,9 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 from django.contrib import messages
-from django.db import transaction
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 

@@ -25,7 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.loci import data, matching, methods, metrics as M, splits  # noqa: E402
+from benchmarks.loci import data, matching, methods, splits  # noqa: E402
+from benchmarks.loci import metrics as M
 from benchmarks.loci.data import read_corpus_dir  # noqa: E402
 from benchmarks.loci.evaluate import evaluate_retrieval  # noqa: E402
 

@@ -5,10 +5,9 @@ import math
 import random
 from typing import Iterable
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-
-from django.conf import settings
 
 from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse

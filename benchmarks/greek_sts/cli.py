@@ -157,7 +157,7 @@ def run_sweep(*, verses, method: str, params: dict | None = None, level: str | N
               output=None, report_json=None, plot=None, threads=None, quiet: bool = False,
               stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr):
     """The DBBE pilot threshold sweep of ``method`` on ``verses``; writes the sweep CSV to ``output``."""
-    from benchmarks.greek_sts.pilots import PAPER_F1, DEFAULT_THRESHOLDS, read_verses_csv, sweep, write_sweep_csv
+    from benchmarks.greek_sts.pilots import DEFAULT_THRESHOLDS, PAPER_F1, read_verses_csv, sweep, write_sweep_csv
 
     with user_errors(ValueError, OSError):
         verse_rows = read_verses_csv(verses)

@@ -19,7 +19,8 @@ from pathlib import Path
 from core.cli import CommandInputError, add_method_arguments, parse_ks, parse_params, user_errors
 from detection.methods import ParamError, UnknownMethod, registry
 
-from . import data, matching, methods, report as R, splits
+from . import data, matching, methods, splits
+from . import report as R
 from .evaluate import evaluate_retrieval
 from .metrics import DEFAULT_KS
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from detection.methods import registry
 
-from . import data, lexical, matching, methods, report as R, splits
+from . import data, lexical, matching, methods, splits
+from . import report as R
 from .evaluate import evaluate_pairwise, evaluate_retrieval
 
 LEXICAL = ("tfidf-surface", "tfidf-lemma", "tfidf-lemma-12", "bm25-surface", "bm25-lemma", "tesserae")

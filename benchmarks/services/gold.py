@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
 from benchmarks.loci import data as loci_data
 from benchmarks.models import (
     Benchmark,
@@ -22,7 +23,6 @@ from benchmarks.models import (
     GoldSimilaritySet,
     Segment,
 )
-from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
 
 
 class BenchmarkImportError(ValueError):
@@ -243,8 +243,9 @@ class GoldPublishError(PermissionError):
 def gold_set_publish(*, gold_set: GoldSimilaritySet, user, published: bool = True) -> GoldSimilaritySet:
     """Publish (or withdraw) a gold set made from annotation: published sets are readable by every
     researcher and lead. Only the source project's leads and staff may do it."""
-    from annotation.selectors import user_can_manage
     from django.utils import timezone
+
+    from annotation.selectors import user_can_manage
 
     project = gold_set.source_project
     if not (user.is_staff or (project is not None and user_can_manage(project=project, user=user))):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.env import BASE_DIR, env_broker, env_bool, env_int, env_list, env_str
+from config.env import BASE_DIR, env_bool, env_broker, env_int, env_list, env_str
 
 VAR_DIR = Path(env_str("SIMILIA_VAR_DIR", str(BASE_DIR / "var")))
 DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))

@@ -12,7 +12,6 @@ runs over the rows of the DP table for many pairs at once), never a Python loop 
 from __future__ import annotations
 
 import abc
-
 import os
 from typing import Callable, Sequence
 
@@ -21,11 +20,11 @@ import numpy as np
 from detection.greek.lemmatize import GreekLemmatiser
 from detection.greek.preprocess import GreekPreprocessor, make_preprocessor
 
+from .device import resolve_device
+from .model_store import ModelUnavailable  # one error class everywhere
+from .model_store import resolve as resolve_model
+
 Progress = Callable[[float, str], None] | None
-
-
-from .device import resolve_device  # noqa: E402
-from .model_store import ModelUnavailable, resolve as resolve_model  # noqa: E402  (one error class everywhere)
 
 
 def _model_error(kind: str, model: str, exc: Exception) -> ModelUnavailable:

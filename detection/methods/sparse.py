@@ -23,15 +23,16 @@ l2-normalised rows, ``max_features`` most frequent terms, fit on the source side
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-import multiprocessing as mp
 from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
+
 from .base import Progress, Retriever, TopK
 from .topk import topk_csr
 

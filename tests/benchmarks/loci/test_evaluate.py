@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from core.cli import CommandInputError
 from benchmarks.loci import cli, data, evaluate, methods, plots, report, splits
 from benchmarks.loci.data import Benchmark, GoldLink, Segment
+from core.cli import CommandInputError
 
 DATA = data.default_data_dir()
 needs_data = pytest.mark.skipif(not (DATA / "pairs_545_with_text.csv").exists(), reason="shared data missing")

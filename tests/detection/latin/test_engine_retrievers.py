@@ -5,9 +5,9 @@ import sys
 import numpy as np
 import pytest
 
-from detection.methods import TopK, available, get_retriever
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
+from detection.methods import TopK, available, get_retriever
 
 FIG1 = "haesit uox faucibus et inter ruborem atque pallorem metumque ac laetitiam cogitationes uariae mutabantur."
 # the benchmark's 3.46.1 is 3.47.1 in the Tesserae edition's line numbering
