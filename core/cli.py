@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
-__all__ = ["CommandInputError", "add_method_arguments", "parse_ks", "parse_params", "user_errors"]
+__all__ = ["CommandInputError", "add_method_arguments", "method_command", "parse_ks", "parse_params", "user_errors"]
 
 
 class CommandInputError(ValueError):
@@ -67,6 +67,18 @@ def add_method_arguments(parser, *, default: str | None = None, what: str = "met
                         help=f"{what} name in the method registry; 'list' prints them")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="method parameter, repeatable (checked against what the method declares)")
+
+
+def method_command(options: dict, *, required: Sequence[str], listing: Callable[[], str], stdout) -> bool:
+    """Whether a method command should run: ``--method list`` writes ``listing()`` and returns False; otherwise
+    the ``required`` options (and ``--method``) must be given."""
+    if options.get("method") == "list":
+        stdout.write(listing())
+        return False
+    missing = [f"--{name.replace('_', '-')}" for name in (*required, "method") if not options.get(name)]
+    if missing:
+        raise CommandInputError(f"{', '.join(missing)} required (--method list prints the methods)")
+    return True
 
 
 @contextlib.contextmanager

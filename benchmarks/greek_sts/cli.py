@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from core.cli import CommandInputError, add_method_arguments, parse_params, user_errors
+from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
 from detection.methods import ParamError, UnknownMethod
 
 
-def print_methods(stdout: TextIO) -> None:
+def _listing() -> str:
     from detection.methods import registry
 
-    stdout.write(registry.format_specs(kind="pair_scorer", language="grc"))
+    return registry.format_specs(kind="pair_scorer", language="grc")
 
 
 def _common_arguments(parser) -> None:
@@ -102,22 +102,16 @@ _SWEEP_OPTIONS = ("verses", "level", "method", "corpus", "output", "report_json"
 
 def evaluate_command(options: dict, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> dict | None:
     """``evaluate`` from parsed options (shared by ``python -m`` and ``manage.py evaluate_similarity``)."""
-    if options.get("method") == "list":
-        print_methods(stdout)
+    if not method_command(options, required=("gold",), listing=_listing, stdout=stdout):
         return None
-    if not options.get("gold") or not options.get("method"):
-        raise CommandInputError("--gold and --method are required (--method list prints the methods)")
     return run_evaluate(**{k: options.get(k) for k in _EVALUATE_OPTIONS}, params=parse_params(options.get("param")),
                         stdout=stdout, stderr=stderr)
 
 
 def sweep_command(options: dict, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr):
     """``sweep`` from parsed options (shared by ``python -m`` and ``manage.py pilot_sweep``)."""
-    if options.get("method") == "list":
-        print_methods(stdout)
+    if not method_command(options, required=("verses",), listing=_listing, stdout=stdout):
         return None
-    if not options.get("verses") or not options.get("method"):
-        raise CommandInputError("--verses and --method are required (--method list prints the methods)")
     return run_sweep(**{k: options.get(k) for k in _SWEEP_OPTIONS}, params=parse_params(options.get("param")),
                      stdout=stdout, stderr=stderr)
 

@@ -16,7 +16,14 @@ import json
 import sys
 from pathlib import Path
 
-from core.cli import CommandInputError, add_method_arguments, parse_ks, parse_params, user_errors
+from core.cli import (
+    CommandInputError,
+    add_method_arguments,
+    method_command,
+    parse_ks,
+    parse_params,
+    user_errors,
+)
 from detection.methods import ParamError, UnknownMethod, registry
 
 from . import data, matching, methods, splits
@@ -155,13 +162,9 @@ def add_evaluate_retrieval_arguments(e):
 
 def evaluate_retrieval_command(options: dict, *, stdout=None) -> dict | None:
     """``evaluate_retrieval`` from parsed options (shared by ``python -m`` and ``manage.py evaluate_retrieval``)."""
-    stdout = stdout or sys.stdout
-    if options["method"] == "list":
-        stdout.write(registry.format_specs(kind="retriever", language="la"))
+    if not method_command(options, required=("queries", "sources", "gold"), stdout=stdout or sys.stdout,
+                          listing=lambda: registry.format_specs(kind="retriever", language="la")):
         return None
-    missing = [f"--{name}" for name in ("queries", "sources", "gold") if not options.get(name)]
-    if missing:
-        raise CommandInputError(f"{', '.join(missing)} required (--method list prints the retrievers)")
     return run_evaluate_retrieval(
         queries=options["queries"], sources=options["sources"], gold=options["gold"], method=options["method"],
         params=parse_params(options["param"]), ks=options["ks"], output=options["output"], split=options["split"],

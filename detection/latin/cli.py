@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.cli import CommandInputError, add_method_arguments, parse_params, user_errors
+from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
 
 from .errors import InputError
 from .lemmatize import default_cache_dir
@@ -148,14 +148,11 @@ def main(argv=None) -> int:
 
 def detect_command(options: dict, *, stdout, stderr) -> dict | None:
     """``detect`` from parsed options (shared by ``python -m`` and ``manage.py detect``)."""
-    if options["method"] == "list":
-        from detection.methods import registry
+    from detection.methods import registry
 
-        stdout.write(registry.format_specs(kind="retriever", language="la"))
+    if not method_command(options, required=("query", "source", "output"), stdout=stdout,
+                          listing=lambda: registry.format_specs(kind="retriever", language="la")):
         return None
-    missing = [f"--{name}" for name in ("query", "source", "output") if not options.get(name)]
-    if missing:
-        raise CommandInputError(f"{', '.join(missing)} required (--method list prints the retrievers)")
     return run_detect(query=options["query"], source=options["source"], output=options["output"],
                       method=options["method"], top_k=options["top_k"], params=parse_params(options["param"]),
                       jobs=options["jobs"], skip_bad_rows=options["skip_bad_rows"], cache_dir=options["cache_dir"],
