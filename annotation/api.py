@@ -27,16 +27,7 @@ def _error(exc: AnnotationError | VerseFileError) -> Response:
 
 
 def _project_for(request, pk: int, *, manage: bool = False) -> Project:
-    project = get_object_or_404(Project, pk=pk)
-    if manage and not selectors.user_can_manage(project=project, user=request.user):
-        from rest_framework.exceptions import PermissionDenied
-
-        raise PermissionDenied("Only the project's leads can do this.")
-    if not manage and not selectors.projects_for_user(user=request.user).filter(pk=pk).exists():
-        from django.http import Http404
-
-        raise Http404
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="manage" if manage else "view")
 
 
 # --- serializers ----------------------------------------------------------------------------------

@@ -7,9 +7,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import stats
+from annotation import selectors, stats
 from annotation.analytics import project_job_manageable, project_job_visible
-from annotation.dashboard import _project
 from annotation.models import Batch
 from frontend import svg
 from jobs.models import Job
@@ -39,7 +38,7 @@ def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1
 
 @login_required
 def planning(request, pk: int):
-    project = _project(request, pk)
+    project = selectors.project_get_for(pk=pk, user=request.user, access="results")
     last = Job.objects.filter(kind="annotation.plan", params__project_id=project.pk).order_by("-created").first()
     context = {"project": project, "job": last, "result": last.result if last and last.status == "succeeded" else None}
     first_batch = Batch.objects.filter(project=project).order_by("id").first()
@@ -58,7 +57,7 @@ def planning(request, pk: int):
 @login_required
 @require_POST
 def planning_run(request, pk: int):
-    project = _project(request, pk)
+    project = selectors.project_get_for(pk=pk, user=request.user, access="results")
     try:
         params = {
             "project_id": project.pk, "n_items": int(request.POST.get("n_items", 99)),

@@ -16,10 +16,8 @@ from core.roles import LEAD, has_role
 
 
 def _managed_project(request, pk: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("owner"), pk=pk)
-    if not selectors.user_can_manage(project=project, user=request.user):
-        raise PermissionDenied("Only the project's leads can see this page.")
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="manage",
+                                     denied="Only the project's leads can see this page.")
 
 
 @login_required
