@@ -15,16 +15,6 @@ from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
 
 
-def check_can_manage(*, project: Project, user) -> None:
-    """Leads manage the projects they own or lead; staff manage all."""
-    from annotation.selectors import user_can_manage
-
-    if not user_can_manage(project=project, user=user):
-        from annotation.services.errors import NotAllowed
-
-        raise NotAllowed("Only the project's leads can do this.")
-
-
 @transaction.atomic
 def project_create(*, owner, name: str, title: str = "", **settings) -> Project:
     if not has_role(owner, LEAD):
