@@ -57,6 +57,39 @@ def test_synthetic_perfect_and_shifted_rankings():
     assert all(r["rank"] for r in rep2["per_pair"])
 
 
+class _MemorisingMethod:
+    """Supervised toy: ranks first the sources its training links cite (so it can only help held-out queries
+    through sources shared with other folds), and records what it was trained on."""
+
+    name, params, supervised = "memorise", {}, True
+
+    def __init__(self):
+        self.trained_on = []
+
+    def fit(self, source_ids, source_texts, train=None, progress=None):
+        self.source_ids = list(source_ids)
+        self.trained_on.append(set(train.query_ids))
+        self.seen = {g.source_id for g in train.links}
+        return self
+
+    def search(self, query_ids, query_texts, k, progress=None):
+        order = sorted(range(len(self.source_ids)), key=lambda j: (self.source_ids[j] not in self.seen, j))[:k]
+        idx = np.tile(np.asarray(order, np.int32), (len(query_ids), 1))
+        return idx, np.tile(np.linspace(1, 0, len(order)).astype(np.float32), (len(query_ids), 1))
+
+
+def test_supervised_method_is_fitted_per_fold_on_the_other_folds_only():
+    b = _bench()
+    sp = splits.grouped_kfold(b, 3, seed=0)
+    m = _MemorisingMethod()
+    rep = evaluate.evaluate_retrieval(b, sp, m, ks=(1, 10), overlap=False)
+    assert len(m.trained_on) == 3 and "fit_search_s" in rep["timing"]
+    for f, trained in enumerate(m.trained_on):
+        held_out = set(sp.fold_queries(f))
+        assert trained and not (trained & held_out) and trained | held_out == {f"q{i}" for i in range(6)}
+    assert rep["recall@10"] == 1.0 and len(rep["per_query"]) == 6
+
+
 def test_pairwise_with_synthetic_scorer_tunes_on_other_folds():
     b = _bench()
     sp = splits.grouped_kfold(b, 3, seed=0)
