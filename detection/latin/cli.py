@@ -44,59 +44,56 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     """
     from detection.methods import ParamError, UnknownMethod, registry
 
-    with user_errors(InputError, ParamError, UnknownMethod):
-        return _detect(query, source, output, registry.get_spec(method), top_k, params or {}, jobs, skip_bad_rows,
-                       cache_dir, stream)
-
-
-def _detect(query, source, output, spec, top_k, params, jobs, skip_bad_rows, cache_dir, stream) -> dict:
-    if spec.kind != "retriever":
-        raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
     if top_k < 1:
         raise CommandInputError(f"--top-k must be ≥ 1, not {top_k}")
-    skip_bad = skip_bad_rows
-
+    with user_errors(InputError, ParamError, UnknownMethod):
+        spec = registry.get_spec(method)
+        if spec.kind != "retriever":
+            raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
+        queries, qskipped = _read_segments(query, "query", skip_bad_rows, stream)
+        sources, sskipped = _read_segments(source, "source", skip_bad_rows, stream)
+        internal = {"cache_dir": str(cache_dir or default_cache_dir()), "n_jobs": jobs}
+        retriever = spec.build(params or {}, **{k: v for k, v in internal.items() if k in spec.internal})
     progress = _progress_printer(stream)
-    qrep = ReadReport() if skip_bad else None
-    srep = ReadReport() if skip_bad else None
-    queries = read_segments_csv(query, report=qrep)
-    sources = read_segments_csv(source, report=srep)
-    for label, rep, path in (("query", qrep, query), ("source", srep, source)):
-        if rep is not None and rep.total_skipped:
-            print(f"{path}: {rep.summary()}", file=stream)
-            for m in rep.messages[:10]:
-                print(f"  {m}", file=stream)
-    if not queries:
-        raise InputError("no query segments", path=query)
-    if not sources:
-        raise InputError("no source segments", path=source)
-    internal = {"cache_dir": str(cache_dir or default_cache_dir())} if "cache_dir" in spec.internal else {}
-    if "n_jobs" in spec.internal:
-        internal["n_jobs"] = jobs
     t0 = time.perf_counter()
-    r = spec.build(params, **internal)
-    r.fit([s.seg_id for s in sources], [s.text for s in sources], progress=progress)
+    retriever.fit([s.seg_id for s in sources], [s.text for s in sources], progress=progress)
     t1 = time.perf_counter()
-    res = r.search([q.text for q in queries], top_k, progress=progress)
+    res = retriever.search([q.text for q in queries], top_k, progress=progress)
     t2 = time.perf_counter()
-    out = Path(output)
+    n = _write_rankings(Path(output), res.iter_rows([q.seg_id for q in queries]))
+    summary = {
+        "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name, "top_k": top_k,
+        "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(output),
+        "skipped_query_rows": qskipped, "skipped_source_rows": sskipped,
+    }
+    print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {output} "
+          f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
+    return summary
+
+
+def _read_segments(path, side: str, skip_bad_rows: bool, stream):
+    """(segments, rows skipped) of a ``seg_id,text`` CSV; bad rows stop the read unless ``skip_bad_rows``."""
+    report = ReadReport() if skip_bad_rows else None
+    segments = read_segments_csv(path, report=report)
+    if report is not None and report.total_skipped:
+        print(f"{path}: {report.summary()}", file=stream)
+        for message in report.messages[:10]:
+            print(f"  {message}", file=stream)
+    if not segments:
+        raise InputError(f"no {side} segments", path=path)
+    return segments, report.total_skipped if report else 0
+
+
+def _write_rankings(out: Path, rows) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with open(out, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["query_id", "source_id", "rank", "score"])
-        for qid, sid, rank, score in res.iter_rows([q.seg_id for q in queries]):
+        for qid, sid, rank, score in rows:
             w.writerow([qid, sid, rank, f"{score:.6g}"])
             n += 1
-    summary = {
-        "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name, "top_k": top_k,
-        "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(out),
-        "skipped_query_rows": qrep.total_skipped if qrep else 0,
-        "skipped_source_rows": srep.total_skipped if srep else 0,
-    }
-    print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {out} "
-          f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
-    return summary
+    return n
 
 
 def run_build_corpus(*, texts: str, out: str, stream=sys.stdout) -> dict:
