@@ -100,6 +100,20 @@ def _runs(points: list[tuple[float, float | None, float | None]]) -> list[list[t
     return runs
 
 
+def _line(run, px, py, colour: str, dash: str) -> list[str]:
+    """One unbroken run of (x, y, std) points: its ±std band, its line, a dot when it is a single point."""
+    out = []
+    if any(sd for _, _, sd in run):
+        upper = [f"{px(x):.1f},{py(y + (sd or 0)):.1f}" for x, y, sd in run]
+        lower = [f"{px(x):.1f},{py(y - (sd or 0)):.1f}" for x, y, sd in reversed(run)]
+        out.append(f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>')
+    coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in run)
+    out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{coords}"/>')
+    if len(run) == 1:
+        out.append(f'<circle cx="{px(run[0][0]):.1f}" cy="{py(run[0][1]):.1f}" r="3" fill="{colour}"/>')
+    return out
+
+
 def line_chart(series: dict[str, Sequence[tuple[float, float | None]]], *, title: str, xlabel: str, ylabel: str,
                ymin: float | None = None, ymax: float | None = None, width: int = 560, height: int = 280,
                log_x: bool = False, styles: dict[str, dict] | None = None,
@@ -141,15 +155,7 @@ def line_chart(series: dict[str, Sequence[tuple[float, float | None]]], *, title
         dash = ' stroke-dasharray="5 3"' if style.get("dash") else ""
         stds = list(style.get("std") or [None] * len(values))
         for run in _runs([(x, y, sd) for (x, y), sd in zip(values, stds)]):
-            if any(sd for _, _, sd in run):
-                upper = [f"{px(x):.1f},{py(y + (sd or 0)):.1f}" for x, y, sd in run]
-                lower = [f"{px(x):.1f},{py(y - (sd or 0)):.1f}" for x, y, sd in reversed(run)]
-                body.append(f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" fill-opacity="0.15" '
-                            f'stroke="none"/>')
-            coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in run)
-            body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{coords}"/>')
-            if len(run) == 1:
-                body.append(f'<circle cx="{px(run[0][0]):.1f}" cy="{py(run[0][1]):.1f}" r="3" fill="{colour}"/>')
+            body.extend(_line(run, px, py, colour, dash))
         ly = y0 + 12 + 16 * k
         body.append(f'<line x1="{x0 + w + 10}" y1="{ly - 4}" x2="{x0 + w + 24}" y2="{ly - 4}" stroke="{colour}" '
                     f'stroke-width="3"{dash}/><text x="{x0 + w + 28}" y="{ly}">{escape(str(name))}</text>')
