@@ -12,18 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors
-from annotation.importing import VerseFileError
 from annotation.models import AnnotationSet, Batch, Judgement, Membership, Project, Verse
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
-from annotation.services.errors import AnnotationError
 from core.permissions import IsAnnotator, IsLead
-
-
-def _error(exc: AnnotationError | VerseFileError) -> Response:
-    code = getattr(exc, "status", status.HTTP_400_BAD_REQUEST)
-    return Response({"detail": str(exc)}, status=code)
 
 
 def _project_for(request, pk: int, *, manage: bool = False) -> Project:
@@ -173,10 +166,7 @@ class ProjectListApi(ListAPIView):
     def post(self, request):
         serializer = ProjectSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            project = project_services.project_create(owner=request.user, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
+        project = project_services.project_create(owner=request.user, **serializer.validated_data)
         return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
@@ -192,10 +182,7 @@ class ProjectDetailApi(APIView):
         project = _project_for(request, pk, manage=True)
         serializer = ProjectUpdateSerializer(project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        try:
-            project = project_services.project_update(project=project, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
+        project = project_services.project_update(project=project, **serializer.validated_data)
         return Response(ProjectSerializer(project).data)
 
 
@@ -212,10 +199,7 @@ class MemberApi(APIView):
         project = _project_for(request, pk, manage=True)
         serializer = MemberInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            membership = project_services.membership_add(project=project, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
+        membership = project_services.membership_add(project=project, **serializer.validated_data)
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -237,14 +221,11 @@ class VerseImportApi(APIView):
         serializer = VerseImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        try:
-            project_services.check_upload_size(size=upload.size, filename=upload.name)
-            summary = project_services.verses_import(
-                project=project, data=upload.read(), filename=upload.name,
-                create_batches=serializer.validated_data["create_batches"],
-            )
-        except (VerseFileError, AnnotationError) as exc:
-            return Response({"detail": str(exc)}, status=getattr(exc, "status", 400))
+        project_services.check_upload_size(size=upload.size, filename=upload.name)
+        summary = project_services.verses_import(
+            project=project, data=upload.read(), filename=upload.name,
+            create_batches=serializer.validated_data["create_batches"],
+        )
         return Response(summary, status=status.HTTP_201_CREATED)
 
 
@@ -261,10 +242,7 @@ class BatchListApi(APIView):
         project = _project_for(request, pk, manage=True)
         serializer = BatchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            batch = project_services.batch_create(project=project, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
+        batch = project_services.batch_create(project=project, **serializer.validated_data)
         return Response(BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
 
 
@@ -304,10 +282,7 @@ class NextSetApi(APIView):
     @extend_schema(request=None, responses=dict)
     def post(self, request, pk: int):
         batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
-        try:
-            annotation_set = scheduling.set_next(batch=batch, annotator=request.user)
-        except AnnotationError as exc:
-            return _error(exc)
+        annotation_set = scheduling.set_next(batch=batch, annotator=request.user)
         return Response(set_payload(annotation_set=annotation_set, batch=batch, user=request.user))
 
 
@@ -319,13 +294,10 @@ class JudgementApi(APIView):
         serializer = JudgementInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            judgement, created = judgement_services.judgement_submit(
-                annotator=request.user, assignment_id=data["assignment_id"], chosen_verse_id=data["chosen_verse"],
-                client_uuid=data["client_uuid"], response_ms=data.get("response_ms"), pair_id=data.get("pair_id"),
-            )
-        except AnnotationError as exc:
-            return _error(exc)
+        judgement, created = judgement_services.judgement_submit(
+            annotator=request.user, assignment_id=data["assignment_id"], chosen_verse_id=data["chosen_verse"],
+            client_uuid=data["client_uuid"], response_ms=data.get("response_ms"), pair_id=data.get("pair_id"),
+        )
         return Response(JudgementSerializer(judgement).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -337,11 +309,8 @@ class UndoApi(APIView):
     def post(self, request, pk: int):
         serializer = UndoInputSerializer(data=request.data or {})
         serializer.is_valid(raise_exception=True)
-        try:
-            judgement = judgement_services.judgement_undo_last(
-                annotator=request.user, set_id=pk, client_uuid=serializer.validated_data.get("client_uuid"))
-        except AnnotationError as exc:
-            return _error(exc)
+        judgement = judgement_services.judgement_undo_last(
+            annotator=request.user, set_id=pk, client_uuid=serializer.validated_data.get("client_uuid"))
         return Response(JudgementSerializer(judgement).data)
 
 

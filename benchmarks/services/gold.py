@@ -23,6 +23,7 @@ from benchmarks.models import (
     GoldSimilaritySet,
     Segment,
 )
+from core.errors import DomainError
 
 
 class BenchmarkImportError(ValueError):
@@ -235,8 +236,10 @@ def gold_set_create_from_rows(*, name: str, rows: list[dict], source_description
     return gold_set
 
 
-class GoldPublishError(PermissionError):
+class GoldPublishError(DomainError, PermissionError):
     """Only a lead of the set's source project (or staff) may publish or withdraw it."""
+
+    status = 403
 
 
 @transaction.atomic

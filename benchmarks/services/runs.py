@@ -17,6 +17,7 @@ from benchmarks.models import (
     PilotRun,
     SimilarityRun,
 )
+from core.errors import DomainError
 from core.numeric import finite_or_none
 from jobs.models import Job
 from jobs.services import job_create
@@ -32,7 +33,7 @@ CALIBRATIONS = ("", "linear", "isotonic")
 Progress = Callable[[float, str], None]
 
 
-class RunError(ValueError):
+class RunError(DomainError, ValueError):
     """A run request that cannot be honoured (unknown method, bad parameters)."""
 
 

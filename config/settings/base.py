@@ -115,6 +115,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.exceptions.exception_handler",  # services' DomainError -> {"detail"}, its status
 }
 
 # Password guessing: after this many wrong passwords from one address within SIMILIA_FAILURE_WINDOW
