@@ -38,7 +38,7 @@ def rss_mib() -> float:
 def corpus_run(corpus_dir: str | None) -> None:
     t0 = time.perf_counter()
     if corpus_dir is None:
-        from detection.latin.corpus import build_corpus
+        from detection.latin.loci_corpus import build_corpus
         corpus_dir = tempfile.mkdtemp(prefix="loci_corpus_")
         build_corpus(Path(__file__).resolve().parents[2] / "shared" / "data" / "latin_texts" / "tesserae"
                      if (Path(__file__).resolve().parents[2] / "shared").is_dir()

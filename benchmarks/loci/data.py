@@ -244,7 +244,7 @@ def load_segments_csv(path, *, author: str = "", work: str = "") -> list[Segment
 
 def read_corpus_dir(directory) -> tuple[list[Segment], list[Segment]]:
     """(query segments, source segments) from ``directory/query.csv`` and ``directory/source.csv``, the files
-    written by ``detection.latin.corpus.build_corpus``."""
+    written by ``detection.latin.loci_corpus.build_corpus``."""
     d = Path(directory)
     return load_segments_csv(d / "query.csv"), load_segments_csv(d / "source.csv")
 

@@ -97,7 +97,7 @@ def _write_rankings(out: Path, rows) -> int:
 
 
 def run_build_corpus(*, texts: str, out: str, stream=sys.stdout) -> dict:
-    from .corpus import build_corpus, format_table1
+    from .loci_corpus import build_corpus, format_table1
 
     with user_errors(InputError):
         stats = build_corpus(texts, out, progress=_progress_printer(sys.stderr))

@@ -240,8 +240,8 @@ def test_benchmark_retriever_is_the_engine_and_has_no_fallback():
 
 @needs_data
 def test_standard_runs_smoke(tmp_path):
-    from benchmarks.loci import runs
-    assert runs.main(["--out", str(tmp_path), "--method", "bm25-lemma", "--pools", "gold"]) == 0
+    from benchmarks.loci import standard_runs
+    assert standard_runs.main(["--out", str(tmp_path), "--method", "bm25-lemma", "--pools", "gold"]) == 0
     rep = json.loads((tmp_path / "bm25-lemma__gold.json").read_text())
     assert rep["pool"]["n_sources"] == 408
     rt = json.loads((tmp_path / "reftype.json").read_text())

@@ -2,7 +2,7 @@
 segments mixing Latin and Greek are kept (Latin indexed, Greek passed through)."""
 from benchmarks.loci import lexical
 from detection.latin.analysis import Analyzer, latin_lemmas, latin_tokens
-from detection.latin.corpus import build_corpus
+from detection.latin.loci_corpus import build_corpus
 from detection.latin.normalize import has_latin_word
 from detection.methods import get_retriever
 

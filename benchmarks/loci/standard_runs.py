@@ -1,6 +1,6 @@
 """The benchmark's standard runs on the 545-pair data, writing reports and the README tables::
 
-    python -m benchmarks.loci.runs --corpus-dir /tmp/loci_corpus --out /tmp/loci_runs \
+    python -m benchmarks.loci.standard_runs --corpus-dir /tmp/loci_corpus --out /tmp/loci_runs \
         [--method bm25-lemma --method tfidf-surface ...] [--pools gold,gold+distractors,corpus]
 
 Writes ``<retriever>__<pool>.json`` retrieval reports, ``pairwise.json`` (classification with the lexical-rule
@@ -38,7 +38,7 @@ def reftype_and_audit(bench: data.Benchmark) -> tuple[dict, dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.runs")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.standard_runs")
     p.add_argument("--corpus-dir")
     p.add_argument("--out", required=True)
     p.add_argument("--method", action="append", default=None,
