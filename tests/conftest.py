@@ -63,3 +63,49 @@ def _fresh_cache():
 
     cache.clear()
     yield
+
+
+QUERY_COUNTS = os.path.join(os.path.dirname(__file__), "query_counts.json")
+
+
+@pytest.fixture(scope="session")
+def _query_count_baselines():
+    """The recorded SQL query counts per endpoint (tests/query_counts.json, NetBox's habit). Run the suite with
+    SIMILIA_UPDATE_QUERY_COUNTS=1 (on PostgreSQL, as CI) to rewrite the file with the counts measured."""
+    import json
+
+    with open(QUERY_COUNTS, encoding="utf-8") as fh:
+        baselines = json.load(fh)
+    measured: dict[str, int] = {}
+    yield baselines, measured
+    if os.environ.get("SIMILIA_UPDATE_QUERY_COUNTS") == "1" and measured:
+        with open(QUERY_COUNTS, "w", encoding="utf-8") as fh:
+            json.dump({**baselines, **measured}, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+
+
+@pytest.fixture
+def query_budget(_query_count_baselines):
+    """``with query_budget("GET /api/v1/projects/"):`` fails when the block runs more SQL queries than the
+    endpoint's recorded count (a missing key fails too: record it)."""
+    import contextlib
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    baselines, measured = _query_count_baselines
+
+    @contextlib.contextmanager
+    def budget(endpoint: str):
+        with CaptureQueriesContext(connection) as ctx:
+            yield
+        count = len(ctx.captured_queries)
+        measured[endpoint] = max(count, measured.get(endpoint, 0))
+        if os.environ.get("SIMILIA_UPDATE_QUERY_COUNTS") == "1":
+            return
+        assert endpoint in baselines, f"no recorded query count for {endpoint!r} in tests/query_counts.json"
+        assert count <= baselines[endpoint], (
+            f"{endpoint}: {count} SQL queries, recorded {baselines[endpoint]} (tests/query_counts.json); "
+            "queries:\n" + "\n".join(q["sql"][:200] for q in ctx.captured_queries))
+
+    return budget
