@@ -359,34 +359,10 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
     prog = progress or (lambda f, m="": None)
     qseg = {s.seg_id: s for s in bench.queries}
     sseg = {s.seg_id: s for s in bench.sources}
-    grids = []
     timing = defaultdict(float)
-    for p in fold_pools:
-        prog(0.05 + 0.5 * p.fold / max(len(fold_pools), 1), f"fold {p.fold}: scoring")
-        q_index = {q: i for i, q in enumerate(p.queries)}
-        s_index = {s: j for j, s in enumerate(p.sources)}
-        gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
-        gold = np.zeros((len(p.queries), len(p.sources)), np.int8)
-        gold[gq, gs] = gc
-        g = {"pool": p, "gold": gold, "gq": gq, "gs": gs, "gc": gc, "links": links}
-        qt = [qseg[q].text for q in p.queries]
-        st = [sseg[s].text for s in p.sources]
-        if scorer is not None:
-            t = time.perf_counter()
-            g["scores"] = np.asarray(scorer.score_grid(p.queries, qt, p.sources, st), np.float64)
-            timing["score_s"] += time.perf_counter() - t
-        if retriever is not None:
-            t = time.perf_counter()
-            retriever.fit(p.sources, st)
-            depth = min(max(sweep_ks), len(p.sources))
-            idx, sc = retriever.search(p.queries, qt, depth)
-            g["indices"] = np.asarray(idx)
-            timing["retrieve_s"] += time.perf_counter() - t
-        if overlap:
-            t = time.perf_counter()
-            g["shared"] = lexical.shared_counts_grid(lexical.analyse_many(qt), lexical.analyse_many(st))
-            timing["overlap_s"] += time.perf_counter() - t
-        grids.append(g)
+    grids = [_fold_grid(bench, p, qseg, sseg, scorer=scorer, retriever=retriever, sweep_ks=sweep_ks, overlap=overlap,
+                        timing=timing, prog=lambda m, f=p.fold: prog(0.05 + 0.5 * f / max(len(fold_pools), 1), m))
+             for p in fold_pools]
     t = time.perf_counter()
     out = {"schema": SCHEMA_PAIRWISE, "benchmark": bench.summary(), "split": split.to_dict(),
            "table4": table4(fold_pools), "pool_notes": {p.fold: p.notes for p in fold_pools},
@@ -397,41 +373,11 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
     if scorer is not None:
         prog(0.6, "thresholds")
         typed = grids[0]["scores"].ndim == 3
-        out["thresholds"] = []
-        for f, g in enumerate(grids):
-            train = [h for h in grids if h is not g]
-            th = {}
-            if typed:
-                for cname, cid in (("cit.", 1), ("cf.", 2)):
-                    s = np.concatenate([h["scores"][..., cid].ravel() for h in train])
-                    y = np.concatenate([(h["gold"] == cid).ravel() for h in train])
-                    th[cname] = M.plateau_threshold(s, y, tol)
-            else:
-                s = np.concatenate([h["scores"].ravel() for h in train])
-                y = np.concatenate([(h["gold"] > 0).ravel() for h in train])
-                th["all"] = M.plateau_threshold(s, y, tol)
-            out["thresholds"].append({"fold": f, **th})
-            preds[f] = M.decide(g["scores"], {k: v["threshold"] for k, v in th.items()})
+        out["thresholds"], preds = _tune_thresholds(grids, typed, tol)
         out.update(_classification_sections(grids, preds, typed, bench, qseg, sseg, overlap))
     if retriever is not None:
         prog(0.85, "sweep")
-        per_fold = []
-        for f, g in enumerate(grids):
-            per_fold.append({v: M.depth_sweep(g["indices"], g["gq"], g["gs"], g["gc"], len(g["pool"].sources),
-                                              sweep_ks, rerank_pred=preds[f], view=v) for v in M.VIEWS})
-        sweep = {}
-        for v in M.VIEWS:
-            rows = []
-            for i, k in enumerate(sweep_ks):
-                row = {"k": k}
-                for stage in ("ret", "rer"):
-                    if stage not in per_fold[0][v][i]:
-                        continue
-                    row[stage] = {m: M.mean_std([pf[v][i][stage][m] for pf in per_fold])
-                                  for m in per_fold[0][v][i][stage]}
-                rows.append(row)
-            sweep[v] = rows
-        out["sweep"] = sweep
+        out["sweep"] = _depth_sweep_section(grids, preds, sweep_ks)
     timing["metrics_s"] = time.perf_counter() - t
     timing["total_s"] = time.perf_counter() - t0
     out["timing"] = dict(timing)
@@ -440,6 +386,76 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
         out["_preds"] = preds
         return out
     return json_safe(out)
+
+
+def _fold_grid(bench: Benchmark, pool: FoldPool, qseg: dict, sseg: dict, *, scorer, retriever, sweep_ks, overlap,
+               timing, prog) -> dict:
+    """One fold's pairwise document: the gold grid (queries x sources, class ids), the scorer's grid, the
+    retriever's ranking and the shared-lemma counts, as asked."""
+    prog(f"fold {pool.fold}: scoring")
+    q_index = {q: i for i, q in enumerate(pool.queries)}
+    s_index = {s: j for j, s in enumerate(pool.sources)}
+    gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
+    gold = np.zeros((len(pool.queries), len(pool.sources)), np.int8)
+    gold[gq, gs] = gc
+    g = {"pool": pool, "gold": gold, "gq": gq, "gs": gs, "gc": gc, "links": links}
+    qt = [qseg[q].text for q in pool.queries]
+    st = [sseg[s].text for s in pool.sources]
+    if scorer is not None:
+        t = time.perf_counter()
+        g["scores"] = np.asarray(scorer.score_grid(pool.queries, qt, pool.sources, st), np.float64)
+        timing["score_s"] += time.perf_counter() - t
+    if retriever is not None:
+        t = time.perf_counter()
+        retriever.fit(pool.sources, st)
+        idx, _ = retriever.search(pool.queries, qt, min(max(sweep_ks), len(pool.sources)))
+        g["indices"] = np.asarray(idx)
+        timing["retrieve_s"] += time.perf_counter() - t
+    if overlap:
+        t = time.perf_counter()
+        g["shared"] = lexical.shared_counts_grid(lexical.analyse_many(qt), lexical.analyse_many(st))
+        timing["overlap_s"] += time.perf_counter() - t
+    return g
+
+
+def _tune_thresholds(grids: list[dict], typed: bool, tol: float) -> tuple[list[dict], list]:
+    """Per fold: plateau thresholds tuned on the other folds' grids (per class when the scores are typed), and
+    the held-out fold's decisions with them frozen."""
+    thresholds, preds = [], []
+    for f, g in enumerate(grids):
+        train = [h for h in grids if h is not g]
+        th = {}
+        if typed:
+            for cname, cid in (("cit.", 1), ("cf.", 2)):
+                s = np.concatenate([h["scores"][..., cid].ravel() for h in train])
+                y = np.concatenate([(h["gold"] == cid).ravel() for h in train])
+                th[cname] = M.plateau_threshold(s, y, tol)
+        else:
+            s = np.concatenate([h["scores"].ravel() for h in train])
+            y = np.concatenate([(h["gold"] > 0).ravel() for h in train])
+            th["all"] = M.plateau_threshold(s, y, tol)
+        thresholds.append({"fold": f, **th})
+        preds.append(M.decide(g["scores"], {k: v["threshold"] for k, v in th.items()}))
+    return thresholds, preds
+
+
+def _depth_sweep_section(grids: list[dict], preds: list, sweep_ks) -> dict:
+    """Table 12: per view and depth k, retrieval-only (and retrieve-and-rerank) P/R/F1, mean ± std over folds."""
+    per_fold = [{v: M.depth_sweep(g["indices"], g["gq"], g["gs"], g["gc"], len(g["pool"].sources), sweep_ks,
+                                  rerank_pred=preds[f], view=v) for v in M.VIEWS}
+                for f, g in enumerate(grids)]
+    sweep = {}
+    for v in M.VIEWS:
+        rows = []
+        for i, k in enumerate(sweep_ks):
+            row = {"k": k}
+            for stage in ("ret", "rer"):
+                if stage not in per_fold[0][v][i]:
+                    continue
+                row[stage] = {m: M.mean_std([pf[v][i][stage][m] for pf in per_fold]) for m in per_fold[0][v][i][stage]}
+            rows.append(row)
+        sweep[v] = rows
+    return sweep
 
 
 def _classification_sections(grids, preds, typed, bench, qseg, sseg, overlap):
