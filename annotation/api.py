@@ -1,7 +1,6 @@
 """Annotation API: projects, members, verse import, batches, the annotator's sets and judgements."""
 from __future__ import annotations
 
-from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -25,19 +24,33 @@ def _project_for(request, pk: int, *, manage: bool = False) -> Project:
 
 # --- serializers ----------------------------------------------------------------------------------
 
-class ProjectSerializer(serializers.ModelSerializer):
+_PROJECT_SETTINGS = ["title", "instructions", "set_size", "overlap_per_set", "overlap_mode", "session_minutes",
+                     "set_timeout_minutes"]
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
 
     class Meta:
         model = Project
-        fields = ["id", "name", "title", "owner", "instructions", "set_size", "overlap_per_set", "overlap_mode",
-                  "session_minutes", "set_timeout_minutes", "created"]
-        read_only_fields = ["id", "owner", "created"]
+        fields = ["id", "name", "owner", *_PROJECT_SETTINGS, "created"]
+        read_only_fields = fields
 
 
-class ProjectUpdateSerializer(ProjectSerializer):
-    class Meta(ProjectSerializer.Meta):
-        read_only_fields = ["id", "name", "owner", "created"]
+class ProjectInputSerializer(serializers.ModelSerializer):
+    """A new project: its name and settings (the model's field rules apply; the owner is the caller)."""
+
+    class Meta:
+        model = Project
+        fields = ["name", *_PROJECT_SETTINGS]
+
+
+class ProjectUpdateInputSerializer(serializers.ModelSerializer):
+    """Settings of an existing project (the name stays)."""
+
+    class Meta:
+        model = Project
+        fields = _PROJECT_SETTINGS
 
 
 class MemberInputSerializer(serializers.Serializer):
@@ -130,16 +143,8 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
     if annotation_set is None:
         return body
     assignments = selectors.set_with_assignments(annotation_set=annotation_set)
-    # One query: this set's live choices, and the pairs someone judged in another set (judging those
-    # again does not add to the batch's coverage).
-    live, covered, unjudged = {}, set(), (None, None)
-    for set_id, assignment_id, pair_id, chosen_id, client_uuid in Judgement.objects.filter(
-            pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).values_list(
-            "set_id", "assignment_id", "pair_id", "chosen_id", "client_uuid"):
-        if set_id == annotation_set.pk:
-            live[assignment_id] = (chosen_id, str(client_uuid))
-        else:
-            covered.add(pair_id)
+    live, covered = selectors.set_judgement_states(annotation_set=annotation_set, assignments=assignments)
+    unjudged = (None, None)
     body["set"] = {
         "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
         "items": [
@@ -156,34 +161,34 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
 # --- projects -----------------------------------------------------------------------------------
 
 class ProjectListApi(ListAPIView):
-    serializer_class = ProjectSerializer
+    serializer_class = ProjectOutputSerializer
     permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
         return selectors.projects_for_user(user=self.request.user).order_by("name")
 
-    @extend_schema(request=ProjectSerializer, responses={201: ProjectSerializer})
+    @extend_schema(request=ProjectInputSerializer, responses={201: ProjectOutputSerializer})
     def post(self, request):
-        serializer = ProjectSerializer(data=request.data)
+        serializer = ProjectInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         project = project_services.project_create(owner=request.user, **serializer.validated_data)
-        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+        return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
 class ProjectDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=ProjectSerializer)
+    @extend_schema(responses=ProjectOutputSerializer)
     def get(self, request, pk: int):
-        return Response(ProjectSerializer(_project_for(request, pk)).data)
+        return Response(ProjectOutputSerializer(_project_for(request, pk)).data)
 
-    @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
+    @extend_schema(request=ProjectUpdateInputSerializer, responses=ProjectOutputSerializer)
     def patch(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
-        serializer = ProjectUpdateSerializer(project, data=request.data, partial=True)
+        serializer = ProjectUpdateInputSerializer(project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         project = project_services.project_update(project=project, **serializer.validated_data)
-        return Response(ProjectSerializer(project).data)
+        return Response(ProjectOutputSerializer(project).data)
 
 
 class MemberApi(APIView):
@@ -321,13 +326,4 @@ class MyProjectsApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request):
-        rows = []
-        mine = dict(
-            Judgement.objects.filter(annotator=request.user, undone_at__isnull=True)
-            .values("batch").annotate(n=Count("id")).values_list("batch", "n")
-        )
-        for project in selectors.projects_to_annotate(user=request.user).prefetch_related("batches"):
-            for batch in project.batches.all():
-                rows.append({"project": project.name, "batch_id": batch.pk, "batch": batch.name,
-                             "status": batch.status, "n_pairs": batch.n_pairs, "my_judgements": mine.get(batch.pk, 0)})
-        return Response(rows)
+        return Response(selectors.annotator_batches(user=request.user))

@@ -168,3 +168,27 @@ def judgements_of(*, project: Project) -> QuerySet[Judgement]:
         .select_related("annotator", "chosen", "left", "pair__verse_a", "pair__verse_b", "batch__reference")
         .order_by("id")
     )
+
+
+def set_judgement_states(*, annotation_set: AnnotationSet, assignments) -> tuple[dict, set]:
+    """In one query: this set's live choices ``{assignment id: (chosen verse id, client uuid)}`` and the pairs
+    of ``assignments`` someone judged in another set (judging those again does not add to the batch's coverage)."""
+    live, covered = {}, set()
+    for set_id, assignment_id, pair_id, chosen_id, client_uuid in Judgement.objects.filter(
+            pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).values_list(
+            "set_id", "assignment_id", "pair_id", "chosen_id", "client_uuid"):
+        if set_id == annotation_set.pk:
+            live[assignment_id] = (chosen_id, str(client_uuid))
+        else:
+            covered.add(pair_id)
+    return live, covered
+
+
+def annotator_batches(*, user) -> list[dict]:
+    """The batches ``user`` may annotate, per project, with the user's own live judgement counts."""
+    mine = dict(Judgement.objects.filter(annotator=user, undone_at__isnull=True)
+                .values("batch").annotate(n=Count("id")).values_list("batch", "n"))
+    return [{"project": project.name, "batch_id": batch.pk, "batch": batch.name, "status": batch.status,
+             "n_pairs": batch.n_pairs, "my_judgements": mine.get(batch.pk, 0)}
+            for project in projects_to_annotate(user=user).prefetch_related("batches")
+            for batch in project.batches.all()]
