@@ -17,14 +17,14 @@ from .agreement import (
     cohen_kappa_matrix_from_labels,
     cohen_kappa_symmetric_matrix,
     fleiss_kappa,
+    fleiss_kappa_judgements,
     fleiss_kappa_symmetric,
     kendall_u,
-    krippendorff_alpha_symmetric,
-    orientation_invariant_agreement,
-    fleiss_kappa_judgements,
     krippendorff_alpha_judgements,
     krippendorff_alpha_nominal,
+    krippendorff_alpha_symmetric,
     label_table,
+    orientation_invariant_agreement,
     retest_agreement,
     spearman,
     split_half_reliability,
@@ -46,7 +46,14 @@ from .scores import (
     infer_denominator,
     normalised_scores,
 )
-from .simulate import all_pairs, choice_probability, choose_pairs, plan_budget, simulate_design, simulate_judgements
+from .simulate import (
+    all_pairs,
+    choice_probability,
+    choose_pairs,
+    plan_budget,
+    simulate_design,
+    simulate_judgements,
+)
 from .triads import (
     KendallTriads,
     TriadCount,

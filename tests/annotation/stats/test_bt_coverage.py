@@ -76,7 +76,7 @@ def test_one_judgement_intervals_are_undefined_not_zero_width():
 def test_posterior_mode_is_stationary_and_rank_intervals_contain_ranks():
     rng = np.random.default_rng(4)
     _, c = _simulate(rng, 12, 2, 1.5)
-    theta, h = bt_map(c, prior_sd=3.0)
+    theta, _ = bt_map(c, prior_sd=3.0)
     p = expit(theta[:, None] - theta[None, :])
     grad = -(c.sum(1) - ((c + c.T) * p).sum(1)) + theta / 9.0
     assert np.abs(grad).max() < 1e-8
