@@ -100,8 +100,10 @@ def test_simulation_recovers_the_gold_ranking_and_dashboard_job_runs(sts_project
     client.force_login(users["staff"])
     sts_project.owner = users["staff"]
     html = client.get(f"/projects/{sts_project.pk}/dashboard/").content.decode()
-    assert "kappa between annotators" in html and "<svg" in html and "Top five" in html
-    assert "Bradley–Terry strength with 95% bootstrap interval" in html
+    assert "Pairwise agreement κ" in html and "<svg" in html and "Top five" in html
+    assert "Bradley–Terry strength with 95% credible interval" in html
+    assert "Top five by Bradley–Terry strength" in html and "Expected at random</strong> is" in html
+    assert "Kendall's coefficient of agreement" in html and "Paper-comparable figures" in html
 
 
 def test_dashboard_is_for_leads_and_researchers(sts_project, client, users):
