@@ -199,3 +199,22 @@ class Judgement(models.Model):
             )
         ]
         indexes = [models.Index(fields=["batch", "undone_at"]), models.Index(fields=["annotator", "created"])]
+
+
+class Invitation(models.Model):
+    """A link a lead hands out so that someone joins a project as an annotator without the admin
+    site: opening it creates an account (or uses the logged-in one), grants the annotator role and
+    adds the membership. The token is random (secrets.token_urlsafe); a link expires and can be
+    revoked; ``max_uses`` bounds how many people may use one link."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    max_uses = models.PositiveSmallIntegerField(default=1)
+    uses = models.PositiveSmallIntegerField(default=0)
+    revoked = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created"]

@@ -52,8 +52,14 @@ def project_create(request):
             instructions=data.get("instructions") or Project._meta.get_field("instructions").default,
         )
     except (AnnotationError, ValueError) as exc:
-        messages.error(request, f"Project not created: {exc}")
-        return redirect("annotation:projects")
+        # Re-render with what the lead typed rather than redirecting to an empty form.
+        reason = str(exc) if isinstance(exc, AnnotationError) else "numbers must be whole numbers."
+        context = {"projects": selectors.projects_managed_by(user=request.user), "modes": Project.OverlapMode.choices,
+                   "form": {k: data.get(k, "") for k in ("name", "title", "set_size", "overlap_per_set",
+                                                         "overlap_mode", "session_minutes", "instructions")},
+                   "form_error": reason}
+        return render(request, "annotation/project_list.html", context,
+                      status=getattr(exc, "status", 400))
     messages.success(request, f"Project {project.name} created.")
     return redirect("annotation:project", pk=project.pk)
 
@@ -67,7 +73,10 @@ def project_detail(request, pk: int):
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
         "n_verses": project.verses.count(),
         "verses": selectors.verses_of(project=project)[:2000],
-        "roles": Membership.Role.choices,
+        "member_roles": Membership.Role.choices,  # not "roles": that name is the menu's (context processor)
+        "modes": Project.OverlapMode.choices,
+        "invitations": project.invitations.filter(revoked=False).order_by("-created")[:20],
+        "invite_base": request.build_absolute_uri("/invite/"),
     }
     return render(request, "annotation/project_detail.html", context)
 
@@ -133,6 +142,8 @@ def batch_status(request, pk: int, batch_id: int):
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
     try:
         project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
+        messages.success(request, f"Batch {batch.name} is now {batch.status}"
+                                  + (": annotators get no more pairs from it." if batch.status == "closed" else "."))
     except AnnotationError as exc:
         messages.error(request, f"Status not changed: {exc}")
     return redirect("annotation:project", pk=pk)

@@ -44,6 +44,14 @@ def project_create(*, owner, name: str, title: str = "", **settings) -> Project:
 def _validate_project(project: Project) -> None:
     from django.core.exceptions import ValidationError
 
+    # The rules a lead can break with the form first, in words (full_clean would name the
+    # database constraint: "Constraint “project_overlap_le_set” is violated").
+    if isinstance(project.set_size, int) and project.set_size < 1:
+        raise AnnotationError("Pairs per set must be at least 1.")
+    if (isinstance(project.set_size, int) and isinstance(project.overlap_per_set, int)
+            and project.overlap_per_set > project.set_size):
+        raise AnnotationError(f"Overlap pairs per set ({project.overlap_per_set}) cannot exceed the pairs per set "
+                              f"({project.set_size}).")
     try:
         project.full_clean(exclude=["owner"])
     except ValidationError as exc:

@@ -1,0 +1,131 @@
+"""Pages with which a lead runs a project alone: settings and instructions, members (remove, create
+annotator accounts, invitation links), and the invitation page itself."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.models import Invitation, Project
+from annotation.services import members as member_services
+from annotation.services import projects as project_services
+from annotation.services.errors import AnnotationError
+from annotation.views import _managed_project
+
+SETTINGS_INT_FIELDS = ("set_size", "overlap_per_set", "set_timeout_minutes")
+
+
+def _settings_from_post(data) -> dict:
+    fields = {"title": data.get("title", "").strip(), "instructions": data.get("instructions", "").strip(),
+              "overlap_mode": data.get("overlap_mode") or Project.OverlapMode.INTER}
+    for name in SETTINGS_INT_FIELDS:
+        raw = data.get(name, "").strip()
+        try:
+            fields[name] = int(raw)
+        except ValueError:
+            raise AnnotationError(f"{name.replace('_', ' ')} must be a whole number, not {raw!r}.") from None
+    raw = data.get("session_minutes", "").strip()
+    try:
+        fields["session_minutes"] = int(raw) if raw else None
+    except ValueError:
+        raise AnnotationError(f"break reminder must be a whole number of minutes, not {raw!r}.") from None
+    if not fields["instructions"]:
+        fields["instructions"] = Project._meta.get_field("instructions").default
+    return fields
+
+
+@login_required
+@require_POST
+def project_settings(request, pk: int):
+    project = _managed_project(request, pk)
+    try:
+        fields = _settings_from_post(request.POST)
+        project = Project.objects.get(pk=project.pk)  # a fresh copy: a refused change leaves nothing behind
+        project_services.project_update(project=project, **fields)
+    except AnnotationError as exc:
+        messages.error(request, f"Settings not saved: {exc}")
+        return redirect(reverse("annotation:project", args=[pk]) + "#settings")
+    messages.success(request, "Settings saved.")
+    return redirect(reverse("annotation:project", args=[pk]) + "#settings")
+
+
+@login_required
+@require_POST
+def member_remove(request, pk: int, user_id: int):
+    project = _managed_project(request, pk)
+    try:
+        name = member_services.membership_remove(project=project, actor=request.user, user_id=user_id)
+        messages.success(request, f"{name} removed from the project (their judgements are kept).")
+    except AnnotationError as exc:
+        messages.error(request, f"Not removed: {exc}")
+    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+
+
+@login_required
+@require_POST
+def account_create(request, pk: int):
+    project = _managed_project(request, pk)
+    username = request.POST.get("username", "").strip()
+    try:
+        member_services.annotator_account_create(project=project, actor=request.user, username=username,
+                                                 password=request.POST.get("password", ""))
+        messages.success(request, f"Account {username} created and added as annotator; give them the password you chose.")
+    except AnnotationError as exc:
+        messages.error(request, f"Account not created: {exc}")
+    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+
+
+@login_required
+@require_POST
+def invitation_create(request, pk: int):
+    project = _managed_project(request, pk)
+    try:
+        days = int(request.POST.get("days") or 14)
+        uses = int(request.POST.get("max_uses") or 1)
+        member_services.invitation_create(project=project, actor=request.user, days=days, max_uses=uses)
+        messages.success(request, "Invitation link created: copy it from the list below.")
+    except ValueError:
+        messages.error(request, "Invitation not created: days and uses must be whole numbers.")
+    except AnnotationError as exc:
+        messages.error(request, f"Invitation not created: {exc}")
+    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+
+
+@login_required
+@require_POST
+def invitation_revoke(request, pk: int, invitation_id: int):
+    project = _managed_project(request, pk)
+    try:
+        member_services.invitation_revoke(project=project, actor=request.user, invitation_id=invitation_id)
+        messages.success(request, "Invitation withdrawn.")
+    except AnnotationError as exc:
+        messages.error(request, str(exc))
+    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+
+
+def invitation_accept(request, token: str):
+    """GET: what the invitation is for; POST: join (logged in) or create an account and join."""
+    invitation = Invitation.objects.select_related("project").filter(token=token).first()
+    problem = member_services.invitation_problem(invitation)
+    context = {"invitation": invitation, "problem": problem, "token": token}
+    if request.method == "POST" and not problem:
+        try:
+            user = request.user if request.user.is_authenticated else None
+            user, project = member_services.invitation_accept(
+                token=token, user=user, username=request.POST.get("username", "").strip(),
+                password=request.POST.get("password", ""))
+        except AnnotationError as exc:
+            context["error"] = str(exc)
+            context["username"] = request.POST.get("username", "")
+            return render(request, "annotation/invitation.html", context, status=exc.status)
+        if not request.user.is_authenticated:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"You joined {project.title or project.name} as an annotator.")
+        return redirect(reverse("home") + "#annotate")
+    response = render(request, "annotation/invitation.html", context,
+                      status=(410 if invitation else 404) if problem else 200)
+    response.similia_error_page = True  # the page says why itself; the generic 404 page must not replace it
+    return response
