@@ -69,7 +69,8 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         bi = batch_index[cand.batch_id]
         position[(bi, cand.verse_id)] = len(candidates[bi])
         candidates[bi].append(cand)
-    rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True)
+    # Attention checks (known-answer pairs, possibly with the reference as a candidate) are never scored.
+    rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True, pair__attention_answer__isnull=True)
     if annotator:
         rows = rows.filter(annotator__username=annotator)
     if since:
@@ -192,7 +193,19 @@ def annotator_aware_report(data: ProjectData) -> tuple[dict, dict]:
                    "converged": fit.converged}), strengths
 
 
-def per_annotator_report(data: ProjectData, triads: dict | None = None) -> list[dict]:
+def attention_pass_rates(project: Project) -> dict[str, dict]:
+    """Per annotator: attention checks answered and passed (chose the known answer)."""
+    from django.db.models import Count, F, Q
+
+    rows = (Judgement.objects.filter(batch__project=project, undone_at__isnull=True,
+                                     pair__attention_answer__isnull=False)
+            .values("annotator__username")
+            .annotate(n=Count("id"), passed=Count("id", filter=Q(chosen_id=F("pair__attention_answer_id")))))
+    return {r["annotator__username"]: {"n": r["n"], "passed": r["passed"]} for r in rows}
+
+
+def per_annotator_report(data: ProjectData, triads: dict | None = None,
+                         attention: dict[str, dict] | None = None) -> list[dict]:
     """One row per annotator: agreement with the others' majority, consistency (circular triads per
     complete triple over their batches), test–retest, median response time and the fast flag."""
     j = data.judgements
@@ -217,6 +230,10 @@ def per_annotator_report(data: ProjectData, triads: dict | None = None) -> list[
             "circular": c[0], "complete_triples": c[1], "circular_share": c[0] / c[1] if c[1] else None,
             "retest_n": retest[k]["n_repeated"], "retest_agreement": retest[k]["agreement"],
             "median_ms": times[k]["median_ms"], "fast_share": times[k]["fast_share"], "fast_flag": times[k]["flag"],
+            "attention_n": (attention or {}).get(name, {}).get("n", 0),
+            "attention_passed": (attention or {}).get(name, {}).get("passed", 0),
+            "attention_rate": ((attention or {})[name]["passed"] / (attention or {})[name]["n"]
+                               if (attention or {}).get(name, {}).get("n") else None),
         })
     return _clean(rows)
 
@@ -326,7 +343,7 @@ def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dic
     step(0.9, "timeline")
     return {
         "annotator_aware": aware,
-        "per_annotator": per_annotator_report(data, triads),
+        "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project)),
         "project": project.name,
         "computed_at": timezone.now().isoformat(),
         "n_judgements": len(data.judgements),

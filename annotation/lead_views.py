@@ -9,20 +9,21 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.models import Invitation, Project
+from annotation.models import Batch, Invitation, Project
+from annotation.services import attention as attention_services
 from annotation.services import members as member_services
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views import _managed_project
 
-SETTINGS_INT_FIELDS = ("set_size", "overlap_per_set", "set_timeout_minutes")
+SETTINGS_INT_FIELDS = ("set_size", "overlap_per_set", "set_timeout_minutes", "attention_per_set")
 
 
 def _settings_from_post(data) -> dict:
     fields = {"title": data.get("title", "").strip(), "instructions": data.get("instructions", "").strip(),
               "overlap_mode": data.get("overlap_mode") or Project.OverlapMode.INTER}
     for name in SETTINGS_INT_FIELDS:
-        raw = data.get(name, "").strip()
+        raw = data.get(name, "").strip() or ("0" if name == "attention_per_set" else "")
         try:
             fields[name] = int(raw)
         except ValueError:
@@ -129,3 +130,29 @@ def invitation_accept(request, token: str):
                       status=(410 if invitation else 404) if problem else 200)
     response.similia_error_page = True  # the page says why itself; the generic 404 page must not replace it
     return response
+
+
+@login_required
+@require_POST
+def attention_checks(request, pk: int, batch_id: int):
+    """Add platform-built checks (``build``: how many) or mark a known-answer pair (``answer_id``, ``other_id``)."""
+    project = _managed_project(request, pk)
+    batch = Batch.objects.filter(project=project, pk=batch_id).first()
+    if batch is None:
+        messages.error(request, "No such batch in this project.")
+        return redirect(reverse("annotation:project", args=[pk]) + "#attention")
+    try:
+        if request.POST.get("answer_id"):
+            attention_services.attention_check_mark(batch=batch, actor=request.user,
+                                                    answer_id=request.POST["answer_id"].strip(),
+                                                    other_id=request.POST.get("other_id", "").strip())
+            messages.success(request, f"Known-answer pair added to {batch.name}; it is never scored.")
+        else:
+            n = attention_services.attention_checks_build(batch=batch, actor=request.user,
+                                                          n=int(request.POST.get("build") or 5))
+            messages.success(request, f"{n} attention check(s) added to {batch.name}.")
+    except ValueError:
+        messages.error(request, "The number of checks must be a whole number.")
+    except AnnotationError as exc:
+        messages.error(request, f"No check added: {exc}")
+    return redirect(reverse("annotation:project", args=[pk]) + "#attention")

@@ -24,6 +24,8 @@ class Project(models.Model):
     overlap_per_set = models.PositiveSmallIntegerField(default=3)
     overlap_mode = models.CharField(max_length=10, choices=OverlapMode.choices, default=OverlapMode.INTER)
     session_minutes = models.PositiveSmallIntegerField(null=True, blank=True, default=30)
+    attention_per_set = models.PositiveSmallIntegerField(
+        default=0, help_text="attention-check pairs mixed into each set (known answer, never scored)")
     set_timeout_minutes = models.PositiveSmallIntegerField(default=30)
     created = models.DateTimeField(auto_now_add=True)
 
@@ -123,6 +125,10 @@ class Pair(models.Model):
     first_annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    attention_answer = models.ForeignKey(
+        Verse, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="set on attention-check pairs: the candidate an attentive annotator chooses; such pairs are "
+                  "mixed into sets at the project's rate and never counted in scores or agreement")
 
     class Meta:
         ordering = ["batch_id", "rank"]

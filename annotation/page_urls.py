@@ -23,4 +23,5 @@ urlpatterns = [
     path("projects/<int:pk>/invitations/<int:invitation_id>/revoke/", lead_views.invitation_revoke,
          name="invitation-revoke"),
     path("invite/<str:token>/", lead_views.invitation_accept, name="invitation"),
+    path("projects/<int:pk>/batches/<int:batch_id>/attention/", lead_views.attention_checks, name="attention-checks"),
 ]

@@ -4,12 +4,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
 from annotation.importing import VerseFileError
-from annotation.models import Batch, Membership, Project
+from annotation.models import Batch, Judgement, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from core.roles import LEAD, has_role
@@ -27,7 +28,9 @@ def annotate(request, batch_id: int):
     batch = get_object_or_404(Batch.objects.select_related("project", "reference"), pk=batch_id)
     if not selectors.user_can_annotate(project=batch.project, user=request.user):
         raise PermissionDenied("You are not an annotator of this project.")
-    return render(request, "annotation/annotate.html", {"batch": batch, "project": batch.project})
+    first_time = not Judgement.objects.filter(batch__project=batch.project, annotator=request.user).exists()
+    return render(request, "annotation/annotate.html", {"batch": batch, "project": batch.project,
+                                                        "first_time": first_time})
 
 
 @login_required
@@ -67,9 +70,14 @@ def project_create(request):
 @login_required
 def project_detail(request, pk: int):
     project = _managed_project(request, pk)
+    progress = selectors.project_progress(project=project)
+    checks = dict(Pair.objects.filter(batch__project=project, attention_answer__isnull=False).values("batch")
+                  .annotate(n=Count("id")).values_list("batch", "n"))
+    for row in progress["batches"]:
+        row["attention_checks"] = checks.get(row["id"], 0)
     context = {
         "project": project,
-        "progress": selectors.project_progress(project=project),
+        "progress": progress,
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
         "n_verses": project.verses.count(),
         "verses": selectors.verses_of(project=project)[:2000],

@@ -50,7 +50,7 @@ def _validate_project(project: Project) -> None:
         raise AnnotationError("Pairs per set must be at least 1.")
     if (isinstance(project.set_size, int) and isinstance(project.overlap_per_set, int)
             and project.overlap_per_set > project.set_size):
-        raise AnnotationError(f"Overlap pairs per set ({project.overlap_per_set}) cannot exceed the pairs per set "
+        raise AnnotationError(f"The overlap pairs per set ({project.overlap_per_set}) cannot exceed the pairs per set "
                               f"({project.set_size}).")
     try:
         project.full_clean(exclude=["owner"])

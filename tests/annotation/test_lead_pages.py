@@ -37,7 +37,7 @@ def test_settings_and_instructions_can_be_edited_and_bad_overlap_says_so(lead_cl
         "title": "X", "overlap_mode": "inter", "set_size": "3", "overlap_per_set": "5", "set_timeout_minutes": "20",
         "instructions": "x"}, follow=True)
     html = page.content.decode()
-    assert "Overlap pairs per set (5) cannot exceed the pairs per set (3)." in html and "Constraint" not in html
+    assert "The overlap pairs per set (5) cannot exceed the pairs per set (3)." in html and "Constraint" not in html
     project.refresh_from_db()
     assert project.set_size == 6
 
