@@ -5,6 +5,8 @@ stored as is on SQLite). The API's JSON bodies are checked by core.parsers, its 
 CharField; this covers every query string and the pages' forms."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.http import HttpResponseBadRequest, JsonResponse
 
 
@@ -40,8 +42,9 @@ class FriendlyErrorPagesMiddleware:
     views' exceptions itself; unknown /api/ addresses are left alone).
     """
 
-    REASONS = {404: "There is no page at this address.", 403: "You do not have access to this page."}
-    TITLES = {404: "Page not found", 403: "Not allowed"}
+    REASONS: ClassVar[dict[int, str]] = {404: "There is no page at this address.",
+                                         403: "You do not have access to this page."}
+    TITLES: ClassVar[dict[int, str]] = {404: "Page not found", 403: "Not allowed"}
 
     def __init__(self, get_response):
         self.get_response = get_response

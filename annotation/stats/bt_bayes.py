@@ -133,7 +133,7 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float = DEFAU
     c = np.asarray(counts, float)
     n = c.shape[0]
     compared = (c.sum(0) + c.sum(1)) > 0
-    total = int(round(c.sum()))
+    total = round(c.sum())
     nan = np.full(n, np.nan)
     rank = np.zeros(n, np.int64)
     if not compared.any():

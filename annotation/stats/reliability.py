@@ -74,6 +74,6 @@ def response_times(annotator, response_ms, n_annotators: int, fast_ms: int = FAS
             continue
         med = float(np.median(x))
         fast = float((x < fast_ms).mean())
-        out.append({"annotator": k, "n_timed": int(len(x)), "median_ms": med, "fast_share": fast,
+        out.append({"annotator": k, "n_timed": len(x), "median_ms": med, "fast_share": fast,
                     "flag": bool(fast > 0.10 or med < fast_ms)})
     return out

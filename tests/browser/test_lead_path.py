@@ -111,7 +111,8 @@ def test_lead_runs_a_project_alone(live_server, page, make_user, tmp_path):
     # export
     with page.expect_download() as download:
         page.click("text=judgements CSV")
-    header = open(download.value.path(), encoding="utf-8-sig").readline()
+    with open(download.value.path(), encoding="utf-8-sig") as fh:
+        header = fh.readline()
     assert "oriented_a_id" in header and "orientation" in header
 
 
@@ -137,12 +138,11 @@ def test_dashboard_shows_the_new_result_when_its_job_finishes(live_server, page,
 
 
 def test_error_pages_are_in_the_layout_with_the_reason(live_server, page, make_user):
-    make_user("elead", "lead")
-    make_user("eann", "annotator")
     from annotation.services.projects import project_create
-    from django.contrib.auth import get_user_model
 
-    project = project_create(owner=get_user_model().objects.get(username="elead"), name="err")
+    lead = make_user("elead", "lead")
+    make_user("eann", "annotator")
+    project = project_create(owner=lead, name="err")
     login(page, live_server.url, "eann", "pw-eann")
     response = page.goto(f"{live_server.url}/projects/{project.pk}/dashboard/")
     assert response.status == 403
@@ -160,7 +160,12 @@ def _pages(project, batch, job_id):
 
 def test_every_page_fits_a_375_px_screen(live_server, browser, make_user):
     from annotation import analytics
-    from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+    from annotation.services.projects import (
+        batch_create,
+        membership_add,
+        project_create,
+        verses_import,
+    )
     from jobs.models import Job
 
     lead = make_user("wlead", "lead", "annotator")
