@@ -53,58 +53,57 @@ def project_settings(request, pk: int):
     return redirect(reverse("annotation:project", args=[pk]) + "#settings")
 
 
+def _members_action(request, pk: int, action, done: str, refused: str):
+    """Run ``action(project)`` for a lead; say what happened; back to the members section.
+    ``done`` may use ``{result}``; ``ValueError`` stands for a number that is not one."""
+    project = _managed_project(request, pk)
+    try:
+        result = action(project)
+        messages.success(request, done.format(result=result))
+    except ValueError:
+        messages.error(request, f"{refused}: numbers must be whole numbers.")
+    except AnnotationError as exc:
+        messages.error(request, f"{refused}: {exc}")
+    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+
+
 @login_required
 @require_POST
 def member_remove(request, pk: int, user_id: int):
-    project = _managed_project(request, pk)
-    try:
-        name = member_services.membership_remove(project=project, actor=request.user, user_id=user_id)
-        messages.success(request, f"{name} removed from the project (their judgements are kept).")
-    except AnnotationError as exc:
-        messages.error(request, f"Not removed: {exc}")
-    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+    return _members_action(
+        request, pk, lambda project: member_services.membership_remove(project=project, actor=request.user,
+                                                                       user_id=user_id),
+        "{result} removed from the project (their judgements are kept).", "Not removed")
 
 
 @login_required
 @require_POST
 def account_create(request, pk: int):
-    project = _managed_project(request, pk)
     username = request.POST.get("username", "").strip()
-    try:
-        member_services.annotator_account_create(project=project, actor=request.user, username=username,
-                                                 password=request.POST.get("password", ""))
-        messages.success(request, f"Account {username} created and added as annotator; give them the password you chose.")
-    except AnnotationError as exc:
-        messages.error(request, f"Account not created: {exc}")
-    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+    return _members_action(
+        request, pk, lambda project: member_services.annotator_account_create(
+            project=project, actor=request.user, username=username, password=request.POST.get("password", "")),
+        f"Account {username} created and added as annotator; give them the password you chose.",
+        "Account not created")
 
 
 @login_required
 @require_POST
 def invitation_create(request, pk: int):
-    project = _managed_project(request, pk)
-    try:
-        days = int(request.POST.get("days") or 14)
-        uses = int(request.POST.get("max_uses") or 1)
-        member_services.invitation_create(project=project, actor=request.user, days=days, max_uses=uses)
-        messages.success(request, "Invitation link created: copy it from the list below.")
-    except ValueError:
-        messages.error(request, "Invitation not created: days and uses must be whole numbers.")
-    except AnnotationError as exc:
-        messages.error(request, f"Invitation not created: {exc}")
-    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+    return _members_action(
+        request, pk, lambda project: member_services.invitation_create(
+            project=project, actor=request.user, days=int(request.POST.get("days") or 14),
+            max_uses=int(request.POST.get("max_uses") or 1)),
+        "Invitation link created: copy it from the list below.", "Invitation not created")
 
 
 @login_required
 @require_POST
 def invitation_revoke(request, pk: int, invitation_id: int):
-    project = _managed_project(request, pk)
-    try:
-        member_services.invitation_revoke(project=project, actor=request.user, invitation_id=invitation_id)
-        messages.success(request, "Invitation withdrawn.")
-    except AnnotationError as exc:
-        messages.error(request, str(exc))
-    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+    return _members_action(
+        request, pk, lambda project: member_services.invitation_revoke(project=project, actor=request.user,
+                                                                       invitation_id=invitation_id),
+        "Invitation withdrawn.", "Not withdrawn")
 
 
 def invitation_accept(request, token: str):

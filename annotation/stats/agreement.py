@@ -302,10 +302,7 @@ def krippendorff_alpha_nominal(value_counts) -> AgreementResult:
         D_e = Σ_{c≠k} n_c n_k / (n(n − 1))); NaN with a reason when nothing is pairable or all values
         are equal (D_e = 0; the ``krippendorff`` package raises there).
     """
-    t = np.asarray(value_counts, dtype=np.float64)
-    mu = t.sum(1)
-    keep = mu >= 2
-    t, mu = t[keep], mu[keep]
+    t, mu = _rated_units(np.asarray(value_counts, dtype=np.float64))
     if not len(mu):
         return AgreementResult(float("nan"), float("nan"), float("nan"), 0, 0,
                                "no pairable unit (>= 2 values)", "krippendorff-nominal")
@@ -447,6 +444,13 @@ def split_half_reliability(j: Judgements, n_splits: int = 20, seed: int = 0, by:
 SYMMETRIC_CHANCE = 0.5  # each of the two candidates chosen with probability ½: no orientation enters
 
 
+def _rated_units(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of a units × values count table with ≥ 2 ratings, and their rating counts."""
+    ni = t.sum(1)
+    keep = ni >= 2
+    return t[keep], ni[keep]
+
+
 def _binary_counts(j) -> np.ndarray:
     t = np.asarray(j.counts() if isinstance(j, LabelTable) else
                    (label_table(j).counts() if isinstance(j, Judgements) else j), dtype=np.float64)
@@ -471,9 +475,7 @@ def fleiss_kappa_symmetric(j: Judgements | LabelTable | np.ndarray) -> Agreement
     Returns:
         :class:`AgreementResult` (``expected`` = 0.5); NaN with a reason when no unit has ≥ 2 ratings.
     """
-    t = _binary_counts(j)
-    ni = t.sum(1)
-    t, ni = t[ni >= 2], ni[ni >= 2]
+    t, ni = _rated_units(_binary_counts(j))
     if not len(ni):
         return AgreementResult(float("nan"), float("nan"), SYMMETRIC_CHANCE, 0, 0,
                                "no unit rated by >= 2 raters", "fleiss-symmetric")
@@ -496,9 +498,7 @@ def kendall_u(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
     Returns:
         :class:`AgreementResult` (``observed`` = share of agreeing rater pairs, ``expected`` = 0.5).
     """
-    t = _binary_counts(j)
-    ni = t.sum(1)
-    t, ni = t[ni >= 2], ni[ni >= 2]
+    t, ni = _rated_units(_binary_counts(j))
     pairs = float((ni * (ni - 1) / 2).sum())
     if pairs == 0:
         return AgreementResult(float("nan"), float("nan"), SYMMETRIC_CHANCE, 0, 0,
@@ -520,10 +520,7 @@ def krippendorff_alpha_symmetric(j: Judgements | LabelTable | np.ndarray) -> Agr
     Returns:
         :class:`AgreementResult` (``observed`` = D_o, ``expected`` = D_e); NaN when nothing is pairable.
     """
-    t = _binary_counts(j)
-    mu = t.sum(1)
-    keep = mu >= 2
-    t, mu = t[keep], mu[keep]
+    t, mu = _rated_units(_binary_counts(j))
     if not len(mu):
         return AgreementResult(float("nan"), float("nan"), float("nan"), 0, 0,
                                "no pairable unit (>= 2 values)", "krippendorff-symmetric")
