@@ -6,10 +6,8 @@ Bradley–Terry, otherwise picks one of the two candidates at random:
     P(i beats j | w) = r_w · σ(θ_i − θ_j) + (1 − r_w) / 2.
 
 r_w = 1 is plain Bradley–Terry; r_w = 0 is a coin-flipping annotator whose judgements carry no
-weight. Fitted by EM: the E-step gives each judgement the posterior probability π that it was an
-attentive choice, ``π = r_w σ(θ_win − θ_lose) / (r_w σ(θ_win − θ_lose) + (1 − r_w)/2)``; the M-step sets
-``r_w = (Σ π + 1) / (n_w + 2)`` (a uniform Beta prior) and refits each batch's θ by the posterior mode
-of :func:`bt_map` on the π-weighted win counts (same N(0, s²) prior as plain scores, warm-started).
+weight. Fitted as one posterior mode over every batch's θ (prior N(0, s²), as plain scores) and every
+r_w (prior Beta(2, 2)) with L-BFGS-B and the analytic gradient (see :func:`annotator_aware_bt`).
 
 crowd-kit's ``NoisyBradleyTerry`` is the reference implementation of this idea (its model adds a
 per-annotator bias towards the left screen side, meaningless here because judgements are stored by
@@ -22,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import minimize
 from scipy.special import expit
 
 from .agreement import spearman
@@ -39,7 +38,7 @@ class AnnotatorAwareBT:
         strengths: (n_batches × n_items) centred θ; NaN for never-compared candidates / empty batches.
         reliability: (n_annotators,) r_w (NaN for annotators without judgements).
         n_judgements: (n_annotators,) judgements per annotator.
-        iterations: EM iterations run; converged: whether the change fell below ``tol``.
+        iterations: optimiser iterations; converged: whether L-BFGS-B reported success.
     """
 
     strengths: np.ndarray
@@ -49,53 +48,68 @@ class AnnotatorAwareBT:
     converged: bool
 
 
-def _batch_counts(j: Judgements, idx: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def _batch_counts(j: Judgements, idx: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
     n = j.n_items
     return np.bincount(j.winner[idx] * n + j.loser[idx], weights=weight, minlength=n * n).reshape(n, n)
 
 
-def annotator_aware_bt(j: Judgements, prior_sd: float = DEFAULT_PRIOR_SD, max_iter: int = 200,
-                       tol: float = 1e-6) -> AnnotatorAwareBT:
-    """Fit the annotator-aware model by EM (see module docstring).
+def _objective(x, win, lose, ann, n_theta, prior_prec):
+    """Negative log posterior and its gradient; x = [θ (flat, batch-major), logit r]."""
+    theta, rho = x[:n_theta], x[n_theta:]
+    r = expit(rho)
+    s = expit(theta[win] - theta[lose])
+    ra = r[ann]
+    p = ra * s + (1.0 - ra) / 2.0
+    f = -np.log(p).sum() + 0.5 * prior_prec * (theta @ theta) - (np.log(r) + np.log1p(-r)).sum()
+    g_d = -(ra * s * (1.0 - s)) / p
+    grad_theta = np.bincount(win, g_d, n_theta) - np.bincount(lose, g_d, n_theta) + prior_prec * theta
+    g_r = np.bincount(ann, -(s - 0.5) / p, len(r))
+    grad_rho = g_r * r * (1.0 - r) - (1.0 - 2.0 * r)
+    return f, np.concatenate([grad_theta, grad_rho])
+
+
+def annotator_aware_bt(j: Judgements, prior_sd: float = DEFAULT_PRIOR_SD, max_iter: int = 500,
+                       tol: float = 1e-9) -> AnnotatorAwareBT:
+    """Fit the annotator-aware model (see module docstring) by maximising its posterior.
+
+    All batches' θ and every annotator's r = σ(ρ) are fitted at once with L-BFGS-B on the exact
+    negative log posterior and its analytic gradient (vectorised over judgements): priors θ ~ N(0, s²)
+    and r ~ Beta(2, 2) (keeps r off 0 and 1, like the EM's add-one smoothing). EM converged slowly here
+    (the scale of θ and the reliabilities trade off): 200 iterations were not enough on 97 k
+    judgements; the joint fit takes a fraction of that time. Starts from the plain Bradley–Terry modes
+    and r = 0.8.
 
     Args:
         j: judgements (all batches; reliabilities are shared across batches).
-        prior_sd: prior SD of the log-strengths; max_iter, tol: EM stopping rule (max change of θ or r).
+        prior_sd: prior SD of the log-strengths; max_iter, tol: L-BFGS-B limits.
 
     Returns:
-        :class:`AnnotatorAwareBT`.
+        :class:`AnnotatorAwareBT` (``iterations`` = optimiser iterations).
     """
     m, nb, n = j.n_annotators, max(j.n_batches, 1), j.n_items
     n_w = np.bincount(j.annotator, minlength=m)
-    rel = np.where(n_w > 0, 0.8, np.nan)
-    theta = np.zeros((nb, n))
-    slices = j.batch_slices()
     compared = np.zeros((nb, n), bool)
-    for bt, idx in slices.items():
+    theta0 = np.zeros((nb, n))
+    for bt, idx in j.batch_slices().items():
         compared[bt, j.winner[idx]] = True
         compared[bt, j.loser[idx]] = True
-    it, converged = 0, not len(j)
-    pi = np.ones(len(j))
-    while it < max_iter and len(j):
-        it += 1
-        old_theta, old_rel = theta.copy(), rel.copy()
-        for bt, idx in slices.items():
-            theta[bt], _ = bt_map(_batch_counts(j, idx, pi[idx]), prior_sd, init=theta[bt])
-        d = theta[j.batch, j.winner] - theta[j.batch, j.loser]
-        r = rel[j.annotator]
-        att = r * expit(d)
-        pi = att / (att + (1.0 - r) / 2.0)
-        rel = np.where(n_w > 0, (np.bincount(j.annotator, weights=pi, minlength=m) + 1.0) / (n_w + 2.0), np.nan)
-        change = max(np.nanmax(np.abs(theta - old_theta)), np.nanmax(np.abs(rel - old_rel)))
-        if change < tol:
-            converged = True
-            break
+        theta0[bt], _ = bt_map(_batch_counts(j, idx), prior_sd)
+    if not len(j):
+        return AnnotatorAwareBT(np.full((nb, n), np.nan), np.full(m, np.nan), n_w, 0, True)
+    win = j.batch * n + j.winner
+    lose = j.batch * n + j.loser
+    x0 = np.concatenate([theta0.ravel(), np.full(m, np.log(0.8 / 0.2))])
+    res = minimize(_objective, x0, jac=True, method="L-BFGS-B",
+                   args=(win, lose, j.annotator, nb * n, 1.0 / prior_sd ** 2),
+                   options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-6})
+    theta = res.x[: nb * n].reshape(nb, n)
+    rel = np.where(n_w > 0, expit(res.x[nb * n:]), np.nan)
     strengths = np.full((nb, n), np.nan)
     for bt in range(nb):
         k = compared[bt]
         if k.any():
             strengths[bt, k] = theta[bt, k] - theta[bt, k].mean()
-    return AnnotatorAwareBT(strengths, rel, n_w, it, converged)
+    return AnnotatorAwareBT(strengths, rel, n_w, int(res.nit), bool(res.success))
 
 
 def ranking_shift(plain, aware) -> dict:
