@@ -20,7 +20,7 @@ from jobs.registry import job_kind
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
     "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "n_annotators", "gold_score",
-    "bt_aware_strength", "rank_aware",
+    "bt_aware_strength", "rank_aware", "interval_note",
 ]
 
 # The orientation the classic (paper-comparable) agreement figures use: label `winner_is_b` needs an

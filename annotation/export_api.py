@@ -45,9 +45,12 @@ class ScoreRowSerializer(serializers.Serializer):
     bt_strength = serializers.FloatField(allow_null=True)
     bt_low = serializers.FloatField(allow_null=True)
     bt_high = serializers.FloatField(allow_null=True)
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates")
     n_annotators = serializers.IntegerField()
     gold_score = serializers.FloatField(allow_null=True)
+    bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")
+    rank_aware = serializers.IntegerField(allow_null=True)
+    interval_note = serializers.CharField(allow_null=True, help_text="why bt_low/bt_high are null, if they are")
 
 
 JUDGEMENT_COLUMNS = ["id", "batch", "reference_id", "annotator", "verse_a_id", "verse_b_id", "chosen_id", "left_id",
@@ -102,7 +105,7 @@ class _ExportBase(APIView):
 class ProjectScoresApi(_ExportBase):
     csv_columns = analytics.SCORE_COLUMNS
 
-    @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description="bootstrap resamples (default 200)")],
+    @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description="posterior draws for the rank intervals (default 200; the strength intervals need none)")],
                    responses=ScoreRowSerializer(many=True))
     def get(self, request, pk: int):
         project = self.project(pk)
