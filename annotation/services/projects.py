@@ -82,7 +82,9 @@ def membership_add(*, project: Project, username: str, role: str = Membership.Ro
         raise AnnotationError(f"Unknown project role {role!r}; use annotator or lead.")
     needed = ANNOTATOR if role == Membership.Role.ANNOTATOR else LEAD
     if not has_role(user, needed):
-        raise AnnotationError(f"{username} does not hold the {needed} role; ask an administrator to grant it first.")
+        hint = ("send them an invitation link from the project page (it grants the annotator role)"
+                if needed == ANNOTATOR else "ask an administrator to grant it")
+        raise AnnotationError(f"{username} does not hold the {needed} role; {hint}.")
     membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
     return membership
 

@@ -101,3 +101,39 @@ def test_closing_a_batch_confirms_and_says_so(lead_client):
     page = client.post(f"/projects/{project.pk}/batches/{batch.pk}/status/", {"status": "closed"}, follow=True)
     assert "is now closed" in page.content.decode()
     assert Batch.objects.get(pk=batch.pk).status == "closed"
+
+
+def test_a_logged_in_user_joins_by_invitation_and_withdrawn_links_stop_working(lead_client, make_user):
+    client, project, _ = lead_client
+    client.post(f"/projects/{project.pk}/invitations/", {"days": "3", "max_uses": "2"})
+    invitation = Invitation.objects.get(project=project)
+    researcher = make_user("resq", "researcher")
+    client.force_login(researcher)
+    page = client.get(f"/invite/{invitation.token}/")
+    assert "You are logged in as" in page.content.decode()
+    assert client.post(f"/invite/{invitation.token}/").status_code == 302
+    assert Membership.objects.filter(project=project, user=researcher, role="annotator").exists()
+    assert "annotator" in user_roles(get_user_model().objects.get(pk=researcher.pk))
+    client.force_login(project.owner)
+    client.post(f"/projects/{project.pk}/invitations/{invitation.pk}/revoke/")
+    client.logout()
+    page = client.get(f"/invite/{invitation.token}/")
+    assert page.status_code == 410 and "withdrawn" in page.content.decode()
+    bad = client.post(f"/projects/{project.pk}/invitations/", {"days": "x"})
+    assert bad.status_code == 302  # anonymous: to the login page, nothing created
+    assert Invitation.objects.filter(project=project).count() == 1
+
+
+def test_attention_checks_from_the_project_page(lead_client):
+    from annotation.models import Pair
+
+    client, project, batch = lead_client
+    page = client.post(f"/projects/{project.pk}/batches/{batch.pk}/attention/", {"build": "2"}, follow=True)
+    assert "2 attention check(s) added" in page.content.decode()
+    page = client.post(f"/projects/{project.pk}/batches/{batch.pk}/attention/",
+                       {"answer_id": "100 3", "other_id": "100 4"}, follow=True)
+    assert "Known-answer pair added" in page.content.decode()
+    assert Pair.objects.filter(batch=batch, attention_answer__isnull=False).count() == 3
+    page = client.post(f"/projects/{project.pk}/batches/{batch.pk}/attention/",
+                       {"answer_id": "100 3", "other_id": "nope"}, follow=True)
+    assert "No check added" in page.content.decode() and "Not among the project" in page.content.decode()
