@@ -31,8 +31,14 @@ def _judge(batch, user, sets=2):
 def test_lead_runs_a_project_alone(live_server, page, make_user, tmp_path):
     make_user("blead", "lead")
     base = live_server.url
+    console_errors = []
+    page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
     login(page, base, "blead", "pw-blead")
     page.goto(f"{base}/projects/")
+    assert page.evaluate("document.querySelector('#p-name').checkValidity() === false")  # empty: the check is on
+    page.fill("#p-name", "bad name")
+    assert page.evaluate("document.querySelector('#p-name').validity.patternMismatch")
+    assert not [e for e in console_errors if "pattern" in e.lower()]  # the pattern compiles in this Chromium
     page.fill("#p-name", "path-test")
     page.fill("#p-title", "Path test")
     page.fill("#p-overlap", "2")
