@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
+from annotation.forms import ProjectCreateForm, form_errors
 from annotation.importing import VerseFileError
 from annotation.models import Batch, Judgement, Membership, Pair, Project
 from annotation.services import projects as project_services
@@ -17,10 +18,8 @@ from core.roles import LEAD, has_role
 
 
 def _managed_project(request, pk: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("owner"), pk=pk)
-    if not selectors.user_can_manage(project=project, user=request.user):
-        raise PermissionDenied("Only the project's leads can see this page.")
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="manage",
+                                     denied="Only the project's leads can see this page.")
 
 
 @login_required
@@ -42,27 +41,25 @@ def project_list(request):
                                                             "modes": Project.OverlapMode.choices})
 
 
+def _project_form_again(request, reason: str, status: int):
+    """The projects page again with what the lead typed and why it was refused (never an empty form)."""
+    context = {"projects": selectors.projects_managed_by(user=request.user), "modes": Project.OverlapMode.choices,
+               "form": {k: request.POST.get(k, "") for k in ("name", "title", "set_size", "overlap_per_set",
+                                                             "overlap_mode", "session_minutes", "instructions")},
+               "form_error": reason}
+    return render(request, "annotation/project_list.html", context, status=status)
+
+
 @login_required
 @require_POST
 def project_create(request):
-    data = request.POST
+    form = ProjectCreateForm(request.POST)
+    if not form.is_valid():
+        return _project_form_again(request, form_errors(form), 400)
     try:
-        project = project_services.project_create(
-            owner=request.user, name=data.get("name", "").strip(), title=data.get("title", "").strip(),
-            set_size=int(data.get("set_size") or 10), overlap_per_set=int(data.get("overlap_per_set") or 3),
-            overlap_mode=data.get("overlap_mode") or Project.OverlapMode.INTER,
-            session_minutes=int(data["session_minutes"]) if data.get("session_minutes") else None,
-            instructions=data.get("instructions") or Project._meta.get_field("instructions").default,
-        )
-    except (AnnotationError, ValueError) as exc:
-        # Re-render with what the lead typed rather than redirecting to an empty form.
-        reason = str(exc) if isinstance(exc, AnnotationError) else "numbers must be whole numbers."
-        context = {"projects": selectors.projects_managed_by(user=request.user), "modes": Project.OverlapMode.choices,
-                   "form": {k: data.get(k, "") for k in ("name", "title", "set_size", "overlap_per_set",
-                                                         "overlap_mode", "session_minutes", "instructions")},
-                   "form_error": reason}
-        return render(request, "annotation/project_list.html", context,
-                      status=getattr(exc, "status", 400))
+        project = project_services.project_create(owner=request.user, **form.cleaned_data)
+    except AnnotationError as exc:
+        return _project_form_again(request, str(exc), getattr(exc, "status", 400))
     messages.success(request, f"Project {project.name} created.")
     return redirect("annotation:project", pk=project.pk)
 

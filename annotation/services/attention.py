@@ -19,7 +19,7 @@ from django.db.models import Max
 
 from annotation.models import Batch, BatchCandidate, Pair, Verse
 from annotation.services.errors import AnnotationError, NotFound
-from annotation.services.projects import check_can_manage
+from annotation.services.members import check_can_manage
 
 MAX_CHECKS_PER_BATCH = 200
 

@@ -13,11 +13,18 @@ from django.utils import timezone
 
 from annotation.models import Invitation, Membership, Project
 from annotation.services.errors import AnnotationError, Conflict, NotAllowed, NotFound
-from annotation.services.projects import check_can_manage
 from core.roles import ANNOTATOR, user_roles
 from core.services import roles_ensure
 
 USERNAME_MAX = 150
+
+
+def check_can_manage(*, project: Project, user) -> None:
+    """The services below also act for pages: they check the actor themselves (leads of the project, staff)."""
+    from annotation.selectors import user_can_manage
+
+    if not user_can_manage(project=project, user=user):
+        raise NotAllowed("Only the project's leads can do this.")
 
 
 def _check_new_account(username: str, password: str) -> None:
