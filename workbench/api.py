@@ -26,7 +26,6 @@ from workbench.engine.highlight import highlight_pair
 from workbench.engine.uploads import FORMATS
 from workbench.models import Candidate, DetectionRun, Document, Verdict
 from workbench.services import (
-    WorkbenchError,
     detection_run_create,
     document_from_corpus,
     document_upload,
@@ -44,10 +43,6 @@ class IsResearcher(BasePermission):
 
 class _Api(APIView):
     permission_classes = [IsResearcher]
-
-
-def _bad(exc: WorkbenchError) -> Response:
-    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
 
 
 # ------------------------------------------------------------------------------------------ serializers
@@ -174,15 +169,12 @@ class DocumentListApi(_Api):
     def post(self, request):
         data = DocumentInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            if data.validated_data.get("corpus"):
-                doc = document_from_corpus(corpus=data.validated_data["corpus"])
-            else:
-                upload = data.validated_data["file"]
-                doc = document_upload(name=upload.name, data=upload.read(), fmt=data.validated_data.get("format"),
-                                      owner=request.user)
-        except WorkbenchError as exc:
-            return _bad(exc)
+        if data.validated_data.get("corpus"):
+            doc = document_from_corpus(corpus=data.validated_data["corpus"])
+        else:
+            upload = data.validated_data["file"]
+            doc = document_upload(name=upload.name, data=upload.read(), fmt=data.validated_data.get("format"),
+                                  owner=request.user)
         return Response(DocumentSerializer(doc).data, status=status.HTTP_201_CREATED)
 
 
@@ -205,10 +197,7 @@ class RunListApi(_Api):
         v = dict(data.validated_data)
         _readable_document(request, v["query_document"])
         _readable_document(request, v["source_document"])
-        try:
-            run = detection_run_create(owner=request.user, **v)
-        except WorkbenchError as exc:
-            return _bad(exc)
+        run = detection_run_create(owner=request.user, **v)  # a WorkbenchError is a 400 (core.exceptions)
         return created_or_unavailable(run, RunSerializer)
 
 
@@ -296,10 +285,7 @@ class VerdictApi(_Api):
         c = _candidate(request, pk)
         data = VerdictInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            verdict = verdict_set(candidate=c, user=request.user, **data.validated_data)
-        except WorkbenchError as exc:
-            return _bad(exc)
+        verdict = verdict_set(candidate=c, user=request.user, **data.validated_data)
         return Response({**VerdictSerializer(verdict).data,
                          "progress": selectors.inspection_progress(run=c.run, user=request.user)})
 
@@ -341,11 +327,8 @@ class PromoteApi(_Api):
         run = _run(request, pk)
         data = PromoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            new = gold_promote(run=run, user=request.user, base=data.validated_data["base_version"],
-                               version=data.validated_data["version"])
-        except WorkbenchError as exc:
-            return _bad(exc)
+        new = gold_promote(run=run, user=request.user, base=data.validated_data["base_version"],
+                           version=data.validated_data["version"])
         return Response({"id": new.pk, "benchmark": new.benchmark.name, "version": new.version,
                          "n_gold": new.gold.count(), "added": new.provenance["promoted"]["added"]},
                         status=status.HTTP_201_CREATED)

@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
+from core.errors import DomainError
 from jobs.services import job_create
 from workbench import methods
 from workbench.engine.uploads import UploadError, parse_upload
@@ -22,8 +23,11 @@ MAX_CANDIDATES = 2_000_000  # query segments × top-k of one run: rows the explo
 _BULK = 2000
 
 
-class WorkbenchError(ValueError):
-    """A request the workbench cannot honour; the message says why (shown to the user as it is)."""
+class WorkbenchError(DomainError, ValueError):
+    """A request the workbench cannot honour; the message says why (shown to the user as it is; the API's one
+    exception handler answers it with a 400)."""
+
+    status = 400
 
 
 def max_segments() -> int:
