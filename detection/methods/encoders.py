@@ -155,7 +155,8 @@ class BiEncoderRetriever(Retriever):
             return list(model.encode(b, batch_size=len(b), convert_to_numpy=True, show_progress_bar=False))
 
         vecs = run_batches(batch, texts, self.batch_size, progress)
-        dim = model.get_sentence_embedding_dimension() or 0
+        dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dim = dim_of() or 0
         return _unit(np.asarray(vecs, np.float32).reshape(len(texts), -1) if vecs else np.zeros((0, dim)))
 
     def describe(self) -> dict:

@@ -105,10 +105,11 @@ def _ranks(x: np.ndarray) -> np.ndarray:
 def fuse(lexical: np.ndarray, semantic: np.ndarray, weight: float, fusion: str = "interp",
          norm: str = "minmax") -> np.ndarray:
     """Fused scores of one query's candidates (NaN = missing from that list)."""
+    if fusion == "rrf":  # a candidate missing from a list ranks after every candidate in it
+        lex, sem = np.nan_to_num(lexical, nan=-np.inf), np.nan_to_num(semantic, nan=-np.inf)
+        return (1.0 - weight) / (RRF_K + _ranks(lex)) + weight / (RRF_K + _ranks(sem))
     lex = np.where(np.isnan(lexical), np.nanmin(lexical) if np.isfinite(lexical).any() else 0.0, lexical)
     sem = np.where(np.isnan(semantic), np.nanmin(semantic) if np.isfinite(semantic).any() else 0.0, semantic)
-    if fusion == "rrf":
-        return (1.0 - weight) / (RRF_K + _ranks(lex)) + weight / (RRF_K + _ranks(sem))
     return (1.0 - weight) * normalise(lex, norm) + weight * normalise(sem, norm)
 
 
