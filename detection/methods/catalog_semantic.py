@@ -97,3 +97,31 @@ register(MethodSpec(
             Param("depth", "int", 1000, "maxsim: candidates from the mean-pooled first stage", min=1, max=100_000),
             Param("fp16", "bool", True, "half precision on a GPU")),
     internal=("cache_dir",)))
+
+# ------------------------------------------------------------------ Greek pair scorers on corpus-trained vectors
+GREEK = ("grc",)
+_GRC_VECTORS = Param("model", "model", "grc-lemma-cbow200",
+                     "Greek word vectors trained with `manage.py train_embeddings --language grc` (a model name)")
+
+
+def _greek_static(cls_name):
+    def factory(**kw):
+        from . import greek_static
+
+        return getattr(greek_static, cls_name)(**kw)
+
+    return factory
+
+
+register(MethodSpec(
+    "corpus_vectors", "pair_scorer", _greek_static("CorpusStaticEmbedding"),
+    "Word vectors trained on a large Greek corpus (Tesserae, 7.8 M words): mean or SIF verse vector, cosine",
+    languages=GREEK,
+    params=(_GRC_VECTORS, Param("scheme", "choice", "mean", "verse vector", choices=("mean", "sif", "usif")))))
+register(MethodSpec(
+    "semantic_edit_corpus", "pair_scorer", _greek_static("CorpusSemanticEdit"),
+    "Semantic edit distance (substitution cost 1 − cos) with word vectors trained on a large Greek corpus",
+    languages=GREEK,
+    params=(_GRC_VECTORS, Param("normalise", "choice", "max", "divide by the longer verse, the reference or the "
+                                "candidate", choices=("max", "reference", "candidate"))),
+    internal=("max_block_cells",)))

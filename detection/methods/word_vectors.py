@@ -496,6 +496,20 @@ def train_and_save(corpus, name: str, config: TrainConfig, *, progress: Progress
     return manifest
 
 
+def train_from_texts(texts: Sequence[str], name: str, config: TrainConfig, *, models_dir=None,
+                     corpus_label: str = "texts") -> dict:
+    """Train on a list of texts (small corpora: the demo's, tests') and save as ``name``; the manifest."""
+    docs = [d for d in units_of(texts, config.language, config.unit) if len(d) >= config.min_tokens]
+    if not docs:
+        raise VectorsError(f"no text with {config.min_tokens} or more words")
+    t0 = time.perf_counter()
+    model = train_word_vectors(docs, config)
+    stats = {"lines": len(docs), "tokens": int(sum(map(len, docs))), "source": corpus_label}
+    folder = save_vectors(name, model, config, corpus=stats, train_seconds=time.perf_counter() - t0,
+                          models_dir=models_dir)
+    return read_manifest(folder)
+
+
 def iter_units(docs: Iterable[Sequence[str]], wv: WordVectors) -> Iterator[np.ndarray]:
     """Row indices (into ``wv``) of each document's known units."""
     index = wv.index
