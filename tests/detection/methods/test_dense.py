@@ -49,3 +49,12 @@ def test_auto_switches_to_faiss_when_numpy_would_not_fit():
     pytest.importorskip("faiss")
     plan = dense.plan_search(1000, 2_000_000, 384, 100, backend="auto", memory=4 * 2**30)
     assert plan.backend == "faiss" and "using faiss IndexFlatIP" in plan.note
+
+
+def test_torch_blocks_match_numpy():
+    rng = np.random.default_rng(3)
+    Q, S = rng.normal(size=(9, 8)).astype(np.float32), rng.normal(size=(120, 8)).astype(np.float32)
+    a, av = dense.exact_topk(Q, S, 5)
+    b, bv = dense.torch_topk(Q, S, 5, block_rows=4)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(av, bv, rtol=1e-5)
