@@ -33,6 +33,9 @@ def configurations(model: str) -> list[tuple[str, str, dict]]:
         ("hybrid softcos (tuned w)", "hybrid", {**h, "semantic": "softcos"}),
         ("hybrid maxsim (tuned w)", "hybrid", {**h, "semantic": "maxsim"}),
         ("hybrid maxsim (w = 0.5)", "hybrid", {**h, "semantic": "maxsim", "weight": 0.5}),
+        ("bm25-surface", "bm25-surface", {}),
+        ("hybrid bm25-surface + maxsim (tuned w)", "hybrid", {**h, "semantic": "maxsim", "lexical": "bm25-surface"}),
+        ("hybrid maxsim rrf (tuned w)", "hybrid", {**h, "semantic": "maxsim", "fusion": "rrf"}),
     ]
 
 
