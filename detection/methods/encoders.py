@@ -210,6 +210,10 @@ class TokenMaxSimRetriever(Retriever):
         if self.device.startswith("cuda") and self.fp16:
             model = model.half()
         self._tok, self._model = tok, model
+        # never feed more tokens than the model has positions for (or the tokenizer was made for)
+        limits = [self.max_length, getattr(model.config, "max_position_embeddings", None),
+                  getattr(tok, "model_max_length", None)]
+        self.max_tokens = int(min(x for x in limits if isinstance(x, int) and 0 < x < 10**6))
 
     def token_vectors(self, texts: Sequence[str], progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(flat unit token vectors float16, offsets): segment i owns rows offsets[i]:offsets[i+1]."""
@@ -218,7 +222,7 @@ class TokenMaxSimRetriever(Retriever):
         self._load()
 
         def batch(b):
-            enc = self._tok(b, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt",
+            enc = self._tok(b, padding=True, truncation=True, max_length=self.max_tokens, return_tensors="pt",
                             return_special_tokens_mask=True)
             special = enc.pop("special_tokens_mask").bool()
             enc = {k: v.to(self.device) for k, v in enc.items()}

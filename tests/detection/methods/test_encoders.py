@@ -103,3 +103,9 @@ def test_out_of_memory_halves_the_batch_and_retries():
         run_batches(always, [1, 2], 2)
     with pytest.raises(RuntimeError, match="other"):
         run_batches(lambda b: (_ for _ in ()).throw(RuntimeError("other")), [1], 1)
+
+
+def test_segments_longer_than_the_model_are_truncated_to_its_positions(encoders_dir):
+    long_text = " ".join(SOURCES) * 3  # far more than the tiny model's 64 positions
+    r = TokenMaxSimRetriever(model="tiny-la-bert", device="cpu", max_length=512).fit(["a", "b"], [long_text, SOURCES[0]])
+    assert r.max_tokens == 64 and r.offsets[1] <= 62
