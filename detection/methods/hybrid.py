@@ -31,7 +31,7 @@ import numpy as np
 from detection.latin.analysis import Analyzer
 from . import dense
 from .base import Progress, Retriever, TopK
-from .static_semantic import SegmentEncoder, TokenMatcher, idf_table
+from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table
 from .word_vectors import WordVectors, load_vectors
 
 DEFAULT_WEIGHT = 0.5
@@ -156,6 +156,8 @@ class HybridRetriever(Retriever):
         self.docs = self.analyzer(list(source_texts))
         self.idf = idf_table(self.docs)
         self.matcher = TokenMatcher(self.wv, self.idf, self.threshold)
+        if self.semantic == "maxsim":
+            self.unit_index = UnitIndex(self.wv, self.docs)
         if self.semantic in ("sif", "usif"):
             self.S = self.encoder.fit(self.docs).encode(self.docs)
         self._cache: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -167,7 +169,7 @@ class HybridRetriever(Retriever):
     # ----------------------------------------------------------------------------------------- candidates
     def _semantic_scores(self, qdoc, qvec, cand: np.ndarray) -> np.ndarray:
         if self.semantic == "maxsim":
-            return self.matcher.maxsim(qdoc, [self.docs[j] for j in cand])
+            return self.matcher.maxsim_index(qdoc, self.unit_index, cand)
         if self.semantic == "softcos":
             return self.matcher.soft_cosine(qdoc, [self.docs[j] for j in cand])
         return self.S[cand] @ qvec

@@ -132,36 +132,40 @@ class TokenMatcher:
 
     def maxsim(self, query: Sequence[str], candidates: Sequence[Sequence[str]]) -> np.ndarray:
         """idf-weighted mean over the query's units of their best match in each candidate, in [0, 1]."""
-        out = np.zeros(len(candidates), np.float32)
+        index = UnitIndex(self.wv, candidates)
+        return self.maxsim_index(query, index, np.arange(len(candidates)))
+
+    def maxsim_index(self, query: Sequence[str], index: "UnitIndex", cand: np.ndarray) -> np.ndarray:
+        """:meth:`maxsim` against documents ``cand`` of a prepared :class:`UnitIndex` (no Python loop over their
+        words: the cosines are computed once per distinct unit of the candidates)."""
+        out = np.zeros(len(cand), np.float32)
         q = list(dict.fromkeys(query))
-        if not q or not len(candidates):
+        if not q or not len(cand):
             return out
-        w = self._weights(q)
-        qrows = np.asarray([self.wv.index.get(t, -1) for t in q])
-        known = qrows >= 0
+        crows, lens = index.gather(np.asarray(cand, np.int64))
+        if not len(crows):
+            return out
+        uniq, inv = np.unique(crows, return_inverse=True)
         Qv = np.zeros((len(q), self.wv.dim), np.float32)
-        Qv[known] = self.U[qrows[known]]
-        lens = np.fromiter((len(c) for c in candidates), dtype=np.int64)
-        flat = [t for c in candidates for t in c]
-        if not flat:
-            return out
-        crows = np.asarray([self.wv.index.get(t, -1) for t in flat])
-        Cv = np.zeros((len(flat), self.wv.dim), np.float32)
-        ck = crows >= 0
-        Cv[ck] = self.U[crows[ck]]
-        sims = Qv @ Cv.T  # (|q|, total candidate units)
-        sims[sims <= self.threshold] = 0.0
-        qpos = {t: i for i, t in enumerate(q)}
-        for j, t in enumerate(flat):  # an identical unit is a full match, with or without a vector
-            i = qpos.get(t)
-            if i is not None:
-                sims[i, j] = 1.0
+        for i, t in enumerate(q):
+            r = self.wv.index.get(t)
+            if r is not None:
+                Qv[i] = self.U[r]
+        sims_u = Qv @ index.M[uniq].T
+        sims_u[sims_u <= self.threshold] = 0.0
+        for i, t in enumerate(q):  # an identical unit is a full match, with or without a vector
+            j = index.ids.get(t)
+            if j is not None:
+                k = np.searchsorted(uniq, j)
+                if k < len(uniq) and uniq[k] == j:
+                    sims_u[i, k] = 1.0
+        sims = sims_u[:, inv.ravel()]
         starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
         nonempty = lens > 0
-        best = np.zeros((len(q), len(candidates)), np.float32)
+        best = np.zeros((len(q), len(cand)), np.float32)
         best[:, nonempty] = np.maximum.reduceat(sims, starts[nonempty], axis=1)
-        out = (w @ best) / w.sum()
-        return out.astype(np.float32)
+        w = self._weights(q)
+        return ((w @ best) / w.sum()).astype(np.float32)
 
     def soft_cosine(self, query: Sequence[str], candidates: Sequence[Sequence[str]]) -> np.ndarray:
         """Soft cosine of the idf-weighted bags (S = max(0, cos)^2, identity on equal units)."""
@@ -199,3 +203,37 @@ class TokenMatcher:
             if j is not None:
                 S[i, j] = 1.0
         return S
+
+
+class UnitIndex:
+    """Documents as integer unit ids (one flat array with offsets) and a table of their unit vectors.
+
+    Ids are local to the indexed documents; a unit without a vector has a zero row (it can still match an
+    identical query unit).
+    """
+
+    def __init__(self, wv: WordVectors, docs: Sequence[Sequence[str]]):
+        self.ids: dict[str, int] = {}
+        flat: list[int] = []
+        offsets = [0]
+        for d in docs:
+            flat.extend(self.ids.setdefault(t, len(self.ids)) for t in d)
+            offsets.append(len(flat))
+        self.flat = np.asarray(flat, np.int64)
+        self.offsets = np.asarray(offsets, np.int64)
+        U = wv.unit_vectors()
+        self.M = np.zeros((len(self.ids), wv.dim), np.float32)
+        for t, j in self.ids.items():
+            r = wv.index.get(t)
+            if r is not None:
+                self.M[j] = U[r]
+
+    def gather(self, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(unit ids of the documents ``cand`` one after another, their lengths)."""
+        starts = self.offsets[cand]
+        lens = self.offsets[cand + 1] - starts
+        total = int(lens.sum())
+        if not total:
+            return np.zeros(0, np.int64), lens
+        pos = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+        return self.flat[pos], lens
