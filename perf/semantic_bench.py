@@ -48,6 +48,15 @@ def _corpus(path: Path) -> Path | None:
     return path
 
 
+def _rss_now() -> float:
+    """Resident set size of this process now, MiB."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
 def bench_training(s_texts, model_name):
     from detection.latin.analysis import Analyzer
 
@@ -69,13 +78,15 @@ def bench_encoding(s_texts, wv: WordVectors):
     from detection.methods.hybrid import StaticDenseRetriever
 
     def sif():
+        start = _rss_now()
         r = StaticDenseRetriever(vectors=wv, scheme="sif").fit([str(i) for i in range(len(s_texts))], s_texts)
-        return r.S.shape
+        return r.S.shape, start
 
-    wall, rss, shape = measure(sif)
+    wall, rss, (shape, start) = measure(sif)
+    grown = rss - start
     print(f"encoding   SIF ({wv.dim}-d corpus vectors): {shape[0]} segments in {wall:.1f} s = {shape[0] / wall:,.0f} "
-          f"segments/s (lemmatising included); peak RSS {rss:.0f} MiB = {rss * 1e5 / shape[0]:.0f} MiB per 100k "
-          f"segments")
+          f"segments/s (lemmatising included); peak RSS {rss:.0f} MiB, {grown:.0f} MiB above the process at start "
+          f"= {grown * 1e5 / shape[0]:.0f} MiB per 100k segments")
     sample = s_texts[:2000]
 
     def tiny():
