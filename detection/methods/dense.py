@@ -58,9 +58,11 @@ def plan_search(n_queries: int, n_sources: int, dim: int, k: int, *, backend: st
     if backend not in ("auto", "numpy", "faiss"):
         raise ValueError("backend must be 'auto', 'numpy' or 'faiss'")
     memory = available_memory() if memory is None else memory
-    block_rows = int(max(1, min(n_queries or 1, max_block_bytes // max(4 * n_sources, 1))))
+    block_rows = int(max(1, min(n_queries or 1, max_block_bytes // max(4 * min(n_sources, 16_384), 1))))
     # sources + queries (float32) + one score block + the result arrays
-    need = 4 * dim * (n_sources + n_queries) + 4 * block_rows * n_sources + 8 * n_queries * k
+    chunks = -(-n_sources // 16_384)
+    need = (4 * dim * (n_sources + n_queries) + 4 * block_rows * min(n_sources, 16_384)
+            + 8 * block_rows * chunks * k + 8 * n_queries * k)
     if backend == "faiss" or (backend == "auto" and need > memory // 2 and has_faiss()):
         note = "" if backend == "faiss" else (f"exact numpy search would need {need / 2**20:.0f} MiB of "
                                               f"{memory / 2**20:.0f} MiB available: using faiss IndexFlatIP")
@@ -75,8 +77,14 @@ def plan_search(n_queries: int, n_sources: int, dim: int, k: int, *, backend: st
 
 
 def exact_topk(Q: np.ndarray, S: np.ndarray, k: int, *, block_rows: int | None = None,
-               max_block_bytes: int = DEFAULT_BLOCK_BYTES, progress=None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k sources by ``Q @ S.T`` for every query row: (indices int32, scores float32), -1/nan padding."""
+               chunk_cols: int = 16_384, max_block_bytes: int = DEFAULT_BLOCK_BYTES,
+               progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k sources by ``Q @ S.T`` for every query row: (indices int32, scores float32), -1/nan padding.
+
+    Tiled both ways: ``block_rows`` queries × ``chunk_cols`` sources per score tile (≤ ``max_block_bytes``),
+    top-k per tile, then a merge of the tiles' top-k per query block. Each source chunk is read once per query
+    block, and a tile stays in cache for the selection.
+    """
     Q = np.ascontiguousarray(Q, np.float32)
     S = np.ascontiguousarray(S, np.float32)
     nq, ns = Q.shape[0], S.shape[0]
@@ -85,10 +93,24 @@ def exact_topk(Q: np.ndarray, S: np.ndarray, k: int, *, block_rows: int | None =
     if ns == 0 or nq == 0:
         return idx, val
     k_eff = min(k, ns)
-    bs = block_rows or max(1, max_block_bytes // (4 * ns))
+    cols = max(1, min(int(chunk_cols), ns))
+    bs = block_rows or max(1, max_block_bytes // (4 * cols))
     for a in range(0, nq, bs):
         b = min(a + bs, nq)
-        bi, bv = topk_dense(Q[a:b] @ S.T, k_eff)
+        parts_i, parts_v = [], []
+        for c in range(0, ns, cols):
+            d = min(c + cols, ns)
+            ti, tv = topk_dense(Q[a:b] @ S[c:d].T, min(k_eff, d - c))
+            parts_i.append(ti + c)
+            parts_v.append(tv)
+        if len(parts_i) == 1:
+            bi, bv = parts_i[0], parts_v[0]
+        else:
+            ci, cv = np.concatenate(parts_i, axis=1), np.concatenate(parts_v, axis=1)
+            sel, bv = topk_dense(cv, k_eff)
+            bi = np.take_along_axis(ci, sel, axis=1)
+            order = np.lexsort((bi, -bv), axis=1)  # ties by source index, as a single tile would give
+            bi, bv = np.take_along_axis(bi, order, axis=1), np.take_along_axis(bv, order, axis=1)
         idx[a:b, :k_eff], val[a:b, :k_eff] = bi, bv
         if progress:
             progress(b / nq, f"dense search: {b}/{nq} queries")
@@ -150,4 +172,4 @@ def search(Q: np.ndarray, S: np.ndarray, k: int, *, backend: str = "auto", progr
         log_fn(plan.note)
     if plan.backend == "faiss":
         return faiss_topk(Q, S, k, progress=progress)
-    return exact_topk(Q, S, k, block_rows=plan.block_rows, progress=progress)
+    return exact_topk(Q, S, k, max_block_bytes=max_block_bytes, progress=progress)

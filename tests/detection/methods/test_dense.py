@@ -20,6 +20,9 @@ def test_blocked_search_equals_brute_force():
     np.testing.assert_array_equal(idx, bi)
     np.testing.assert_allclose(val, bv, rtol=1e-5)
     assert len(seen) == 5 and seen[-1] == 1.0
+    ci, cv = dense.exact_topk(Q, S, 10, block_rows=5, chunk_cols=64)  # 8 source chunks merged
+    np.testing.assert_array_equal(ci, bi)
+    np.testing.assert_allclose(cv, bv, rtol=1e-5)
 
 
 def test_k_beyond_the_corpus_is_padded():
@@ -40,7 +43,7 @@ def test_faiss_flat_ip_matches_numpy():
 def test_plan_refuses_what_does_not_fit_and_bounds_the_block():
     plan = dense.plan_search(1000, 100_000, 384, 100, backend="numpy", max_block_bytes=64 * 2**20,
                              memory=8 * 2**30)
-    assert plan.backend == "numpy" and plan.block_rows * 100_000 * 4 <= 64 * 2**20
+    assert plan.backend == "numpy" and plan.block_rows * 16_384 * 4 <= 64 * 2**20
     with pytest.raises(dense.SearchTooLarge, match="needs about .* GiB, 0.5 GiB available"):
         dense.plan_search(1000, 2_000_000, 384, 100, backend="numpy", memory=2**29)
 

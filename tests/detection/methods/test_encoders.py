@@ -107,5 +107,6 @@ def test_out_of_memory_halves_the_batch_and_retries():
 
 def test_segments_longer_than_the_model_are_truncated_to_its_positions(encoders_dir):
     long_text = " ".join(SOURCES) * 3  # far more than the tiny model's 64 positions
-    r = TokenMaxSimRetriever(model="tiny-la-bert", device="cpu", max_length=512).fit(["a", "b"], [long_text, SOURCES[0]])
+    r = TokenMaxSimRetriever(model="tiny-la-bert", device="cpu", max_length=512)
+    r.fit(["a", "b"], [long_text, SOURCES[0]])
     assert r.max_tokens == 64 and r.offsets[1] <= 62
