@@ -71,3 +71,19 @@ def test_demo_models_make_hybrid_and_greek_methods_run(dirs):
     assert s[0] == pytest.approx(1.0, abs=1e-5)
     e = registry.build("semantic_edit_corpus", {"model": "grc-lemma-demo"})
     assert e.pair_scores(["δόξα θεῷ πρέπει"], ["δόξα θεῷ πρέπει"])[0] == pytest.approx(1.0)
+
+
+def test_detect_command_runs_the_hybrid_by_name(dirs, tmp_path):
+    import csv
+
+    from detection.demo import load_demo_vectors
+
+    load_demo_vectors()
+    for name, rows in (("q.csv", [("q1", "arma uirumque cano troiae")]),
+                       ("s.csv", [(f"s{i}", t) for i, t in enumerate(LINES[:4])])):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([("seg_id", "text"), *rows])
+    call_command("detect", "--query", str(tmp_path / "q.csv"), "--source", str(tmp_path / "s.csv"), "--output",
+                 str(tmp_path / "out.csv"), "--retriever", "hybrid", "--param", "model=la-lemma-demo", "--top-k", "2")
+    out = list(csv.DictReader(open(tmp_path / "out.csv", encoding="utf-8")))
+    assert out[0]["query_id"] == "q1" and out[0]["source_id"] == "s0" and len(out) <= 2
