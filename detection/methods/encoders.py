@@ -113,6 +113,19 @@ def _cached(path: Path | None, compute: Callable[[], np.ndarray]) -> np.ndarray:
     return arr
 
 
+def _versions() -> dict:
+    """Library versions a run depends on (recorded in its report)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("torch", "transformers", "sentence-transformers"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, np.float32)
     n = np.linalg.norm(x, axis=-1, keepdims=True)
@@ -161,7 +174,7 @@ class BiEncoderRetriever(Retriever):
 
     def describe(self) -> dict:
         return {"model": self.model_name, "device": getattr(self, "device", None), "fp16": self.fp16,
-                "query_prefix": self.query_prefix, "passage_prefix": self.passage_prefix}
+                "query_prefix": self.query_prefix, "passage_prefix": self.passage_prefix, "versions": _versions()}
 
     def fit(self, source_ids, source_texts, *, progress: Progress | None = None):
         self.source_ids = self._check_fit(source_ids, source_texts)
@@ -264,6 +277,11 @@ class TokenMaxSimRetriever(Retriever):
                 _cached(offsets_path, lambda: self.offsets)
         self.S = self._means(self.flat, self.offsets)
         return self
+
+    def describe(self) -> dict:
+        return {"model": self.model_name, "device": getattr(self, "device", None), "fp16": self.fp16,
+                "aggregate": self.aggregate, "layer": self.layer, "max_tokens": getattr(self, "max_tokens", None),
+                "versions": _versions()}
 
     def maxsim(self, q: np.ndarray, cands: np.ndarray) -> np.ndarray:
         """Late-interaction score of one query's token vectors against candidate segments."""

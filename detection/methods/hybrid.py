@@ -182,7 +182,7 @@ class HybridRetriever(Retriever):
             qdocs = self.analyzer(todo)
             Q = self.encoder.encode(qdocs) if self.semantic in ("sif", "usif") else None
             if self.candidates == "union":
-                d_idx, _ = dense.exact_topk(Q, self.S, depth)
+                d_idx, _ = dense.search(Q, self.S, depth)
             for i, text in enumerate(todo):
                 li = lex.indices[i]
                 keep = li >= 0

@@ -41,7 +41,7 @@ def test_bi_encoder_by_name_finds_the_identical_segment_and_caches_sources(encod
     assert len(cached) == 1
     np.testing.assert_allclose(np.load(cached[0]), r.S)
     top = r.search([SOURCES[3]], 3)
-    assert top.ids(0)[0] == "s3" and r.describe()["device"] == "cpu"
+    assert top.ids(0)[0] == "s3" and r.describe()["device"] == "cpu" and r.describe()["versions"]["torch"]
     again = registry.build("dense-encoder", {"model": "tiny-la-st", "device": "cpu", "passage_prefix": "passage: "},
                            cache_dir=tmp_path / "cache")
     again.fit(IDS, SOURCES)
