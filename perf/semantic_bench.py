@@ -42,7 +42,7 @@ def _corpus(path: Path) -> Path | None:
         texts = Path("/work/shared/data/latin_texts")
     if not texts.is_dir():
         return None
-    from detection.latin.corpus import build_corpus
+    from detection.latin.loci_corpus import build_corpus
 
     build_corpus(texts, path)
     return path

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine
+from detection.latin.lemmatize import LEMMATIZER_VERSION
+from detection.methods import get_retriever
 
 
 @dataclass
@@ -35,14 +36,19 @@ class TrainData:
 
 
 class EngineRetrieverMethod:
-    """A retriever from ``detection.methods`` (or the labelled fallback) as a retrieval method."""
+    """A retriever of the method registry (``detection.methods``) as a retrieval method.
+
+    There is no other implementation to fall back to: an unknown name raises ``UnknownMethod``, bad parameters
+    ``ParamError``, and a broken engine its own error.
+    """
 
     supervised = False
+    implementation = "detection.methods"
 
-    def __init__(self, name: str, allow_fallback: bool = True, **params):
+    def __init__(self, name: str, **params):
         self.name = name
         self.params = dict(params)
-        self._r, self.implementation = engine.get_retriever(name, allow_fallback=allow_fallback, **params)
+        self._r = get_retriever(name, **params)
         # A retriever with ``tune(query_texts, relevant_source_indices)`` learns from the training folds (the
         # hybrid's fusion weight): it is then fitted per fold and tuned on the other folds' links only.
         self.supervised = callable(getattr(self._r, "tune", None))
@@ -67,7 +73,7 @@ class EngineRetrieverMethod:
 
     def describe(self) -> dict:
         out = {"name": self.name, "params": self.params, "implementation": self.implementation,
-               "engine": engine.engine_info()}
+               "lemmatizer": LEMMATIZER_VERSION}
         if hasattr(self._r, "describe"):
             out["retriever"] = self._r.describe()
         if self.tunings:
@@ -133,7 +139,6 @@ class LexicalRuleScorer:
         out[..., 1] = np.where(rule, grid, 0.0)
         out[..., 2] = np.where(rule, 0.0, grid)
         out[..., 0] = 1.0 - grid.clip(0, 1)
-        self.implementation = m.implementation
         return out
 
     def describe(self) -> dict:

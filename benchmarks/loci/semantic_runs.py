@@ -15,8 +15,8 @@ import json
 import time
 from pathlib import Path
 
-from . import data, matching, methods, splits
-from .corpus import read_corpus_dir
+from . import methods, splits
+from .cli import load_545_with_corpus
 from .evaluate import evaluate_retrieval
 
 
@@ -56,9 +56,7 @@ def main(argv=None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     log = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
-    gold = data.load_default_545()
-    qc, sc = read_corpus_dir(a.corpus_dir)
-    bench, match = matching.attach_corpus(gold, qc, sc)
+    bench, _ = load_545_with_corpus(a.corpus_dir)
     sp = splits.split_from_file(bench, "ref_type")
     only = {s.strip() for s in a.only.split(",") if s.strip()}
     lines = ["| method | R@10 | R@100 | R@1000 | MRR@10 | cit. R@10 | cit. R@100 | cf. R@10 | cf. R@100 | s |",

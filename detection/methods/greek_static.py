@@ -16,6 +16,7 @@ import numpy as np
 
 from detection.greek.lemmatize import GreekLemmatiser
 from detection.greek.preprocess import GreekPreprocessor
+
 from .greek_similarity import EmbeddingMethod, SemanticEditDistance, _report
 from .static_semantic import SegmentEncoder
 from .word_vectors import load_vectors

@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from detection.latin.analysis import Analyzer
+
 from . import dense
 from .base import Progress, Retriever, TopK
 from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table

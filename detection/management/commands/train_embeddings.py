@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from detection.methods import model_store
-from detection.methods.word_vectors import METHODS, UNITS, LANGUAGES, TrainConfig, VectorsError, train_and_save
+from detection.methods.word_vectors import LANGUAGES, METHODS, UNITS, TrainConfig, VectorsError, train_and_save
 
 
 class Command(BaseCommand):

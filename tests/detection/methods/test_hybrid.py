@@ -3,8 +3,8 @@ and the registry entries built from a model trained by the test."""
 import numpy as np
 import pytest
 
-from benchmarks.loci.methods import EngineRetrieverMethod, TrainData
 from benchmarks.loci.data import GoldLink
+from benchmarks.loci.methods import EngineRetrieverMethod, TrainData
 from detection.methods import ParamError, registry
 from detection.methods.hybrid import HybridRetriever, StaticDenseRetriever, fuse, normalise
 from detection.methods.word_vectors import TrainConfig, train_and_save

@@ -6,9 +6,18 @@ import numpy as np
 import pytest
 
 from detection.methods import model_store
-from detection.methods.word_vectors import (TrainConfig, VectorsError, corpus_lines, list_vector_models,
-                                            load_gensim_file, load_vectors, read_corpus, resolve_corpus,
-                                            train_and_save, units_of)
+from detection.methods.word_vectors import (
+    TrainConfig,
+    VectorsError,
+    corpus_lines,
+    list_vector_models,
+    load_gensim_file,
+    load_vectors,
+    read_corpus,
+    resolve_corpus,
+    train_and_save,
+    units_of,
+)
 
 SMALL = dict(dim=16, epochs=2, min_count=1, workers=1, min_tokens=3)
 
