@@ -2,7 +2,7 @@
 
 The vectors are a registered model (e.g. ``grc-lemma-cbow200``: Word2Vec CBOW on the lemmas of the Tesserae
 Greek texts, 7.8 M words); verses are tokenised exactly as the model's training text was (the default
-:class:`GreekPreprocessor`, and :class:`GreekLemmatiser` ``rules`` when the model's unit is ``lemma``).
+:class:`GreekPreprocessor`, and :class:`GreekLemmatizer` ``rules`` when the model's unit is ``lemma``).
 
 - :class:`CorpusStaticEmbedding`: verse vector = mean (or SIF-weighted mean with the common component removed,
   fitted on the texts given to ``fit``) of the word vectors, cosine;
@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from detection.greek.lemmatize import GreekLemmatiser
+from detection.greek.lemmatize import GreekLemmatizer
 from detection.greek.preprocess import GreekPreprocessor
 
 from .greek_similarity import EmbeddingMethod, SemanticEditDistance, _report
@@ -30,14 +30,14 @@ class CorpusVectors:
         self.model = self.wv  # SemanticEditDistance checks that a model is present
         self.dim = self.wv.dim
         self._pre = GreekPreprocessor()
-        self._lem = GreekLemmatiser("rules") if self.wv.unit == "lemma" else None
+        self._lem = GreekLemmatizer("rules") if self.wv.unit == "lemma" else None
         self._unit = lru_cache(maxsize=200_000)(self._unit_of)
 
     def fit(self, texts):
         return self
 
     def _unit_of(self, token: str) -> str:
-        return self._pre.normalise(self._lem.lemmatise(token)) or token
+        return self._pre.normalise(self._lem.lemma(token)) or token
 
     def tokens(self, text: str) -> list[str]:
         toks = self._pre.tokenize(text)

@@ -7,7 +7,7 @@ skip-gram over 13 M words takes ten times as long) on **units** of one language:
   (:func:`detection.latin.lemmatize.lemmatize_corpus`, once per word type), so that vectors are keyed exactly
   like the terms the retrievers index;
 - Ancient Greek (``grc``): :class:`detection.greek.preprocess.GreekPreprocessor` tokens (NFC, lower case,
-  punctuation dropped, diacritics kept) or lemmas by :class:`detection.greek.lemmatize.GreekLemmatiser`,
+  punctuation dropped, diacritics kept) or lemmas by :class:`detection.greek.lemmatize.GreekLemmatizer`,
   normalised the same way (what :class:`detection.methods.greek_similarity.StaticEmbedding` does).
 
 Corpus reading (:func:`corpus_lines`): a folder (every ``.txt``/``.tess`` file below it, sorted), one file,
@@ -191,14 +191,14 @@ def lemmatise(token_lists: list[list[str]], language: str, *, cache_dir=None, pr
         from detection.latin.lemmatize import lemmatize_corpus
 
         return lemmatize_corpus(token_lists, cache_dir=cache_dir, progress=progress)
-    from detection.greek.lemmatize import GreekLemmatiser
+    from detection.greek.lemmatize import GreekLemmatizer
     from detection.greek.preprocess import GreekPreprocessor
 
-    lem, pre = GreekLemmatiser("rules"), GreekPreprocessor()
+    lem, pre = GreekLemmatizer("rules"), GreekPreprocessor()
     vocab = sorted({t for ts in token_lists for t in ts})
     table = {}
     for i, form in enumerate(vocab):
-        table[form] = pre.normalise(lem.lemmatise(form)) or form
+        table[form] = pre.normalise(lem.lemma(form)) or form
         if progress and i % 20_000 == 0:
             progress(i / max(len(vocab), 1), f"lemmatising {i}/{len(vocab)} word types")
     return [[table[t] for t in ts] for ts in token_lists]

@@ -84,6 +84,6 @@ def test_detect_command_runs_the_hybrid_by_name(dirs, tmp_path):
         with open(tmp_path / name, "w", newline="", encoding="utf-8") as fh:
             csv.writer(fh).writerows([("seg_id", "text"), *rows])
     call_command("detect", "--query", str(tmp_path / "q.csv"), "--source", str(tmp_path / "s.csv"), "--output",
-                 str(tmp_path / "out.csv"), "--retriever", "hybrid", "--param", "model=la-lemma-demo", "--top-k", "2")
+                 str(tmp_path / "out.csv"), "--method", "hybrid", "--param", "model=la-lemma-demo", "--top-k", "2")
     out = list(csv.DictReader(open(tmp_path / "out.csv", encoding="utf-8")))
     assert out[0]["query_id"] == "q1" and out[0]["source_id"] == "s0" and len(out) <= 2
