@@ -152,3 +152,4 @@ _greek_spec("contextual", "ContextualMean", "Contextual token embeddings (transf
             needs_gpu=True)
 _greek_spec("sentence_transformer", "SentenceTransformerMethod", "sentence-transformers verse embeddings, cosine",
             params=(_MODEL, _BATCH, _DEVICE), needs_gpu=True)
+from . import catalog_rerank  # noqa: E402,F401  (the rerankers register themselves)

@@ -1,0 +1,155 @@
+"""What the neural trainers share: seeding, device and mixed precision, out-of-memory back-off, per-epoch
+checkpoints that a cancelled or crashed run resumes from, the model card (``similia.json``) and the versions
+recorded with every model. Torch is imported inside the functions (workers only).
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import shutil
+from pathlib import Path
+from typing import Callable
+
+CARD = "similia.json"
+CHECKPOINT = "checkpoint-last"
+
+
+class TrainingFailed(RuntimeError):
+    """A training run that cannot go on (out of memory at batch size 1, a corrupt checkpoint, a bad model)."""
+
+
+def versions() -> dict:
+    """Library versions recorded with a model, so that a run can be repeated."""
+    out = {"python": platform.python_version()}
+    for mod in ("torch", "transformers", "sentence_transformers", "tokenizers", "numpy", "sklearn"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:  # a library that is not installed is simply not recorded
+            continue
+    return out
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def pick_device(device: str = "auto", log: Callable[[str], None] | None = None) -> str:
+    """``auto``: CUDA when present, else the CPU, saying so in the job log."""
+    from detection.methods.device import resolve_device
+
+    resolved = resolve_device(device)
+    if resolved == "cpu" and log is not None:
+        log("no CUDA device: training on the CPU (slow; mixed precision off)")
+    return resolved
+
+
+def autocast(device: str, enabled: bool = True):
+    """bf16 autocast on a CUDA device that supports it, fp16 otherwise; nothing on the CPU."""
+    import contextlib
+
+    import torch
+
+    if not enabled or not device.startswith("cuda"):
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.autocast("cuda", dtype=dtype)
+
+
+def needs_grad_scaler(device: str, enabled: bool = True) -> bool:
+    import torch
+
+    return enabled and device.startswith("cuda") and not torch.cuda.is_bf16_supported()
+
+
+def is_oom(exc: BaseException) -> bool:
+    import torch
+
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+def free_cuda() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def check_tokenizer_matches(tokenizer, model) -> None:
+    """A tokenizer whose ids the model cannot embed is refused before training or scoring starts."""
+    vocab = getattr(getattr(model, "config", None), "vocab_size", None)
+    if vocab is not None and len(tokenizer) > vocab:
+        raise TrainingFailed(f"tokenizer/model mismatch: the tokenizer has {len(tokenizer)} tokens but the model "
+                             f"embeds only {vocab}")
+
+
+def write_card(directory, card: dict) -> None:
+    Path(directory, CARD).write_text(json.dumps(card, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def read_card(directory) -> dict:
+    path = Path(directory, CARD)
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TrainingFailed(f"corrupt model card {path.name} in {Path(directory).name}: {exc}") from None
+
+
+def save_checkpoint(out_dir, epoch: int, save_model: Callable[[Path], None], optimizer, scheduler,
+                    extra: dict | None = None) -> Path:
+    """Write ``out_dir/checkpoint-last`` atomically (a temporary folder renamed over the old one)."""
+    import torch
+
+    out = Path(out_dir)
+    tmp = out / (CHECKPOINT + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    save_model(tmp)
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, tmp / "trainer.pt")
+    (tmp / "state.json").write_text(json.dumps({"epoch": epoch, **(extra or {})}), encoding="utf-8")
+    final = out / CHECKPOINT
+    old = out / (CHECKPOINT + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def load_checkpoint_state(out_dir) -> tuple[Path, dict] | None:
+    """(checkpoint folder, its state) when ``out_dir`` holds a finished epoch's checkpoint, else None;
+    TrainingFailed when it is there but unreadable."""
+    ck = Path(out_dir) / CHECKPOINT
+    if not ck.is_dir():
+        return None
+    try:
+        state = json.loads((ck / "state.json").read_text(encoding="utf-8"))
+        int(state["epoch"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrainingFailed(f"corrupt checkpoint in {Path(out_dir).name}/{CHECKPOINT}: {exc}; delete it to start "
+                             f"over") from None
+    return ck, state
+
+
+def restore_trainer(ck: Path, optimizer, scheduler) -> None:
+    import torch
+
+    try:
+        st = torch.load(ck / "trainer.pt", map_location="cpu", weights_only=True)
+        optimizer.load_state_dict(st["optimizer"])
+        scheduler.load_state_dict(st["scheduler"])
+    except Exception as exc:  # any unreadable file: say which checkpoint, never train on garbage
+        raise TrainingFailed(f"corrupt checkpoint {ck.parent.name}/{ck.name}: {exc}; delete it to start over"
+                             ) from None
