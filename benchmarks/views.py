@@ -107,7 +107,8 @@ def index(request):
 
 
 LEADERBOARD_SORTS = ("recall@1", "recall@5", "recall@10", "recall@20", "recall@50", "recall@100", "mrr@10",
-                     "cit_recall@10", "cf_recall@10", "cit_recall@100", "cf_recall@100")
+                     "cit_recall@10", "cf_recall@10", "cit_recall@100", "cf_recall@100", "rerank_mrr@10",
+                     "rerank_recall@10", "rerank_cit_f1", "rerank_cf_f1")
 
 
 @researcher_pages
