@@ -274,3 +274,15 @@ def pilot_csv(request, pk: int):
     run = get_object_or_404(PilotRun, pk=pk)
     _report_or_404(run)
     return _csv_download(exports.pilot_csv(run, mode=SPREADSHEET), f"pilot-{run.pk}.csv")
+
+
+@researcher_pages
+def trained_models(request):
+    """The trained-model registry: every model a training job produced, per fold, with its metrics."""
+    from detection.selectors import trained_model_list
+
+    kind = request.GET.get("kind") or None
+    return render(request, "benchmarks/models.html", {
+        "models": trained_model_list(kind=kind)[:500], "kind": kind,
+        "kinds": ["feature-classifier", "cross-encoder", "bi-encoder"],
+        "rerankers": selectors.method_specs(kind="reranker")})

@@ -101,8 +101,8 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
         test = np.nonzero(cand_fold == f)[0]
         train = np.nonzero(cand_fold != f)[0]
         rr = first if f == 0 else _fold_reranker(reranker_name, params, f, shared)
-        # a stored feature model is used as it is; a stored cross-encoder gets its thresholds from the training folds
-        trained_here = not params.get("model") or reranker_name == "cross-encoder"
+        # a stored model is used as it is, with the thresholds its training job tuned on its training folds
+        trained_here = not params.get("model")
         tr_c = cands.subset(train)
         kw = {"gold": {key: c for key, c in gold.items() if split.query_fold.get(key[0], -1) != f}}
         if X is not None:
@@ -141,7 +141,7 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
                                      for v in ("cit.", "cf.")},
                          "metrics": summary}
     report["classification"] = _classification(cands, y, labels_pred, gold, split, queries, qfold, cand_fold)
-    report["sweep"] = _sweep(cands, labels_pred, gold, split, cand_fold, sweep_ks)
+    report["sweep"] = _sweep(cands, labels_pred, gold, split, cand_fold, [s for s in sweep_ks if s <= depth] or [depth])
     timing["total_s"] = time.perf_counter() - t0
     report["timing"] = timing
     prog(1.0, "done")

@@ -20,7 +20,7 @@ STS_KIND = "benchmarks.greek_sts_evaluate"
 PILOT_KIND = "benchmarks.pilot_sweep"
 
 DEFAULT_KS = [1, 5, 10, 20, 50, 100]
-RERANK_DEPTH = 100  # candidates per query the reranker rescores (Table 12 sweeps up to this depth)
+RERANK_DEPTH = 100  # at most this many candidates per query are reranked (the run's largest k, capped)
 
 
 def _registered_rerankers() -> dict:
@@ -288,8 +288,9 @@ def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, lo
 
     retriever = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
     params = _reranker_params(run.reranker, run.reranker_params)
-    log(f"rerank: {run.reranker} {params} on the top {RERANK_DEPTH} of {run.method}")
-    rep = evaluate_rerank(bench, split, retriever, run.reranker, params, k=RERANK_DEPTH,
+    depth = min(RERANK_DEPTH, max(ks))
+    log(f"rerank: {run.reranker} {params} on the top {depth} of {run.method}")
+    rep = evaluate_rerank(bench, split, retriever, run.reranker, params, k=depth,
                           ks=tuple(k for k in ks if k <= RERANK_DEPTH) or (1, 10),
                           progress=lambda f, m="": progress(0.9 + 0.09 * f, f"rerank: {m}"))
     leaks = sum(f["leaked_queries"] for f in rep["folds"])

@@ -291,7 +291,7 @@ def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test
     if test_rows is not None and test_rows.size:
         metrics.update(_held_out_mrr(cands, rr.predict_proba(cands.subset(test_rows), X=X[test_rows]), test_rows,
                                      gold))
-    return {"metrics": metrics, "training_queries": rr.training_queries, "versions": versions()}
+    return {"metrics": metrics, "training_queries": rr.training_queries, "versions": versions(("numpy", "sklearn"))}
 
 
 def _train_cross(out: Path, *, cands, y, gold, train_rows, train_queries, test_rows, base_model, params, progress,

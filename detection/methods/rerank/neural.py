@@ -20,10 +20,13 @@ class TrainingFailed(RuntimeError):
     """A training run that cannot go on (out of memory at batch size 1, a corrupt checkpoint, a bad model)."""
 
 
-def versions() -> dict:
-    """Library versions recorded with a model, so that a run can be repeated."""
+NEURAL_LIBS = ("torch", "transformers", "sentence_transformers", "tokenizers", "numpy")
+
+
+def versions(libs=NEURAL_LIBS) -> dict:
+    """Library versions recorded with a model, so that a run can be repeated (imports ``libs``)."""
     out = {"python": platform.python_version()}
-    for mod in ("torch", "transformers", "sentence_transformers", "tokenizers", "numpy", "sklearn"):
+    for mod in libs:
         try:
             out[mod] = __import__(mod).__version__
         except Exception:  # a library that is not installed is simply not recorded
