@@ -49,8 +49,13 @@ def _parse_params(items) -> dict:
 
 def run_detect(query: str, source: str, output: str, retriever: str = "bm25-lemma", top_k: int = 100,
                params: dict | None = None, jobs: int = 1, skip_bad: bool = False, cache_dir=None,
-               stream=sys.stderr) -> dict:
-    """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict."""
+               stream=sys.stderr, reranker: str | None = None, reranker_params: dict | None = None) -> dict:
+    """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict.
+
+    With ``reranker`` (a registered reranker; a supervised one needs a trained ``model`` in its params) the
+    top-k are reranked and the rows get ``retrieval_rank,retrieval_score,p_none,p_cit,p_cf,label`` as well,
+    ``rank``/``score`` then being the reranked position and 1 − p_none.
+    """
     from detection.methods import get_retriever
 
     progress = _progress_printer(stream)
@@ -79,6 +84,12 @@ def run_detect(query: str, source: str, output: str, retriever: str = "bm25-lemm
     t2 = time.perf_counter()
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if reranker:
+        n = _write_reranked(out, queries, sources, res, reranker, reranker_params or {}, params["cache_dir"],
+                            progress)
+        print(f"wrote {n} reranked rows ({reranker}) for {len(queries)} queries to {out}", file=stream)
+        return {"queries": len(queries), "sources": len(sources), "rows": n, "retriever": retriever,
+                "reranker": reranker, "top_k": top_k, "output": str(out)}
     n = 0
     with open(out, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
@@ -95,6 +106,36 @@ def run_detect(query: str, source: str, output: str, retriever: str = "bm25-lemm
     print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {out} "
           f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
     return summary
+
+
+def _write_reranked(out: Path, queries, sources, res, reranker: str, reranker_params: dict, cache_dir,
+                    progress) -> int:
+    from detection.methods import registry
+    from detection.methods.rerank import pipeline as P
+
+    try:
+        spec = registry.get_spec(reranker)
+        if spec.kind != "reranker":
+            raise InputError(f"{reranker!r} is a {spec.kind}, not a reranker")
+        if spec.supervised and not reranker_params.get("model"):
+            raise InputError(f"reranker {reranker!r} needs a trained model: --reranker-param model=NAME")
+        internal = {"cache_dir": cache_dir} if "cache_dir" in spec.internal else {}
+        rr = spec.build(reranker_params, **internal)
+    except (registry.ParamError, registry.UnknownMethod, ValueError) as exc:
+        raise InputError(str(exc)) from None
+    cands = P.from_topk([q.seg_id for q in queries], [q.text for q in queries], [s.seg_id for s in sources],
+                        [s.text for s in sources], res.indices, res.scores)
+    rows = P.rows(P.rerank(rr, cands, progress=progress))
+    header = ["query_id", "source_id", "rank", "score", "retrieval_rank", "retrieval_score", "p_none", "p_cit",
+              "p_cf", "label"]
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for r in rows:
+            w.writerow([r["query_id"], r["source_id"], r["rerank_rank"], f"{1 - r['p_none']:.6g}", r["retrieval_rank"],
+                        f"{r['retrieval_score']:.6g}", f"{r['p_none']:.6g}", f"{r['p_cit']:.6g}", f"{r['p_cf']:.6g}",
+                        r["label"]])
+    return len(rows)
 
 
 def run_build_corpus(texts: str, out: str, stream=sys.stdout) -> dict:
@@ -115,6 +156,10 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=100)
     p.add_argument("--output", required=True, help="output CSV (query_id,source_id,rank,score)")
     p.add_argument("--param", action="append", default=[], help="retriever parameter name=value (repeatable)")
+    p.add_argument("--reranker", default=None, help="rerank the top-k with a registered reranker (feature-logreg, "
+                   "feature-hgb, lexical-rule, cross-encoder)")
+    p.add_argument("--reranker-param", action="append", default=[],
+                   help="reranker parameter name=value (repeatable), e.g. model=NAME")
     p.add_argument("--jobs", type=int, default=1, help="processes for sparse retrievers")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")
@@ -135,7 +180,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "detect":
             run_detect(args.query, args.source, args.output, args.retriever, args.top_k,
-                       _parse_params(args.param), args.jobs, args.skip_bad_rows, args.cache_dir)
+                       _parse_params(args.param), args.jobs, args.skip_bad_rows, args.cache_dir,
+                       reranker=args.reranker, reranker_params=_parse_params(args.reranker_param))
         else:
             run_build_corpus(args.texts, args.out)
     except (InputError, KeyError) as exc:

@@ -17,6 +17,7 @@ class Command(BaseCommand):
         try:
             run_detect(opts["query"], opts["source"], opts["output"], opts["retriever"], opts["top_k"],
                        _parse_params(opts["param"]), opts["jobs"], opts["skip_bad_rows"], opts["cache_dir"],
-                       stream=self.stderr)
+                       stream=self.stderr, reranker=opts["reranker"],
+                       reranker_params=_parse_params(opts["reranker_param"]))
         except (InputError, KeyError) as exc:
             raise CommandError(str(exc)) from exc

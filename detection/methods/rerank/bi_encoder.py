@@ -147,7 +147,7 @@ def train(*, base_model: str, examples: Sequence[tuple], out_dir, loss: str = "o
         log(f"resuming from the checkpoint of epoch {start_epoch}")
     try:
         model = load(source, device)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:
         raise neural.TrainingFailed(f"cannot load {Path(source).name} as a sentence encoder: {exc}") from None
     neural.check_tokenizer_matches(model.tokenizer, model[0].auto_model)
     model.train()

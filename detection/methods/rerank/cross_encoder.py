@@ -153,7 +153,7 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
     try:
         tok = AutoTokenizer.from_pretrained(source)
         model = AutoModelForSequenceClassification.from_pretrained(source, num_labels=3)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:
         raise neural.TrainingFailed(f"cannot load {Path(source).name} as a sequence classifier: {exc}") from None
     neural.check_tokenizer_matches(tok, model)
     model.to(device).train()

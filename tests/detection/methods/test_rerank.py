@@ -151,3 +151,33 @@ def test_a_stored_feature_model_reranks_by_name_and_knows_its_training_queries(t
         assert np.allclose(back.predict_proba(cands), rr.predict_proba(cands))
         with pytest.raises(ValueError, match="not a feature-hgb"):
             registry.build("feature-hgb", {"model": "toy"})
+
+
+def test_detect_reranks_with_a_stored_model_and_refuses_a_supervised_reranker_without_one(tmp_path):
+    import csv
+
+    from detection.latin.cli import run_detect
+    from detection.latin.errors import InputError
+    from detection.methods import model_store
+
+    q, s = tmp_path / "q.csv", tmp_path / "s.csv"
+    q.write_text("seg_id,text\n" + "".join(f"q{i},{t}\n" for i, t in enumerate(TEXTS[:3])), encoding="utf-8")
+    s.write_text("seg_id,text\n" + "".join(f"s{i},{t}\n" for i, t in enumerate(TEXTS[2:])), encoding="utf-8")
+    cands = P.from_topk(["q0", "q1", "q2"], TEXTS[:3], ["s0", "s1", "s2"], TEXTS[2:],
+                        np.array([[0, 1, 2]] * 3), np.array([[3.0, 2.0, 1.0]] * 3))
+    registry.build("feature-logreg", {}).fit(cands, np.array([0, 1, 0, 0, 0, 2, 1, 0, 0])).save(tmp_path / "m" / "toy")
+    out = tmp_path / "out.csv"
+    with model_store.using(tmp_path / "m"):
+        summary = run_detect(str(q), str(s), str(out), "tfidf-surface", 3, cache_dir=tmp_path / "cache",
+                             reranker="feature-logreg", reranker_params={"model": "toy"})
+        rows = list(csv.DictReader(out.open(encoding="utf-8")))
+        assert summary["reranker"] == "feature-logreg" and rows
+        assert set(rows[0]) == {"query_id", "source_id", "rank", "score", "retrieval_rank", "retrieval_score",
+                                "p_none", "p_cit", "p_cf", "label"}
+        assert {r["label"] for r in rows} <= {"none", "cit.", "cf."}
+        run_detect(str(q), str(s), str(out), "tfidf-surface", 3, cache_dir=tmp_path / "cache", reranker="lexical-rule")
+        with pytest.raises(InputError, match="needs a trained model"):
+            run_detect(str(q), str(s), str(out), "tfidf-surface", 3, cache_dir=tmp_path / "cache",
+                       reranker="feature-hgb")
+        with pytest.raises(InputError, match="not a reranker"):
+            run_detect(str(q), str(s), str(out), "tfidf-surface", 3, reranker="bm25-lemma")
