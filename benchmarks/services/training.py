@@ -144,29 +144,6 @@ def _candidates(bench, split, retriever: str, k: int, log):
     return cands, gold_classes(bench)
 
 
-def _train_pairs(cands, y, rows, gold, train_queries, neg_ratio: int, seed: int):
-    """Cross-encoder pairs of the training folds: every gold pair of a training query (retrieved or not) and up
-    to ``neg_ratio`` retrieved non-gold candidates per positive, drawn at random (seeded)."""
-    rng = np.random.default_rng(seed)
-    q_index = {q: i for i, q in enumerate(cands.query_ids)}
-    s_index = {s: j for j, s in enumerate(cands.source_ids)}
-    Q, C, Y = [], [], []
-    n_pos = 0
-    for (q, s), c in gold.items():
-        if q in train_queries and q in q_index and s in s_index:
-            Q.append(cands.query_texts[q_index[q]])
-            C.append(cands.source_texts[s_index[s]])
-            Y.append(c)
-            n_pos += 1
-    neg = rows[y[rows] == 0]
-    take = rng.choice(neg, size=min(neg.size, n_pos * neg_ratio), replace=False) if neg.size else neg
-    for r in take:
-        Q.append(cands.query_texts[cands.qi[r]])
-        C.append(cands.source_texts[cands.si[r]])
-        Y.append(0)
-    return Q, C, np.asarray(Y, np.int64)
-
-
 def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
     """MRR@k of the held-out fold's candidates, retrieval order vs reranked (quick check stored with the model)."""
     from detection.methods.rerank import pipeline as P
@@ -302,7 +279,7 @@ def _train_cross(out: Path, *, cands, y, gold, train_rows, train_queries, test_r
     from detection.methods.rerank import cross_encoder as CE
     from detection.methods.rerank.thresholds import class_thresholds
 
-    Q, C, Y = _train_pairs(cands, y, train_rows, gold, train_queries, params["neg_ratio"], params["seed"])
+    Q, C, Y = CE.training_pairs(cands, y, train_rows, gold, train_queries, params["neg_ratio"], params["seed"])
     log(f"{out.name}: {len(Y)} training pairs ({int((Y == 1).sum())} cit., {int((Y == 2).sum())} cf.)")
     summary = CE.train(base_model=model_store.resolve(base_model), queries=Q, candidates=C, labels=Y, out_dir=out,
                        epochs=params["epochs"], lr=params["lr"], batch_size=params["batch_size"],

@@ -66,6 +66,29 @@ def encode_pairs(tokenizer, queries: Sequence[str], candidates: Sequence[str], m
     return tokenizer(q, c, truncation="longest_first", max_length=max_length, padding=True, return_tensors="pt")
 
 
+def training_pairs(cands, y, rows, gold, train_queries, neg_ratio: int, seed: int):
+    """Cross-encoder pairs of the training folds: every gold pair of a training query (retrieved or not) and up
+    to ``neg_ratio`` retrieved non-gold candidates per positive, drawn at random (seeded)."""
+    rng = np.random.default_rng(seed)
+    q_index = {q: i for i, q in enumerate(cands.query_ids)}
+    s_index = {s: j for j, s in enumerate(cands.source_ids)}
+    Q, C, Y = [], [], []
+    n_pos = 0
+    for (q, s), c in gold.items():
+        if q in train_queries and q in q_index and s in s_index:
+            Q.append(cands.query_texts[q_index[q]])
+            C.append(cands.source_texts[s_index[s]])
+            Y.append(c)
+            n_pos += 1
+    neg = rows[y[rows] == 0]
+    take = rng.choice(neg, size=min(neg.size, n_pos * neg_ratio), replace=False) if neg.size else neg
+    for r in take:
+        Q.append(cands.query_texts[cands.qi[r]])
+        C.append(cands.source_texts[cands.si[r]])
+        Y.append(0)
+    return Q, C, np.asarray(Y, np.int64)
+
+
 def load(model_dir, device: str = "cpu"):
     """(tokenizer, model, card) of a stored cross-encoder; TrainingFailed when the folder holds another kind."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
