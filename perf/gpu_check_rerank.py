@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     if a.model:
         base = model_store.resolve(a.model)
     else:
-        size = dict(hidden=32, layers=2, heads=2) if a.cpu else dict(hidden=256, layers=4, heads=4)
+        size = {"hidden": 32, "layers": 2, "heads": 2} if a.cpu else {"hidden": 256, "layers": 4, "heads": 4}
         base = str(build_tiny_bert(work / "base", [s.text for s in bench.queries + bench.sources], vocab_size=8000,
                                    **size))
     out = {"device_asked": device, "k": k, "fold": a.fold, "base": a.model or f"built here {size}",

@@ -20,7 +20,14 @@ from detection.methods.rerank.thresholds import decide
 
 from . import metrics as M
 from .data import Benchmark
-from .evaluate import _clean, _fold_summary, _gold_arrays, _per_query_metrics, code_version, source_pool
+from .evaluate import (
+    _clean,
+    _fold_summary,
+    _gold_arrays,
+    _per_query_metrics,
+    code_version,
+    source_pool,
+)
 from .splits import Split
 
 SCHEMA = "similia.loci.rerank/1"
@@ -129,7 +136,7 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     s_index = {s: j for j, s in enumerate(pool_ids)}
     gq, gs, gc, _ = _gold_arrays(bench, q_index, s_index)
     counts = M.gold_counts(gq, gc, len(queries))
-    rer_idx, rer_sc = P.reranked_topk(cands, probs, len(queries))
+    rer_idx, _rer_sc = P.reranked_topk(cands, probs, len(queries))
     ks = [kk for kk in ks if kk <= depth]
     for stage, ind in (("retrieval", np.asarray(idx)), ("rerank", rer_idx)):
         hits = M.retrieved_gold_classes(ind, gq, gs, gc, len(pool_ids))

@@ -3,7 +3,6 @@ import json
 
 import pytest
 
-from benchmarks.models import EvaluationRun
 from benchmarks.services import RunError, evaluation_run_create
 from benchmarks.services.training import TrainingError, training_run_create
 from detection.methods import model_store
@@ -70,16 +69,16 @@ def test_a_run_with_a_reranker_reports_it_beside_the_first_stage_on_pages_and_ex
 @pytest.mark.django_db
 def test_bad_training_requests_are_refused_before_any_job(loci_version, models_dir):
     cases = [
-        (dict(kind="svm", name="x"), "kind must be"),
-        (dict(kind="feature-classifier", name="../etc", method="feature-logreg"), "not a path"),
-        (dict(kind="feature-classifier", name="a/b", method="feature-logreg"), "no '/'"),
-        (dict(kind="feature-classifier", name="x", method="cross-encoder"), "feature classifier's method"),
-        (dict(kind="cross-encoder", name="x"), "needs base_model"),
-        (dict(kind="cross-encoder", name="x", base_model="/tmp/m"), "not a path"),
-        (dict(kind="cross-encoder", name="x", base_model="m", params={"lr": "fast"}), "lr must be"),
-        (dict(kind="cross-encoder", name="x", base_model="m", params={"pickle": 1}), "unknown training"),
-        (dict(kind="bi-encoder", name="x", base_model="m", params={"negatives": "clever"}), "negatives must"),
-        (dict(kind="cross-encoder", name="x", base_model="m", params={"class_probs": "1,2"}), "three"),
+        ({"kind": "svm", "name": "x"}, "kind must be"),
+        ({"kind": "feature-classifier", "name": "../etc", "method": "feature-logreg"}, "not a path"),
+        ({"kind": "feature-classifier", "name": "a/b", "method": "feature-logreg"}, "no '/'"),
+        ({"kind": "feature-classifier", "name": "x", "method": "cross-encoder"}, "feature classifier's method"),
+        ({"kind": "cross-encoder", "name": "x"}, "needs base_model"),
+        ({"kind": "cross-encoder", "name": "x", "base_model": "/tmp/m"}, "not a path"),
+        ({"kind": "cross-encoder", "name": "x", "base_model": "m", "params": {"lr": "fast"}}, "lr must be"),
+        ({"kind": "cross-encoder", "name": "x", "base_model": "m", "params": {"pickle": 1}}, "unknown training"),
+        ({"kind": "bi-encoder", "name": "x", "base_model": "m", "params": {"negatives": "clever"}}, "negatives must"),
+        ({"kind": "cross-encoder", "name": "x", "base_model": "m", "params": {"class_probs": "1,2"}}, "three"),
     ]
     for kwargs, message in cases:
         with pytest.raises(RunError, match=message):

@@ -67,7 +67,7 @@ class LogRegClassifier:
         self.C, self.class_weight, self.max_iter = float(C), class_weight, int(max_iter)
         self.coef_ = None
 
-    def fit(self, X, y, seed: int = 0) -> "LogRegClassifier":
+    def fit(self, X, y, seed: int = 0) -> LogRegClassifier:
         from sklearn.linear_model import LogisticRegression
 
         X, y = check_training(X, y)
@@ -99,7 +99,7 @@ class LogRegClassifier:
                 "coef": np.asarray(self.coef_).tolist(), "intercept": np.asarray(self.intercept_).tolist()}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "LogRegClassifier":
+    def from_dict(cls, d: dict) -> LogRegClassifier:
         if d.get("kind") != cls.kind:
             raise ValueError(f"not a {cls.kind} model file (kind {d.get('kind')!r})")
         m = cls(d["C"], d["class_weight"], d["max_iter"])
@@ -115,7 +115,7 @@ class LogRegClassifier:
         return ["classifier.json"]
 
     @classmethod
-    def load(cls, directory) -> "LogRegClassifier":
+    def load(cls, directory) -> LogRegClassifier:
         try:
             return cls.from_dict(json.loads(Path(directory, "classifier.json").read_text(encoding="utf-8")))
         except (KeyError, TypeError, json.JSONDecodeError) as exc:
@@ -133,7 +133,7 @@ class HGBClassifier:
         self.max_leaf_nodes, self.class_weight = int(max_leaf_nodes), class_weight
         self.model = None
 
-    def fit(self, X, y, seed: int = 0) -> "HGBClassifier":
+    def fit(self, X, y, seed: int = 0) -> HGBClassifier:
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         X, y = check_training(X, y)
@@ -158,7 +158,7 @@ class HGBClassifier:
         return ["classifier.skops", "classifier.json"]
 
     @classmethod
-    def load(cls, directory) -> "HGBClassifier":
+    def load(cls, directory) -> HGBClassifier:
         import skops.io as sio
 
         meta = json.loads(Path(directory, "classifier.json").read_text(encoding="utf-8"))

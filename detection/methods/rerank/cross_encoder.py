@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -151,7 +151,11 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
     """
     import torch
     from torch.utils.data import WeightedRandomSampler
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
 
     log = log or (lambda line: None)
     progress = progress or (lambda f, m="": None)

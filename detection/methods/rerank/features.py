@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -94,7 +94,7 @@ class PairFeaturizer:
     def feature_names(self) -> list[str]:
         return list(BASE_FEATURES) + ([EMBEDDING_FEATURE] if self.use_embedding else [])
 
-    def fit(self, texts: Sequence[str], analysed: Sequence[Analysed] | None = None) -> "PairFeaturizer":
+    def fit(self, texts: Sequence[str], analysed: Sequence[Analysed] | None = None) -> PairFeaturizer:
         """Document frequencies, IDF and lemma frequencies of ``texts`` (no labels)."""
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -233,13 +233,13 @@ class PairFeaturizer:
                 "freq": self._freq, "freq_unknown": self._freq_unknown, "idf_unknown": self._idf_unknown}
 
     @classmethod
-    def from_state(cls, state: dict, cache_dir=None) -> "PairFeaturizer":
+    def from_state(cls, state: dict, cache_dir=None) -> PairFeaturizer:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         f = cls(state["rare_df"], state["gap"], state["use_embedding"], cache_dir=cache_dir)
-        specs = {"v1": dict(token_pattern=r"\S+", ngram_range=(1, 1)),
-                 "v12": dict(token_pattern=r"\S+", ngram_range=(1, 2)),
-                 "vc": dict(analyzer="char_wb", ngram_range=(3, 4))}
+        specs = {"v1": {"token_pattern": r"\S+", "ngram_range": (1, 1)},
+                 "v12": {"token_pattern": r"\S+", "ngram_range": (1, 2)},
+                 "vc": {"analyzer": "char_wb", "ngram_range": (3, 4)}}
         for key, kw in specs.items():
             v = TfidfVectorizer(sublinear_tf=True, dtype=np.float32, vocabulary=state[key]["vocabulary"], **kw)
             v.idf_ = np.asarray(state[key]["idf"], np.float64)

@@ -9,8 +9,8 @@ import os
 import platform
 import random
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 CARD = "similia.json"
 CHECKPOINT = "checkpoint-last"
@@ -29,8 +29,8 @@ def versions(libs=NEURAL_LIBS) -> dict:
     for mod in libs:
         try:
             out[mod] = __import__(mod).__version__
-        except Exception:  # a library that is not installed is simply not recorded
-            continue
+        except (ImportError, AttributeError):  # a library that is not installed is simply not recorded
+            out[mod] = None
     return out
 
 
@@ -153,6 +153,6 @@ def restore_trainer(ck: Path, optimizer, scheduler) -> None:
         st = torch.load(ck / "trainer.pt", map_location="cpu", weights_only=True)
         optimizer.load_state_dict(st["optimizer"])
         scheduler.load_state_dict(st["scheduler"])
-    except Exception as exc:  # any unreadable file: say which checkpoint, never train on garbage
+    except (OSError, RuntimeError, KeyError, ValueError, EOFError) as exc:  # never train on garbage
         raise TrainingFailed(f"corrupt checkpoint {ck.parent.name}/{ck.name}: {exc}; delete it to start over"
                              ) from None

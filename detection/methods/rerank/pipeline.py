@@ -13,8 +13,8 @@ No Django here.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class Candidates:
     def __len__(self) -> int:
         return int(self.qi.size)
 
-    def subset(self, rows: np.ndarray) -> "Candidates":
+    def subset(self, rows: np.ndarray) -> Candidates:
         """The same queries/sources, only the given rows."""
         return Candidates(self.query_ids, self.query_texts, self.source_ids, self.source_texts, self.qi[rows],
                           self.si[rows], self.score[rows], self.rank[rows], self.k, self.meta)

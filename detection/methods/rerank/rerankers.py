@@ -51,7 +51,7 @@ def _missing_positives(cands: Candidates, gold: dict | None) -> dict:
     """Gold pairs of the candidates' queries that were not retrieved, per class (for the plateau's FN)."""
     if not gold:
         return {}
-    qset = set(cands.query_ids[q] for q in np.unique(cands.qi))
+    qset = {cands.query_ids[q] for q in np.unique(cands.qi)}
     seen = {(cands.query_ids[q], cands.source_ids[s]) for q, s in zip(cands.qi, cands.si)}
     out = {"cit.": 0, "cf.": 0}
     for (q, s), c in gold.items():
@@ -85,7 +85,7 @@ class FeatureReranker:
             self._load(_model_dir(model))
 
     # ------------------------------------------------------------------------------------- features
-    def prepare(self, pool_texts) -> "FeatureReranker":
+    def prepare(self, pool_texts) -> FeatureReranker:
         """Fit the featurizer's corpus statistics on the source pool (no labels)."""
         an = self._analyse(list(pool_texts))
         self.featurizer = PairFeaturizer(self.rare_df, self.gap, cache_dir=self.cache_dir).fit(pool_texts, an)
@@ -117,7 +117,7 @@ class FeatureReranker:
         return CLASSIFIERS["feature-hgb"](max_iter=self.max_iter, learning_rate=self.learning_rate)
 
     def fit(self, cands: Candidates, labels, *, gold: dict | None = None, X: np.ndarray | None = None,
-            progress=None) -> "FeatureReranker":
+            progress=None) -> FeatureReranker:
         """Train on the candidates of the training folds (``X``: their features when already computed)."""
         labels = np.asarray(labels, np.int64)
         X = self.features(cands) if X is None else X

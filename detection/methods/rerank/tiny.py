@@ -3,8 +3,8 @@ what the tests and the CPU smoke run of ``perf/gpu_check_rerank.py`` train, sinc
 hub here. It is a real transformers model folder, loaded by name like any other."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -13,7 +13,14 @@ def build_tiny_bert(directory, texts: Sequence[str], *, vocab_size: int = 400, h
                     heads: int = 2, max_position: int = 256, seed: int = 0) -> Path:
     """Train a WordPiece tokenizer on ``texts`` and save it with a randomly initialised BERT in ``directory``."""
     import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     out = Path(directory)

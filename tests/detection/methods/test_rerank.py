@@ -6,9 +6,22 @@ import pytest
 
 from detection.methods import registry
 from detection.methods.rerank import pipeline as P
-from detection.methods.rerank.classifier import (HGBClassifier, LogRegClassifier, TrainingError, load_classifier)
-from detection.methods.rerank.features import BASE_FEATURES, PairFeaturizer, analyse_texts
-from detection.methods.rerank.thresholds import class_thresholds, decide, plateau_threshold
+from detection.methods.rerank.classifier import (
+    HGBClassifier,
+    LogRegClassifier,
+    TrainingError,
+    load_classifier,
+)
+from detection.methods.rerank.features import (
+    BASE_FEATURES,
+    PairFeaturizer,
+    analyse_texts,
+)
+from detection.methods.rerank.thresholds import (
+    class_thresholds,
+    decide,
+    plateau_threshold,
+)
 
 
 def test_cit_wins_when_a_pair_passes_both_thresholds():
