@@ -155,12 +155,7 @@ def train(*, base_model: str, examples: Sequence[tuple], out_dir, loss: str = "o
         losses.MultipleNegativesRankingLoss(model)
     steps_per_epoch = math.ceil(len(examples) / batch_size)
     total_steps = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
-    no_decay = ("bias", "LayerNorm.weight")
-    params = list(loss_fn.named_parameters())
-    opt = torch.optim.AdamW(
-        [{"params": [p for n, p in params if not any(x in n for x in no_decay)], "weight_decay": weight_decay},
-         {"params": [p for n, p in params if any(x in n for x in no_decay)], "weight_decay": 0.0}],
-        lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    opt = neural.adamw(loss_fn.named_parameters(), lr, weight_decay)
     sched = get_linear_schedule_with_warmup(opt, int(warmup * total_steps), max(total_steps, 1))
     if ck:
         neural.restore_trainer(ck[0], opt, sched)
@@ -177,21 +172,14 @@ def train(*, base_model: str, examples: Sequence[tuple], out_dir, loss: str = "o
             try:
                 last = _step(model, loss_fn, opt, sched, scaler, batch, loss, device, mixed_precision)
             except RuntimeError as exc:
-                if not neural.is_oom(exc):
-                    raise
-                opt.zero_grad(set_to_none=True)
-                neural.free_cuda()
-                if bs == 1:
-                    raise neural.TrainingFailed("out of memory even at batch size 1") from None
-                bs //= 2
+                bs = neural.halve_on_oom(exc, opt, bs)
                 log(f"out of memory: batch size now {bs}")
                 continue
             pos += len(batch)
             seen += len(batch)
             step += 1
-            rate = seen / max(time.perf_counter() - t0, 1e-9)
             progress(min(step / max(total_steps, 1), 0.99),
-                     f"epoch {epoch + 1}/{epochs} step {step}/{total_steps} loss {last:.4f} {rate:.1f} pairs/s")
+                     neural.step_message(epoch, epochs, step, total_steps, last, seen, t0))
         done = epoch + 1
         neural.save_checkpoint(out, epoch, lambda d: model.save(str(d)), opt, sched, {"step": step})
     model.save(str(out))
@@ -220,14 +208,5 @@ def _step(model, loss_fn, opt, sched, scaler, batch, loss, device, mixed_precisi
             negs = feats([CANDIDATE_PREFIX + b[2] for b in batch])
             value = loss_fn([anchors, others, negs], None)
     (scaler.scale(value) if scaler else value).backward()
-    if scaler:
-        scaler.unscale_(opt)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    if scaler:
-        scaler.step(opt)
-        scaler.update()
-    else:
-        opt.step()
-    sched.step()
-    opt.zero_grad(set_to_none=True)
+    neural.optimizer_step(model, opt, sched, scaler)
     return float(value.detach())

@@ -187,12 +187,7 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
     accum = effective_batch // batch_size
     steps_per_epoch = math.ceil(labels.size / effective_batch)
     total_steps = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    groups = [{"params": [p for n, p in model.named_parameters() if not any(x in n for x in no_decay)],
-               "weight_decay": weight_decay},
-              {"params": [p for n, p in model.named_parameters() if any(x in n for x in no_decay)],
-               "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    opt = neural.adamw(model.named_parameters(), lr, weight_decay)
     sched = get_linear_schedule_with_warmup(opt, int(warmup * total_steps), max(total_steps, 1))
     if ck is not None:
         neural.restore_trainer(ck[0], opt, sched)
@@ -217,23 +212,15 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
                 last_loss = _step(model, tok, opt, sched, scaler, loss_fn, chunk, queries, candidates, labels,
                                   batch_size, max_length, device, mixed_precision)
             except RuntimeError as exc:
-                if not neural.is_oom(exc):
-                    raise
-                opt.zero_grad(set_to_none=True)
-                neural.free_cuda()
-                if batch_size == 1:
-                    raise neural.TrainingFailed("out of memory even at batch size 1: use a smaller model or "
-                                                "max_length") from None
-                batch_size //= 2
+                batch_size = neural.halve_on_oom(exc, opt, batch_size)
                 accum *= 2
                 log(f"out of memory: batch size now {batch_size}, accumulation {accum} (effective batch kept)")
                 continue
             pos += len(chunk)
             seen += len(chunk)
             step += 1
-            rate = seen / max(time.perf_counter() - t0, 1e-9)
             progress(min(step / max(total_steps, 1), 0.99),
-                     f"epoch {epoch + 1}/{epochs} step {step}/{total_steps} loss {last_loss:.4f} {rate:.1f} pairs/s")
+                     neural.step_message(epoch, epochs, step, total_steps, last_loss, seen, t0))
         done_epochs = epoch + 1
         neural.save_checkpoint(out, epoch, lambda d: (model.save_pretrained(d), tok.save_pretrained(d)), opt, sched,
                                {"step": step})
@@ -269,14 +256,5 @@ def _step(model, tok, opt, sched, scaler, loss_fn, chunk, queries, candidates, l
             loss = loss_fn(logits.float(), y) / n_micro
         (scaler.scale(loss) if scaler else loss).backward()
         total += float(loss.detach())
-    if scaler:
-        scaler.unscale_(opt)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    if scaler:
-        scaler.step(opt)
-        scaler.update()
-    else:
-        opt.step()
-    sched.step()
-    opt.zero_grad(set_to_none=True)
+    neural.optimizer_step(model, opt, sched, scaler)
     return total

@@ -156,3 +156,50 @@ def restore_trainer(ck: Path, optimizer, scheduler) -> None:
     except (OSError, RuntimeError, KeyError, ValueError, EOFError) as exc:  # never train on garbage
         raise TrainingFailed(f"corrupt checkpoint {ck.parent.name}/{ck.name}: {exc}; delete it to start over"
                              ) from None
+
+
+def adamw(named_parameters, lr: float, weight_decay: float):
+    """AdamW (0.9, 0.999, 1e-8) without weight decay on biases and layer norms (Appendix D.4)."""
+    import torch
+
+    params = list(named_parameters)
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    return torch.optim.AdamW(
+        [{"params": [p for n, p in params if not any(x in n for x in no_decay)], "weight_decay": weight_decay},
+         {"params": [p for n, p in params if any(x in n for x in no_decay)], "weight_decay": 0.0}],
+        lr=lr, betas=(0.9, 0.999), eps=1e-8)
+
+
+def optimizer_step(model, opt, sched, scaler, max_grad_norm: float = 1.0) -> None:
+    """Clip (after unscaling fp16 gradients), step the optimizer and the schedule, clear the gradients."""
+    import torch
+
+    if scaler:
+        scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    if scaler:
+        scaler.step(opt)
+        scaler.update()
+    else:
+        opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def halve_on_oom(exc: BaseException, opt, batch_size: int) -> int:
+    """The halved batch size after an out-of-memory error (gradients dropped, CUDA cache freed); re-raises any
+    other error, TrainingFailed at batch size 1."""
+    if not is_oom(exc):
+        raise exc
+    opt.zero_grad(set_to_none=True)
+    free_cuda()
+    if batch_size == 1:
+        raise TrainingFailed("out of memory even at batch size 1: use a smaller model or max_length") from None
+    return batch_size // 2
+
+
+def step_message(epoch: int, epochs: int, step: int, total: int, loss: float, seen: int, t0: float) -> str:
+    import time
+
+    rate = seen / max(time.perf_counter() - t0, 1e-9)
+    return f"epoch {epoch + 1}/{epochs} step {step}/{total} loss {loss:.4f} {rate:.1f} pairs/s"
