@@ -189,3 +189,42 @@ def _sweep(cands, pred, gold, split, cand_fold, sweep_ks) -> dict:
             rows.append(row)
         out[view] = rows
     return out
+
+
+def main(argv=None) -> int:
+    """``python -m benchmarks.loci.rerank_eval --corpus-dir DIR --reranker feature-hgb [--retriever bm25-lemma]
+    [--k 100] [--param name=value ...] --out report.json`` (the 545 pairs, the ref_type folds)."""
+    import argparse
+    import json
+
+    from . import cli, methods, splits
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.rerank_eval")
+    p.add_argument("--corpus-dir", help="query.csv/source.csv of build_corpus (default: the gold sources only)")
+    p.add_argument("--retriever", default="bm25-lemma")
+    p.add_argument("--reranker", default="feature-logreg")
+    p.add_argument("--param", action="append", default=[], help="reranker parameter name=value")
+    p.add_argument("--k", type=int, default=100)
+    p.add_argument("--out")
+    a = p.parse_args(argv)
+    bench, _ = cli.load_545_with_corpus(a.corpus_dir)
+    split = splits.split_from_file(bench, "ref_type")
+    params = {}
+    for item in a.param:
+        key, _, value = item.partition("=")
+        params[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+    rep = evaluate_rerank(bench, split, methods.EngineRetrieverMethod(a.retriever), a.reranker, params, k=a.k,
+                          pool="corpus" if a.corpus_dir else "gold",
+                          progress=lambda f, m="": print(f"[{f:4.0%}] {m}", flush=True))
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as fh:
+            json.dump(rep, fh, indent=1)
+    for stage in ("retrieval", "rerank"):
+        print(f"{stage}: MRR@10 {rep[stage]['mrr@10']:.3f}  R@10 {rep[stage]['recall@10']:.3f}  "
+              f"cit. MRR@10 {rep[stage]['by_type']['cit.']['mrr@10']:.3f}  "
+              f"cf. MRR@10 {rep[stage]['by_type']['cf.']['mrr@10']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

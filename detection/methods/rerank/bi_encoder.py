@@ -128,7 +128,7 @@ def train(*, base_model: str, examples: Sequence[tuple], out_dir, loss: str = "o
           log: Callable[[str], None] | None = None, card: dict | None = None) -> dict:
     """Fine-tune ``base_model`` (a local folder) on ``examples`` (see :func:`build_examples`) into ``out_dir``."""
     import torch
-    from sentence_transformers import losses
+    from sentence_transformers.sentence_transformer import losses
     from transformers import get_linear_schedule_with_warmup
 
     log = log or (lambda line: None)
