@@ -15,13 +15,13 @@ import time
 
 import numpy as np
 
+from core.numeric import json_safe as _clean
 from detection.methods.rerank import pipeline as P
 from detection.methods.rerank.thresholds import decide
 
 from . import metrics as M
 from .data import Benchmark
 from .evaluate import (
-    _clean,
     _fold_summary,
     _gold_arrays,
     _per_query_metrics,
