@@ -382,10 +382,7 @@ class TrainedModelListApi(_Api, ListAPIView):
         data.is_valid(raise_exception=True)
         if not isinstance(data.validated_data["params"], dict):
             return Response({"detail": "params must be a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
-        try:
-            job = training_run_create(owner=request.user, **data.validated_data)
-        except RunError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        job = training_run_create(owner=request.user, **data.validated_data)  # a DomainError answers 400
         error = job_enqueue_error(job)
         if error:
             return Response({"detail": f"Training job {job.pk} could not be queued. {error}", "job": job.pk},
