@@ -169,8 +169,8 @@ def test_a_stored_feature_model_reranks_by_name_and_knows_its_training_queries(t
 def test_detect_reranks_with_a_stored_model_and_refuses_a_supervised_reranker_without_one(tmp_path):
     import csv
 
+    from core.cli import CommandInputError
     from detection.latin.cli import run_detect
-    from detection.latin.errors import InputError
     from detection.methods import model_store
 
     q, s = tmp_path / "q.csv", tmp_path / "s.csv"
@@ -180,17 +180,19 @@ def test_detect_reranks_with_a_stored_model_and_refuses_a_supervised_reranker_wi
                         np.array([[0, 1, 2]] * 3), np.array([[3.0, 2.0, 1.0]] * 3))
     registry.build("feature-logreg", {}).fit(cands, np.array([0, 1, 0, 0, 0, 2, 1, 0, 0])).save(tmp_path / "m" / "toy")
     out = tmp_path / "out.csv"
+    common = {"query": str(q), "source": str(s), "output": str(out), "method": "tfidf-surface", "top_k": 3,
+              "cache_dir": tmp_path / "cache"}
     with model_store.using(tmp_path / "m"):
-        summary = run_detect(str(q), str(s), str(out), "tfidf-surface", 3, cache_dir=tmp_path / "cache",
-                             reranker="feature-logreg", reranker_params={"model": "toy"})
+        summary = run_detect(**common, reranker="feature-logreg", reranker_params={"model": "toy"})
         rows = list(csv.DictReader(out.open(encoding="utf-8")))
-        assert summary["reranker"] == "feature-logreg" and rows
+        assert summary["reranker"] == "feature-logreg" and len(rows) == summary["rows"] > 0
         assert set(rows[0]) == {"query_id", "source_id", "rank", "score", "retrieval_rank", "retrieval_score",
                                 "p_none", "p_cit", "p_cf", "label"}
         assert {r["label"] for r in rows} <= {"none", "cit.", "cf."}
-        run_detect(str(q), str(s), str(out), "tfidf-surface", 3, cache_dir=tmp_path / "cache", reranker="lexical-rule")
-        with pytest.raises(InputError, match="needs a trained model"):
-            run_detect(str(q), str(s), str(out), "tfidf-surface", 3, cache_dir=tmp_path / "cache",
-                       reranker="feature-hgb")
-        with pytest.raises(InputError, match="not a reranker"):
-            run_detect(str(q), str(s), str(out), "tfidf-surface", 3, reranker="bm25-lemma")
+        run_detect(**common, reranker="lexical-rule")
+        with pytest.raises(CommandInputError, match="needs a trained model"):
+            run_detect(**common, reranker="feature-hgb")
+        with pytest.raises(CommandInputError, match="not a reranker"):
+            run_detect(**common, reranker="bm25-lemma")
+        with pytest.raises(CommandInputError, match="not in the models directory"):
+            run_detect(**common, reranker="feature-hgb", reranker_params={"model": "absent"})
