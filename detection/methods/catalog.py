@@ -159,3 +159,4 @@ _greek_spec("sentence_transformer", "SentenceTransformerMethod", "sentence-trans
             params=(_MODEL, _BATCH, _DEVICE), needs_gpu=True)
 
 from . import catalog_semantic  # noqa: E402,F401  (semantic first stage: static vectors, hybrid, encoders)
+from . import catalog_rerank  # noqa: E402,F401  (the rerankers register themselves)
