@@ -158,5 +158,5 @@ _greek_spec("contextual", "ContextualMean", "Contextual token embeddings (transf
 _greek_spec("sentence_transformer", "SentenceTransformerMethod", "sentence-transformers verse embeddings, cosine",
             params=(_MODEL, _BATCH, _DEVICE), needs_gpu=True)
 
-from . import catalog_semantic  # noqa: E402,F401  (semantic first stage: static vectors, hybrid, encoders)
-from . import catalog_rerank  # noqa: E402,F401  (the rerankers register themselves)
+# The semantic first stage and the rerankers register themselves on import.
+from . import catalog_rerank, catalog_semantic  # noqa: E402,F401
