@@ -23,11 +23,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from detection.latin.analysis import Analyzer  # noqa: E402
-from detection.latin.corpus import build_corpus  # noqa: E402
-from detection.latin.lemmatize import default_cache_dir  # noqa: E402
-from detection.methods.tesserae import TesseraeRetriever  # noqa: E402
-from detection.methods.tesserae_reference import TesseraeReference  # noqa: E402
+from detection.latin.analysis import Analyzer
+from detection.latin.corpus import build_corpus
+from detection.latin.lemmatize import default_cache_dir
+from detection.methods.tesserae import TesseraeRetriever
+from detection.methods.tesserae_reference import TesseraeReference
 
 
 class _Given:
@@ -55,7 +55,8 @@ def measure(fn):
 
 
 def load(path):
-    rows = list(csv.DictReader(open(path, encoding="utf-8")))
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
     return [r["seg_id"] for r in rows], [r["text"] for r in rows]
 
 

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
+
 from .base import Progress, Retriever, TopK
 
 WINDOW = 52  # ranks per window: 2^0 .. 2^-51 add up exactly in a double's 53-bit significand

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
+
 from .base import Progress, Retriever, TopK
 
 
@@ -27,7 +28,7 @@ def _positions(lemmas: list[str]) -> dict[str, list[int]]:
 
 def _distance(shared: list[str], pos: dict[str, list[int]], freq: dict[str, float]) -> int:
     # the two matched token instances of lowest frequency; d = tokens from first to second inclusive
-    inst = sorted(((freq.get(l, 0.0), p) for l in shared for p in pos[l]))
+    inst = sorted((freq.get(l, 0.0), p) for l in shared for p in pos[l])
     if len(inst) < 2:
         return 2
     a, b = inst[0][1], inst[1][1]
