@@ -181,21 +181,68 @@ class TesseraeRetriever(Retriever):
         self.stop_top = stop_top
         self.block_size = int(block_size)
         self.n_jobs = max(1, int(n_jobs or 1))
+        self._queries = None
+        self._state = None
 
     def fit(self, source_ids, source_texts, *, progress: Progress | None = None):
         self.source_ids = self._check_fit(source_ids, source_texts)
         self.src_lemmas = self.analyzer(source_texts, progress=progress)
         self.src_counts = Counter(l for ls in self.src_lemmas for l in ls)
+        self._queries = self._state = None
         return self
 
     def search(self, query_texts, k: int, *, progress: Progress | None = None) -> TopK:
         return self.search_lemmas(self.analyzer(query_texts), k, progress=progress)
 
-    def search_lemmas(self, q_lemmas: list[list[str]], k: int, *, progress: Progress | None = None) -> TopK:
-        """``search`` on query segments already analysed (lemma lists, stopwords kept)."""
+    def search_range(self, query_texts, k: int, start: int, stop: int, *, progress: Progress | None = None) -> TopK:
+        """Rows start..stop-1 of ``search(query_texts)``: the stoplist and frequencies come from all queries.
+
+        The analysed queries and the tables built from them are kept for the next range of the same
+        ``query_texts`` object (a worker running several shards of one job builds them once)."""
+        if self._queries is None or self._queries[0] is not query_texts:
+            self._queries = (query_texts, self.analyzer(query_texts))
+        return self.search_lemmas(self._queries[1], k, rows=(start, stop), keep=True, progress=progress)
+
+    def search_lemmas(self, q_lemmas: list[list[str]], k: int, *, rows: tuple[int, int] | None = None,
+                      keep: bool = False, progress: Progress | None = None) -> TopK:
+        """``search`` on query segments already analysed (lemma lists, stopwords kept); ``rows``: only
+        queries start..stop-1 are scored (statistics still over all of ``q_lemmas``); ``keep``: keep the
+        tables built for ``q_lemmas`` for the next call with the same list."""
         k = int(k)
         if k < 1:
             raise ValueError("k must be >= 1")
+        first, last = rows or (0, len(q_lemmas))
+        if self._state is not None and self._state[0] is q_lemmas:
+            state = dict(self._state[1], k=k)
+        else:
+            state = dict(self._prepare(q_lemmas), k=k)
+            self._state = (q_lemmas, state) if keep else None
+        nq = last - first
+        idx = np.full((nq, k), -1, np.int32)
+        val = np.full((nq, k), np.nan, np.float32)
+        blocks = [(a, min(a + self.block_size, last)) for a in range(first, last, self.block_size)]
+        _WORKER.update(state)
+        try:
+            done = 0
+            if self.n_jobs > 1 and len(blocks) > 1 and "fork" in mp.get_all_start_methods():
+                with ProcessPoolExecutor(self.n_jobs, mp_context=mp.get_context("fork")) as ex:
+                    for (a, b), (bi, bv) in zip(blocks, ex.map(_score_block, blocks)):
+                        idx[a - first:b - first], val[a - first:b - first] = bi, bv
+                        done += b - a
+                        if progress:
+                            progress(done / max(nq, 1), f"tesserae: scored {done}/{nq} queries")
+            else:
+                for a, b in blocks:
+                    idx[a - first:b - first], val[a - first:b - first] = _score_block((a, b))
+                    done += b - a
+                    if progress:
+                        progress(done / max(nq, 1), f"tesserae: scored {done}/{nq} queries")
+        finally:
+            _WORKER.clear()
+        return TopK(indices=idx, scores=val, source_ids=self.source_ids)
+
+    def _prepare(self, q_lemmas: list[list[str]]) -> dict:
+        """Vocabulary, frequencies, token tables and source postings for this query corpus."""
         q_counts = Counter(l for ls in q_lemmas for l in ls)
         stop = {l for l, _ in (self.src_counts + q_counts).most_common(self.stop_top)}
         terms = sorted(set(self.src_counts) & set(q_counts) - stop)
@@ -222,35 +269,12 @@ class TesseraeRetriever(Retriever):
 
         ones = np.ones(len(lem))
         n_win_s = int(-(-np.diff(sside.ptr).max(initial=0) // WINDOW))
-        state = {
-            "qside": qside, "sside": sside, "wq": 1.0 / f_q, "k": k, "n_src": n_src, "n_voc": n_voc,
+        return {
+            "qside": qside, "sside": sside, "wq": 1.0 / f_q, "n_src": n_src, "n_voc": n_voc,
             "Sb": postings(ones), "Sc": postings(ones.astype(np.complex128)),
             "Sx": postings(sw + 1j * _bits(r1, 0)),
             "S_win": [postings(_bits(r1, w), (r1 // WINDOW) == w) for w in range(1, n_win_s)],
         }
-        nq = len(q_lemmas)
-        idx = np.full((nq, k), -1, np.int32)
-        val = np.full((nq, k), np.nan, np.float32)
-        blocks = [(a, min(a + self.block_size, nq)) for a in range(0, nq, self.block_size)]
-        _WORKER.update(state)
-        try:
-            done = 0
-            if self.n_jobs > 1 and len(blocks) > 1 and "fork" in mp.get_all_start_methods():
-                with ProcessPoolExecutor(self.n_jobs, mp_context=mp.get_context("fork")) as ex:
-                    for (a, b), (bi, bv) in zip(blocks, ex.map(_score_block, blocks)):
-                        idx[a:b], val[a:b] = bi, bv
-                        done += b - a
-                        if progress:
-                            progress(done / nq, f"tesserae: scored {done}/{nq} queries")
-            else:
-                for a, b in blocks:
-                    idx[a:b], val[a:b] = _score_block((a, b))
-                    done += b - a
-                    if progress:
-                        progress(done / nq, f"tesserae: scored {done}/{nq} queries")
-        finally:
-            _WORKER.clear()
-        return TopK(indices=idx, scores=val, source_ids=self.source_ids)
 
 
 def _query_block(qside: _Side, a: int, b: int, n_voc: int, data: np.ndarray, keep=None) -> sp.csr_matrix:

@@ -104,3 +104,17 @@ def test_registry_passes_n_jobs_and_results_do_not_depend_on_it(real_texts):
     one = get_retriever("tesserae", block_size=64).fit(ids, texts).search(queries[:200], 10)
     two = get_retriever("tesserae", block_size=64, n_jobs=2).fit(ids, texts).search(queries[:200], 10)
     _assert_identical(one, two)
+
+
+def test_ranges_of_queries_equal_the_whole_search(real_texts):
+    """A shard scores its queries with the statistics of the whole query corpus, so shards concatenate
+    to the unsharded result."""
+    ids, texts, queries = real_texts
+    r = TesseraeRetriever(block_size=32).fit(ids, texts)
+    whole = r.search(queries, 10)
+    parts = [r.search_range(queries, 10, a, min(a + 70, len(queries))) for a in range(0, len(queries), 70)]
+    assert r._state is not None and r._state[0] is r._queries[1]  # built once, kept across the ranges
+    np.testing.assert_array_equal(np.concatenate([p.indices for p in parts]), whole.indices)
+    np.testing.assert_array_equal(np.concatenate([p.scores for p in parts]), whole.scores)
+    alone = r.search(queries[70:140], 10)  # a slice searched on its own has other statistics
+    assert not np.array_equal(alone.scores, whole.scores[70:140], equal_nan=True)
