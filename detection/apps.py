@@ -11,4 +11,3 @@ class DetectionConfig(AppConfig):
         from detection.methods import model_store
 
         model_store.configure(settings.MODELS_DIR)
-        from detection import jobs  # noqa: F401  (registers the sharded detection job)

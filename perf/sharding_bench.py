@@ -5,7 +5,7 @@
 
 Builds a throw-away SQLite database and filesystem broker in a temporary folder (test settings, real
 broker delivery), stores the Loci Similes query and source corpora as two corpora, then for each worker
-count starts that many `celery worker --pool solo` processes, queues one `detection.detect` job and waits
+count starts that many `celery worker --pool solo` processes, queues one `benchmarks.detect` job and waits
 for its merge. Printed per run: wall time from queueing to the merged result, shards per worker process,
 index loads, the largest worker's peak RSS (sampled every 0.2 s), and the merged result's sha256, which must
 be the same for every worker count.
@@ -76,7 +76,7 @@ def main():
     from django.core.management import call_command
 
     from benchmarks.models import Corpus, Segment
-    from detection.services import detection_job_create
+    from benchmarks.services.detection import detection_job_create
     from jobs.models import Job
 
     call_command("migrate", verbosity=0)

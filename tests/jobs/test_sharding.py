@@ -13,7 +13,7 @@ from benchmarks.models import Corpus, Segment
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
 from detection.methods import get_retriever
-from detection.services import DetectionError, detection_job_create
+from benchmarks.services.detection import DetectionError, detection_job_create
 from jobs.models import Job
 from jobs.runner import run_job
 from jobs.services import job_cancel, job_reap_stale
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _fresh_worker_cache():
     """Each test starts like a fresh worker process: no index loaded yet."""
-    from detection import jobs
+    from benchmarks import detection_jobs as jobs
 
     jobs._LOADED.clear()
 
@@ -81,7 +81,7 @@ def test_detection_fans_out_sums_progress_and_merges_identically():
     assert run_job(job.pk) == "running"
     shards = shards_of(job)
     assert [(s.params["start"], s.params["stop"]) for s in shards] == [(0, 25), (25, 50), (50, 75), (75, 90)]
-    assert all(s.kind == "detection.detect.shard" and s.status == "queued" for s in shards)
+    assert all(s.kind == "benchmarks.detect.shard" and s.status == "queued" for s in shards)
     run_job(shards[2].pk)
     run_job(shards[0].pk)
     job.refresh_from_db()

@@ -1,4 +1,4 @@
-"""Writes of the detection app: queue a (sharded) detection job over two stored corpora."""
+"""Queue a (sharded) detection job: every query segment of one stored corpus against another corpus."""
 from __future__ import annotations
 
 from benchmarks.models import Corpus
@@ -12,7 +12,7 @@ class DetectionError(ValueError):
 
 def detection_job_create(*, query_corpus: Corpus, source_corpus: Corpus, method: str, params: dict | None = None,
                          k: int = 100, shard_size: int | None = None, owner=None) -> Job:
-    """Queue ``detection.detect``: the top ``k`` sources of every query, in shards of ``shard_size`` queries
+    """Queue ``benchmarks.detect``: the top ``k`` sources of every query, in shards of ``shard_size`` queries
     (one shard when None) that the workers share.
 
     Args:
@@ -20,7 +20,7 @@ def detection_job_create(*, query_corpus: Corpus, source_corpus: Corpus, method:
         shard_size: queries per shard; every shard is a job any worker of the method's queue may run.
     """
     from benchmarks import selectors
-    from detection.jobs import DETECT_KIND
+    from benchmarks.detection_jobs import DETECT_KIND
     from detection.methods import registry
 
     try:

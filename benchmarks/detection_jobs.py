@@ -1,6 +1,6 @@
 """The sharded detection job: every query segment of one corpus against every source segment of another.
 
-``detection.detect`` fans out into shards of consecutive queries (``jobs.sharding``); each shard returns
+``benchmarks.detect`` fans out into shards of consecutive queries (``jobs.sharding``); each shard returns
 the top-k of its queries, written to a file under ``VAR_DIR/detections/``; the merge concatenates the
 shards in order into ``job-<id>.npz`` (``indices``, ``scores``, ``query_ids``, ``source_ids``). Row i of the
 merged file equals row i of the retriever's ``search`` over the whole query corpus, however many shards
@@ -22,7 +22,7 @@ from django.conf import settings
 
 from jobs.sharding import sharded_job_kind
 
-DETECT_KIND = "detection.detect"
+DETECT_KIND = "benchmarks.detect"
 
 _LOADED: dict = {}  # per worker process: key -> (retriever, query ids, query texts); the last one only
 
