@@ -93,7 +93,7 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     for r in results:
         workers[r["worker"]] = workers.get(r["worker"], 0) + 1
     context.log(f"merged {len(results)} shards from {len(workers)} worker process(es) into {out.name}")
-    return {"file": str(out.relative_to(root)), "queries": int(len(indices)), "k": int(params["k"]),
+    return {"file": str(out.relative_to(root)), "queries": len(indices), "k": int(params["k"]),
             "results": int((indices >= 0).sum()), "sha256": digest, "shards": len(results),
             "shards_per_worker": workers, "index_loads": sum(bool(r["loaded"]) for r in results)}
 

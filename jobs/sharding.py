@@ -24,8 +24,8 @@ it (see ``benchmarks.detection_jobs``): a worker that runs several shards of the
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from django.conf import settings
 from django.db import transaction

@@ -10,10 +10,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from benchmarks.models import Corpus, Segment
+from benchmarks.services.detection import DetectionError, detection_job_create
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
 from detection.methods import get_retriever
-from benchmarks.services.detection import DetectionError, detection_job_create
 from jobs.models import Job
 from jobs.runner import run_job
 from jobs.services import job_cancel, job_reap_stale
@@ -130,7 +130,7 @@ def test_a_shard_lost_too_often_fails_the_parent_and_cancels_the_rest(settings):
     (qc, _, _), (sc, _, _) = make_corpora(30)
     job = detection_job_create(query_corpus=qc, source_corpus=sc, method="bm25-lemma", k=5, shard_size=10)
     run_job(job.pk)
-    first, second, third = shards_of(job)
+    first, second, _third = shards_of(job)
     old = timezone.now() - dt.timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT * 3)
     Job.objects.filter(pk=first.pk).update(status="running", heartbeat=old, deliveries=settings.JOB_SHARD_ATTEMPTS)
     job_reap_stale()
