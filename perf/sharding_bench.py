@@ -119,6 +119,8 @@ def main():
     if len(walls) > 1:
         base = min(walls)
         for n, wall in sorted(walls.items()):
+            if n == base:
+                continue
             print(f"speed-up {n} vs {base} worker(s): {walls[base] / wall:.2f}x")
 
 
