@@ -37,6 +37,11 @@ class _Given:
         return docs
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the pool's workers)."""
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+
+
 def _child(fn, conn):
     out = fn()
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
@@ -86,10 +91,10 @@ def main():
         def fn():
             r = cls(**kw)
             r.analyzer = _Given()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _cpu()
             r.fit(sid, s_lem)
             res = r.search(q_lem, args.k)
-            return time.perf_counter() - t, res.indices, res.scores
+            return time.perf_counter() - t, _cpu() - c, res.indices, res.scores
         return fn
 
     results = {}
@@ -98,10 +103,10 @@ def main():
                            ("per-pair reference", TesseraeReference, {})]:
         if cls is TesseraeReference and args.skip_reference:
             continue
-        rss, (secs, idx, val) = measure(run(cls, **kw))
+        rss, (secs, cpu, idx, val) = measure(run(cls, **kw))
         results[label] = (secs, idx, val)
-        print(f"{label:<26} fit + search {secs:8.1f} s   peak RSS {rss:6.0f} MiB   load avg {os.getloadavg()[0]:.1f}",
-              flush=True)
+        print(f"{label:<26} fit + search {secs:8.1f} s wall, {cpu:8.1f} s CPU   peak RSS {rss:6.0f} MiB   "
+              f"load avg {os.getloadavg()[0]:.1f}", flush=True)
     new = results["vectorised, 1 process"]
     par = results[f"vectorised, {args.jobs} processes"]
     same = np.array_equal(new[1], par[1]) and np.array_equal(new[2], par[2], equal_nan=True)
