@@ -28,7 +28,7 @@ Per query the top k are chosen among its candidates by the ratio numerator / (d_
 
 ``tesserae_reference.TesseraeReference`` is the per-pair implementation this replaced (≈ 800 s for the
 27,238 Loci Similes queries); tests and ``perf/tesserae_bench.py`` check that both return the same lists and
-bit-identical scores. Memory: one block of queries × all sources as sparse products (≈ 25 k entries per query).
+bit-identical scores. Memory: one block of queries × all sources as sparse products (≈ 22 k entries per query).
 """
 from __future__ import annotations
 
