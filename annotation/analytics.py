@@ -7,7 +7,6 @@ lead dashboard, the export API and `manage.py export_scores`. The heavy full rep
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +14,7 @@ from django.utils import timezone
 
 from annotation import stats
 from annotation.models import Batch, BatchCandidate, Judgement, Project
+from core.numeric import json_safe
 from jobs.registry import job_kind
 
 SCORE_COLUMNS = [
@@ -30,24 +30,6 @@ class ProjectData:
     candidates: dict[int, list[BatchCandidate]]  # batch index -> candidates by position
     annotators: list[str]
     created: np.ndarray  # epoch seconds per judgement
-
-
-def _clean(value):
-    """JSON-safe: NaN/inf → None, numpy scalars → Python."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _clean(value.tolist())
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        return None if math.isnan(value) or math.isinf(value) else value
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
 
 
 def load_project_data(project: Project, *, batch_ids: list[int] | None = None, annotator: str | None = None,
@@ -134,7 +116,7 @@ def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0) -> list[d
                 "bt_low": float(boot.lower[pos]), "bt_high": float(boot.upper[pos]), "rank": int(rank[pos]),
                 "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
             })
-    return _clean(rows)
+    return json_safe(rows)
 
 
 def agreement_report(data: ProjectData) -> dict:
@@ -145,7 +127,7 @@ def agreement_report(data: ProjectData) -> dict:
     kappa = stats.cohen_kappa_matrix(table)
     fleiss = stats.fleiss_kappa_judgements(table)
     alpha = stats.krippendorff_alpha_judgements(table)
-    return _clean({
+    return json_safe({
         "annotators": data.annotators,
         "n_judgements": len(j),
         "cohen": {"kappa": kappa.kappa, "n_shared": kappa.n_shared, "mean": kappa.mean},
@@ -179,7 +161,7 @@ def triads_report(data: ProjectData, *, list_cap: int = 20) -> dict:
         row["batch"] = data.batches[bi].name
         row["triads"] = _triad_texts(data, bi, row.get("triads", []))
         majority.append(row)
-    return _clean({"per_annotator": per, "majority": majority})
+    return json_safe({"per_annotator": per, "majority": majority})
 
 
 def timeline(data: ProjectData, *, points: int = 12) -> dict:
@@ -200,7 +182,7 @@ def timeline(data: ProjectData, *, points: int = 12) -> dict:
         counts = np.bincount(sub.annotator, minlength=len(data.annotators))
         for k, name in enumerate(data.annotators):
             out["progress"][name].append(int(counts[k]))
-    return _clean(out)
+    return json_safe(out)
 
 
 def directionality(rows: list[dict]) -> list[dict]:
@@ -216,7 +198,7 @@ def directionality(rows: list[dict]) -> list[dict]:
                 continue
             result.append({"a": a, "b": b, "a_to_b": ours.get((a, b)), "b_to_a": ours.get((b, a)),
                            "gold_a_to_b": gold.get((a, b)), "gold_b_to_a": gold.get((b, a))})
-    return _clean(result)
+    return json_safe(result)
 
 
 def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dict:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 from django.contrib import messages
-from django.db import transaction
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.db import transaction
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
@@ -18,10 +17,8 @@ from jobs.services import job_create
 
 
 def _project(request, pk: int) -> Project:
-    project = get_object_or_404(Project, pk=pk)
-    if not selectors.user_can_view_results(project=project, user=request.user):
-        raise PermissionDenied("Only the project's leads and researchers can see the dashboard.")
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="results",
+                                     denied="Only the project's leads and researchers can see the dashboard.")
 
 
 def last_analytics(project: Project) -> tuple[Job | None, Job | None]:

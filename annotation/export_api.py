@@ -9,7 +9,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -74,10 +73,8 @@ class _ExportBase(APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
     def project(self, pk: int) -> Project:
-        project = get_object_or_404(Project, pk=pk)
-        if not selectors.user_can_view_results(project=project, user=self.request.user):
-            raise PermissionDenied("Exports are for the project's leads and for researchers.")
-        return project
+        return selectors.project_get_for(pk=pk, user=self.request.user, access="results",
+                                         denied="Exports are for the project's leads and for researchers.")
 
     def filters(self) -> dict:
         params = self.request.query_params

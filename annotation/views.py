@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
+from annotation.forms import ProjectCreateForm, form_errors
 from annotation.importing import VerseFileError
 from annotation.models import Batch, Membership, Project
 from annotation.services import projects as project_services
@@ -16,10 +17,8 @@ from core.roles import LEAD, has_role
 
 
 def _managed_project(request, pk: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("owner"), pk=pk)
-    if not selectors.user_can_manage(project=project, user=request.user):
-        raise PermissionDenied("Only the project's leads can see this page.")
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="manage",
+                                     denied="Only the project's leads can see this page.")
 
 
 @login_required
@@ -42,16 +41,13 @@ def project_list(request):
 @login_required
 @require_POST
 def project_create(request):
-    data = request.POST
+    form = ProjectCreateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Project not created: {form_errors(form)}")
+        return redirect("annotation:projects")
     try:
-        project = project_services.project_create(
-            owner=request.user, name=data.get("name", "").strip(), title=data.get("title", "").strip(),
-            set_size=int(data.get("set_size") or 10), overlap_per_set=int(data.get("overlap_per_set") or 3),
-            overlap_mode=data.get("overlap_mode") or Project.OverlapMode.INTER,
-            session_minutes=int(data["session_minutes"]) if data.get("session_minutes") else None,
-            instructions=data.get("instructions") or Project._meta.get_field("instructions").default,
-        )
-    except (AnnotationError, ValueError) as exc:
+        project = project_services.project_create(owner=request.user, **form.cleaned_data)
+    except AnnotationError as exc:
         messages.error(request, f"Project not created: {exc}")
         return redirect("annotation:projects")
     messages.success(request, f"Project {project.name} created.")

@@ -47,8 +47,8 @@ def main() -> None:
         from annotation.models import AnnotationSet, Assignment, Judgement, Pair
         from annotation.services.projects import batch_create, membership_add, project_create, verses_import
         from core.services import user_create_or_update
-        from jobs.runner import run_job
         from jobs.models import Job
+        from jobs.runner import run_job
 
         lead, _ = user_create_or_update(username="bench-lead", password="x" * 12, roles=("lead",), is_staff=True)
         project = project_create(owner=lead, name="bench")

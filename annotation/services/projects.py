@@ -5,25 +5,14 @@ import math
 import random
 from typing import Iterable
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-
-from django.conf import settings
 
 from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
-
-
-def check_can_manage(*, project: Project, user) -> None:
-    """Leads manage the projects they own or lead; staff manage all."""
-    from annotation.selectors import user_can_manage
-
-    if not user_can_manage(project=project, user=user):
-        from annotation.services.errors import NotAllowed
-
-        raise NotAllowed("Only the project's leads can do this.")
 
 
 @transaction.atomic

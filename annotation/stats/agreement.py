@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.stats import rankdata
+
+from core.numeric import spearman as _spearman
 
 from .judgements import Judgements
 
@@ -358,17 +359,9 @@ def retest_agreement(j: Judgements) -> list[dict]:
 
 
 def spearman(x, y) -> float:
-    """Spearman's rho (average ranks for ties) on the positions where both are finite; NaN if < 3
-    positions or a constant vector."""
-    x = np.asarray(x, float)
-    y = np.asarray(y, float)
-    ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() < 3:
-        return float("nan")
-    rx, ry = rankdata(x[ok]), rankdata(y[ok])
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
+    """Spearman's rho on the positions where both are finite; NaN if < 3 positions or a constant vector
+    (the rho of :func:`core.numeric.spearman`, the project's one implementation)."""
+    return _spearman(x, y).rho
 
 
 def split_half_reliability(j: Judgements, n_splits: int = 20, seed: int = 0, by: str = "auto",

@@ -2,8 +2,8 @@
 from benchmarks.services.gold import (  # noqa: F401
     BenchmarkImportError,
     GoldImportError,
-    benchmark_import_545,
     GoldPublishError,
+    benchmark_import_545,
     gold_set_create_from_rows,
     gold_set_import_file,
     gold_set_publish,

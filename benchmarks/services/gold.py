@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
 from benchmarks.loci import data as loci_data
 from benchmarks.models import (
     Benchmark,
@@ -22,7 +23,7 @@ from benchmarks.models import (
     GoldSimilaritySet,
     Segment,
 )
-from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
+from core.errors import DomainError
 
 
 class BenchmarkImportError(ValueError):
@@ -111,7 +112,7 @@ def check_545_files(with_text_path: Path, ref_type_path: Path | None) -> dict:
 def _bulk_segments(corpus: Corpus, segments) -> dict[str, int]:
     Segment.objects.bulk_create(
         [Segment(corpus=corpus, seg_id=s.seg_id, author=s.author[:100], work=s.work[:200],
-                 citation=s.citation[:100], text=s.text) for s in segments],
+                 citation=s.ref[:100], text=s.text) for s in segments],
         batch_size=500,
     )
     return dict(Segment.objects.filter(corpus=corpus).values_list("seg_id", "id"))
@@ -235,16 +236,19 @@ def gold_set_create_from_rows(*, name: str, rows: list[dict], source_description
     return gold_set
 
 
-class GoldPublishError(PermissionError):
+class GoldPublishError(DomainError, PermissionError):
     """Only a lead of the set's source project (or staff) may publish or withdraw it."""
+
+    status = 403
 
 
 @transaction.atomic
 def gold_set_publish(*, gold_set: GoldSimilaritySet, user, published: bool = True) -> GoldSimilaritySet:
     """Publish (or withdraw) a gold set made from annotation: published sets are readable by every
     researcher and lead. Only the source project's leads and staff may do it."""
-    from annotation.selectors import user_can_manage
     from django.utils import timezone
+
+    from annotation.selectors import user_can_manage
 
     project = gold_set.source_project
     if not (user.is_staff or (project is not None and user_can_manage(project=project, user=user))):

@@ -1,7 +1,7 @@
 """The benchmark's standard runs on the 545-pair data, writing reports and the README tables::
 
-    python -m benchmarks.loci.runs --corpus-dir /tmp/loci_corpus --out /tmp/loci_runs \
-        [--retrievers bm25-lemma,tfidf-surface,...] [--pools gold,gold+distractors,corpus]
+    python -m benchmarks.loci.standard_runs --corpus-dir /tmp/loci_corpus --out /tmp/loci_runs \
+        [--method bm25-lemma --method tfidf-surface ...] [--pools gold,gold+distractors,corpus]
 
 Writes ``<retriever>__<pool>.json`` retrieval reports, ``pairwise.json`` (classification with the lexical-rule
 scorer + BM25 depth sweep on the fold documents), ``reftype.json``, ``audit.json``, ``summary.md``.
@@ -13,8 +13,10 @@ import json
 import time
 from pathlib import Path
 
-from . import data, lexical, matching, methods, report as R, splits
-from .corpus import read_corpus_dir
+from detection.methods import registry
+
+from . import data, lexical, matching, methods, splits
+from . import report as R
 from .evaluate import evaluate_pairwise, evaluate_retrieval
 
 LEXICAL = ("tfidf-surface", "tfidf-lemma", "tfidf-lemma-12", "bm25-surface", "bm25-lemma", "tesserae")
@@ -36,15 +38,19 @@ def reftype_and_audit(bench: data.Benchmark) -> tuple[dict, dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.runs")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.standard_runs")
     p.add_argument("--corpus-dir")
     p.add_argument("--out", required=True)
-    p.add_argument("--retrievers", default=",".join(LEXICAL))
+    p.add_argument("--method", action="append", default=None,
+                   help=f"retriever of the registry, repeatable (default: {', '.join(LEXICAL)})")
     p.add_argument("--pools", default="gold,gold+distractors,corpus")
     p.add_argument("--split", default="ref_type")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-pairwise", action="store_true")
     a = p.parse_args(argv)
+    retrievers = a.method or list(LEXICAL)
+    for name in retrievers:  # an unknown name is an error before anything runs, not a skipped row
+        registry.validate(name, {}, kind="retriever")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     log = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
@@ -56,7 +62,7 @@ def main(argv=None) -> int:
         f"{aud['lemma']['share_ge1_bigram']:.3f}")
     bench, match = gold_bench, None
     if a.corpus_dir:
-        qc, sc = read_corpus_dir(a.corpus_dir)
+        qc, sc = data.read_corpus_dir(a.corpus_dir)
         bench, match = matching.attach_corpus(gold_bench, qc, sc)
         (out / "match_report.json").write_text(json.dumps(match, indent=1))
         log(f"attached corpus: {match['sources']['matched']}/{match['sources']['n_gold_segments']} gold sources "
@@ -72,12 +78,8 @@ def main(argv=None) -> int:
         b = bench if pool != "gold" else gold_bench
         spl = sp if pool != "gold" else (splits.split_from_file(gold_bench, a.split) if a.split != "grouped"
                                          else splits.grouped_kfold(gold_bench, 5, a.seed))
-        for name in a.retrievers.split(","):
-            try:
-                m = methods.EngineRetrieverMethod(name)
-            except KeyError as e:
-                log(f"skip {name}: {e}")
-                continue
+        for name in retrievers:
+            m = methods.EngineRetrieverMethod(name)
             rep = evaluate_retrieval(b, spl, m, pool=pool, fold_pools=pools if pool == "gold+distractors" else None,
                                      seed=a.seed)
             if match and pool != "gold":

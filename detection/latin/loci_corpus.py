@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import InputError
-from .normalize import tokenize, latin_share
-from .readers import MIN_LATIN_SHARE, ReadReport, read_tess
+from .normalize import has_latin_word, tokenize
+from .readers import ReadReport, read_tess
 from .segment import Segment, segment_units
 
 __all__ = ["WORKS", "PAPER_TABLE1", "AuthorStats", "CorpusStats", "build_corpus", "write_segments_csv",
@@ -156,8 +156,10 @@ def build_corpus(texts_dir, out_dir, progress: Callable[[float, str], None] | No
                  *, works: dict[str, tuple[str, str, str, bool]] | None = None) -> CorpusStats:
     """Read every known ``.tess`` work under ``texts_dir`` (searched recursively), segment, write corpora.
 
-    Segments without any word, segments not in Latin script and duplicate ids are skipped and counted in
-    ``CorpusStats.skipped`` (never dropped silently). A missing work raises :class:`InputError`.
+    Segments without any word, segments without a single Latin-script word and duplicate ids are skipped and
+    counted in ``CorpusStats.skipped`` (never dropped silently). A segment mixing Latin and Greek (Cicero's
+    letters) is kept whole: its Latin words are indexed, its Greek words pass through the analyser unchanged.
+    A missing work raises :class:`InputError`.
     """
     texts_dir = Path(texts_dir)
     works = WORKS if works is None else works
@@ -184,9 +186,9 @@ def build_corpus(texts_dir, out_dir, progress: Callable[[float, str], None] | No
             if ntok == 0:
                 report.add("no words", InputError(f"segment {seg.seg_id!r} has no words", path=path, line=line))
                 continue
-            if latin_share(seg.text) < MIN_LATIN_SHARE:
-                report.add("not Latin script", InputError(
-                    f"segment {seg.seg_id!r} is not in Latin script: {seg.text[:40]!r}", path=path, line=line))
+            if not has_latin_word(seg.text):
+                report.add("no Latin word", InputError(
+                    f"segment {seg.seg_id!r} has no word in Latin script: {seg.text[:40]!r}", path=path, line=line))
                 continue
             if seg.seg_id in seen:
                 report.add("duplicate id", InputError(
