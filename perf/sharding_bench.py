@@ -62,7 +62,7 @@ def main():
     args = ap.parse_args()
     corpus = Path(args.corpus)
     if not (corpus / "source.csv").exists():
-        from detection.latin.corpus import build_corpus
+        from detection.latin.loci_corpus import build_corpus
 
         build_corpus(args.texts, corpus)
     tmp = Path(tempfile.mkdtemp(prefix="similia-sharding-"))

@@ -24,8 +24,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from detection.latin.analysis import Analyzer
-from detection.latin.corpus import build_corpus
 from detection.latin.lemmatize import default_cache_dir
+from detection.latin.loci_corpus import build_corpus
 from detection.methods.tesserae import TesseraeRetriever
 from detection.methods.tesserae_reference import TesseraeReference
 

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from benchmarks.models import Corpus
+from core.errors import DomainError
 from jobs.models import Job
 from jobs.services import job_create
 
 
-class DetectionError(ValueError):
+class DetectionError(DomainError, ValueError):
     """A detection request that cannot be honoured (unknown corpus or method, bad parameters)."""
 
 
