@@ -175,7 +175,7 @@ _WORKER: dict = {}
 class TesseraeRetriever(Retriever):
     name = "tesserae"
 
-    def __init__(self, stop_top: int = 10, cache_dir=None, block_size: int = 256, n_jobs: int = 1, **_ignored):
+    def __init__(self, stop_top: int = 10, cache_dir=None, block_size: int = 64, n_jobs: int = 1, **_ignored):
         self.analyzer = Analyzer("lemma", 1, stopwords=False, cache_dir=cache_dir)
         self.stop_top = stop_top
         self.block_size = int(block_size)
