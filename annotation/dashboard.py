@@ -43,10 +43,10 @@ def _batch_sections(report: dict, selected: str | None) -> tuple[list[dict], lis
         if name != shown:
             continue
         ranked = sorted(rows, key=lambda r: (r["rank"] if r["rank"] is not None else 10**9))
-        judged = [r for r in ranked if r["comparisons"]]
+        judged = [r for r in ranked if r["comparisons"] and r["rank"] is not None]
         chart = svg.interval_chart(
             [r["candidate_id"] for r in judged], [r["bt_strength"] for r in judged], [r["bt_low"] for r in judged],
-            [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% bootstrap interval, {name}",
+            [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% credible interval, {name}",
             xlabel="Bradley–Terry strength (log scale, centred)",
             tooltips=[f"{r['candidate_id']}: {r['candidate_text']} — wins {r['wins']}/{r['comparisons']}" for r in judged],
         ) if judged else ""
@@ -56,6 +56,9 @@ def _batch_sections(report: dict, selected: str | None) -> tuple[list[dict], lis
             "name": name, "id": rows[0]["batch_id"], "reference_id": rows[0]["reference_id"], "reference_text": rows[0]["reference_text"],
             "rows": ranked, "top": judged[:5], "bottom": judged[-5:][::-1] if len(judged) > 5 else [],
             "chart": chart, "hist": hist, "n_judged": len(judged),
+            "n_never": sum(1 for r in rows if not r["comparisons"]),
+            "interval_note": next((r.get("interval_note") for r in judged if r.get("interval_note")), None),
+            "has_aware": any(r.get("bt_aware_strength") is not None for r in judged),
         })
     return sections, names, shown
 
@@ -85,21 +88,27 @@ def dashboard(request, pk: int):
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
     if report:
         agreement = report["agreement"]
-        if agreement.get("cohen"):
-            context["heatmap"] = svg.heatmap(agreement["cohen"]["kappa"], agreement["annotators"],
-                                             counts=agreement["cohen"]["n_shared"],
-                                             title="Cohen's kappa between annotators (pairs judged by both)")
+        pairwise = (agreement.get("symmetric") or {}).get("cohen_symmetric") or agreement.get("cohen")
+        if pairwise:
+            symmetric = "cohen_symmetric" in (agreement.get("symmetric") or {})
+            context["heatmap"] = svg.heatmap(
+                pairwise["kappa"], agreement["annotators"], counts=pairwise["n_shared"],
+                title=("Pairwise agreement κ = 2·(share of pairs where both chose the same candidate) − 1, "
+                       "per annotator pair" if symmetric else "Cohen's kappa between annotators (pairs judged by both)"))
             context["kappa_pairs"] = [
-                {"a": a, "b": b, "kappa": agreement["cohen"]["kappa"][i][k], "n": agreement["cohen"]["n_shared"][i][k]}
+                {"a": a, "b": b, "kappa": pairwise["kappa"][i][k], "n": pairwise["n_shared"][i][k]}
                 for i, a in enumerate(agreement["annotators"]) for k, b in enumerate(agreement["annotators"]) if k > i
             ]
         tl = report["timeline"]
         labels = [dt.datetime.fromtimestamp(t, tz=dt.timezone.utc) for t in tl["times"]]
         xs = [(t - tl["times"][0]) / 60 for t in tl["times"]] if tl["times"] else []
+        series = ({"Kendall's u": list(zip(xs, tl["kendall_u"])),
+                   "Fleiss κ (symmetric chance)": list(zip(xs, tl["fleiss_symmetric"]))}
+                  if tl.get("kendall_u") is not None else
+                  {"Fleiss κ": list(zip(xs, tl["fleiss"])), "Krippendorff α": list(zip(xs, tl["krippendorff"]))})
         context["agreement_chart"] = svg.line_chart(
-            {"Fleiss κ": list(zip(xs, tl["fleiss"])), "Krippendorff α": list(zip(xs, tl["krippendorff"]))},
-            title="Agreement as judgements arrived", xlabel="minutes since first judgement", ylabel="agreement",
-            ymin=-0.2, ymax=1.0)
+            series, title="Agreement so far, recomputed at 12 moments between the first and the last judgement",
+            xlabel="minutes since first judgement", ylabel="agreement", ymin=-0.2, ymax=1.0)
         context["progress_chart"] = svg.line_chart(
             {name: list(zip(xs, values)) for name, values in tl["progress"].items()},
             title="Judgements per annotator over time", xlabel="minutes since first judgement", ylabel="judgements")
@@ -107,6 +116,8 @@ def dashboard(request, pk: int):
         context["batches"], context["batch_names"], context["shown_batch"] = _batch_sections(
             report, request.GET.get("batch"))
         context["triads_shown"], context["triad_totals"] = _triads(report, context["shown_batch"])
+        retest = agreement.get("retest") or []
+        context["show_retest"] = any(r.get("n_repeated") for r in retest)
     return render(request, "annotation/dashboard.html", context)
 
 

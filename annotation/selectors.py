@@ -92,10 +92,11 @@ def project_progress(*, project: Project) -> dict:
     judged twice, and sets with live judgements. Five queries whatever the project size.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
-    live = Judgement.objects.filter(batch__project=project, undone_at__isnull=True)
+    live = Judgement.objects.filter(batch__project=project, undone_at__isnull=True,
+                                    pair__attention_answer__isnull=True)  # attention checks are not progress
     per_batch = {row["batch"]: row for row in live.values("batch").annotate(
         judgements=Count("id"), pairs_covered=Count("pair", distinct=True))}
-    planned_sum = dict(Pair.objects.filter(batch__project=project).values("batch").annotate(
+    planned_sum = dict(Pair.objects.filter(batch__project=project, attention_answer__isnull=True).values("batch").annotate(
         planned=Sum("planned")).values_list("batch", "planned"))
     per_annotator = list(
         live.values("batch", "annotator__username").annotate(judgements=Count("id"), sets=Count("set", distinct=True))
@@ -119,7 +120,7 @@ def project_progress(*, project: Project) -> dict:
 
 def batch_progress_for(*, batch: Batch, user) -> dict:
     """What the annotator page shows: this annotator's count and the batch's coverage."""
-    live = Judgement.objects.filter(batch=batch, undone_at__isnull=True)
+    live = Judgement.objects.filter(batch=batch, undone_at__isnull=True, pair__attention_answer__isnull=True)
     covered = live.values("pair").distinct().count()
     mine = live.filter(annotator=user).count()
     total_for_me = batch.n_pairs if batch.pilot else None
@@ -139,7 +140,8 @@ def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
     if pilots:
         seen = Assignment.objects.filter(annotator=user, pair__batch_id__in=[b.pk for b in pilots]).exclude(
             status=Assignment.Status.EXPIRED)
-        unseen = Pair.objects.filter(batch_id__in=[b.pk for b in pilots]).exclude(pk__in=seen.values("pair_id"))
+        unseen = Pair.objects.filter(batch_id__in=[b.pk for b in pilots], attention_answer__isnull=True).exclude(
+            pk__in=seen.values("pair_id"))
         work |= set(unseen.values_list("batch_id", flat=True).distinct())
     regular = [b.pk for b in batches if b.pk in open_ids and not b.pilot and b.pk not in work]
     if regular:
@@ -150,7 +152,7 @@ def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
              & ~Q(pk__in=mine.values("pair_id")))
             | (Q(batch__project__overlap_mode=Project.OverlapMode.RETEST) & Q(first_annotator=user)
                & Q(pk__in=judged.values("pair_id"))))
-        free = Pair.objects.filter(batch_id__in=regular).filter(Q(taken=0) | waiting)
+        free = Pair.objects.filter(batch_id__in=regular, attention_answer__isnull=True).filter(Q(taken=0) | waiting)
         work |= set(free.values_list("batch_id", flat=True).distinct())
     return work
 

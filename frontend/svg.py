@@ -63,17 +63,37 @@ def heatmap(matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, 
     return _svg(width, height, title, body)
 
 
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round tick values inside [lo, hi]: steps of 1, 2, 2.5 or 5 × 10^k, about ``target`` of them
+    (0, 0.25, 0.5 … rather than 0.05, 0.225, 0.4 …)."""
+    if not (_ok(lo) and _ok(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(target, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    v = first
+    while v <= hi + step * 1e-9:
+        ticks.append(round(v, 10) + 0.0)
+        v += step
+    return ticks
+
+
+def _label(v: float) -> str:
+    return f"{v:.6g}"
+
+
 def _axis(body, x0, y0, w, h, xmin, xmax, ymin, ymax, xlabel, ylabel, yticks=5, xticks=None):
-    """Axes, grid and labels. ``xticks``: (position in data units, label) pairs; default five even ticks."""
+    """Axes, grid and labels. ``xticks``: (position in data units, label) pairs; default round ticks."""
     body.append(f'<line x1="{x0}" y1="{y0 + h}" x2="{x0 + w}" y2="{y0 + h}" stroke="#888"/>')
     body.append(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 + h}" stroke="#888"/>')
-    for k in range(yticks + 1):
-        v = ymin + (ymax - ymin) * k / yticks
-        y = y0 + h - h * k / yticks
+    for v in nice_ticks(ymin, ymax, yticks + 1):
+        y = y0 + h - h * (v - ymin) / (ymax - ymin)
         body.append(f'<line x1="{x0 - 3}" y1="{y:.1f}" x2="{x0 + w}" y2="{y:.1f}" stroke="#eee"/>')
-        body.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{v:.2f}</text>')
+        body.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{_label(v)}</text>')
     if xticks is None:
-        xticks = [(xmin + (xmax - xmin) * k / 4, f"{xmin + (xmax - xmin) * k / 4:.3g}") for k in range(5)]
+        xticks = [(v, _label(v)) for v in nice_ticks(xmin, xmax, 5)]
     last = -1e9
     for v, label in xticks:
         x = x0 + w * (v - xmin) / (xmax - xmin)
@@ -181,11 +201,10 @@ def interval_chart(labels: Sequence[str], values: Sequence[float], lows: Sequenc
     if hi == lo:
         hi = lo + 1
     scale = lambda v: x0 + w * (v - lo) / (hi - lo)  # noqa: E731
-    for k in range(5):
-        v = lo + (hi - lo) * k / 4
+    for v in nice_ticks(lo, hi, 5):
         x = scale(v)
         body.append(f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + h}" stroke="#eee"/>'
-                    f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{v:.2f}</text>')
+                    f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{_label(v)}</text>')
     body.append(f'<text x="{x0 + w / 2}" y="{y0 + h + 30}" text-anchor="middle">{escape(xlabel)}</text>')
     for i, label in enumerate(labels):
         y = y0 + i * row + row / 2

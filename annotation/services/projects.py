@@ -33,6 +33,14 @@ def project_create(*, owner, name: str, title: str = "", **settings) -> Project:
 def _validate_project(project: Project) -> None:
     from django.core.exceptions import ValidationError
 
+    # The rules a lead can break with the form first, in words (full_clean would name the
+    # database constraint: "Constraint “project_overlap_le_set” is violated").
+    if isinstance(project.set_size, int) and project.set_size < 1:
+        raise AnnotationError("Pairs per set must be at least 1.")
+    if (isinstance(project.set_size, int) and isinstance(project.overlap_per_set, int)
+            and project.overlap_per_set > project.set_size):
+        raise AnnotationError(f"The overlap pairs per set ({project.overlap_per_set}) cannot exceed the pairs per set "
+                              f"({project.set_size}).")
     try:
         project.full_clean(exclude=["owner"])
     except ValidationError as exc:
@@ -63,7 +71,9 @@ def membership_add(*, project: Project, username: str, role: str = Membership.Ro
         raise AnnotationError(f"Unknown project role {role!r}; use annotator or lead.")
     needed = ANNOTATOR if role == Membership.Role.ANNOTATOR else LEAD
     if not has_role(user, needed):
-        raise AnnotationError(f"{username} does not hold the {needed} role; ask an administrator to grant it first.")
+        hint = ("send them an invitation link from the project page (it grants the annotator role)"
+                if needed == ANNOTATOR else "ask an administrator to grant it")
+        raise AnnotationError(f"{username} does not hold the {needed} role; {hint}.")
     membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
     return membership
 

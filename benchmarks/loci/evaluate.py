@@ -2,6 +2,7 @@
 (Tables 3, 5, 12, Figures 5, 6, 12), per fold and per query, returning JSON-serialisable reports."""
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 import tracemalloc
@@ -91,10 +92,29 @@ def _fold_summary(pq: dict, fold_rows: np.ndarray, folds: np.ndarray, n_folds: i
     return res, per_fold
 
 
-def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_KS, pool: str = "auto",
-                       fold_pools: list[FoldPool] | None = None, ties: str = "as_ranked", seed: int = 0,
-                       per_query: bool = True, overlap: bool = True, strata_ks=(10, 100),
-                       progress=None, benchmark_info: dict | None = None) -> dict:
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """How a retrieval evaluation is run and reported.
+
+    ``ks``: cut-offs for Recall@k and MRR@k (the ranking depth is ``min(max(ks), pool size)``); ``pool``: see
+    :func:`source_pool`; ``ties``: tie handling of :func:`metrics.retrieved_gold_classes`; ``seed``: recorded;
+    ``per_query``: include per-query and per-pair rows; ``overlap``: the lexical-overlap audit of the gold pairs,
+    overlap-bucket strata, the per-author-pair table and Spearman correlations (cheap); ``strata_ks``: the
+    cut-offs of those sections.
+    """
+
+    ks: tuple = M.DEFAULT_KS
+    pool: str = "auto"
+    ties: str = "as_ranked"
+    seed: int = 0
+    per_query: bool = True
+    overlap: bool = True
+    strata_ks: tuple = (10, 100)
+
+
+def evaluate_retrieval(bench: Benchmark, split: Split, method, options: RetrievalOptions | None = None, *,
+                       fold_pools: list[FoldPool] | None = None, progress=None, benchmark_info: dict | None = None,
+                       **option_overrides) -> dict:
     """Retrieval-only evaluation: held-out citing queries of each fold ranked against a source pool.
 
     Args:
@@ -103,13 +123,9 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
         method: a retrieval method (:mod:`benchmarks.loci.methods`); unsupervised methods are fitted once on the
             pool (identical in every fold) and searched once; supervised ones are fitted per fold on the other
             folds' links.
-        ks: cut-offs for Recall@k and MRR@k; the ranking depth is ``min(max(ks), pool size)``.
-        pool: see :func:`source_pool`.
+        options: a :class:`RetrievalOptions`; single fields may be given as keywords instead (``ks=(1, 10)``),
+            an unknown one is a TypeError.
         fold_pools: needed for ``pool="gold+distractors"``.
-        ties: tie handling of :func:`metrics.retrieved_gold_classes`.
-        per_query: include per-query and per-pair rows.
-        overlap: compute the lexical-overlap audit of the gold pairs, overlap-bucket strata, the per-author-pair
-            table and Spearman correlations (needs the tokeniser/lemmatiser; cheap).
         progress: optional ``fn(fraction, message)``.
 
     Returns:
@@ -119,9 +135,11 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
         ``strata`` (by overlap bucket), ``author_pairs``, ``spearman``, ``audit``, ``timing``, and the run's
         identity (benchmark, split, method, pool, seed, code version, engine).
     """
+    opts = dataclasses.replace(options or RetrievalOptions(), **option_overrides)
+    ks, ties, strata_ks = opts.ks, opts.ties, opts.strata_ks
     t0 = time.perf_counter()
     prog = progress or (lambda f, m="": None)
-    grid = _retrieval_grid(bench, split, pool, fold_pools, depth_wanted=max(ks))
+    grid = _retrieval_grid(bench, split, opts.pool, fold_pools, depth_wanted=max(ks))
     timing: dict = {}
     indices, scores = _rank(grid, method, prog, timing)
     t = time.perf_counter()
@@ -141,12 +159,12 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
         "method": method.describe() if hasattr(method, "describe") else {"name": getattr(method, "name", "?")},
         "pool": {"kind": grid.pool_kind, "n_sources": n_pool, "n_queries": len(grid.queries), "depth": grid.depth,
                  "gold_links_outside_pool": grid.n_links_outside},
-        "ks": list(ks), "ties": ties, "seed": seed, "code_version": code_version(),
+        "ks": list(ks), "ties": ties, "seed": opts.seed, "code_version": code_version(),
     }
     _summary_sections(report, summary, per_fold, grid, ks)
-    if per_query:
+    if opts.per_query:
         _per_query_sections(report, grid, pq, M.mrr_at_k(hits, counts["all"], grid.depth), ranks, ks)
-    if overlap and grid.links:
+    if opts.overlap and grid.links:
         t = time.perf_counter()
         _overlap_sections(report, grid, indices, scores, ranks, strata_ks=strata_ks, ties=ties)
         timing["overlap_s"] = time.perf_counter() - t

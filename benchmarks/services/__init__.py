@@ -4,6 +4,7 @@ from benchmarks.services.gold import (  # noqa: F401
     GoldImportError,
     GoldPublishError,
     benchmark_import_545,
+    benchmark_import_files,
     gold_set_create_from_rows,
     gold_set_import_file,
     gold_set_publish,

@@ -251,3 +251,16 @@ def test_standard_runs_smoke(tmp_path):
     pair = json.loads((tmp_path / "pairwise.json").read_text())
     assert pair["table4"]["total"]["pos"] == 540 and "sweep" in pair
     assert "Table 8 shape" in (tmp_path / "summary.md").read_text()
+
+
+def test_retrieval_options_object_and_keyword_overrides_agree():
+    b = _bench()
+    sp = splits.grouped_kfold(b, 3, seed=0)
+    method = methods.RankingFunctionMethod("oracle", _oracle(shift=1))
+    by_object = evaluate.evaluate_retrieval(b, sp, method, evaluate.RetrievalOptions(ks=(1, 2), overlap=False))
+    by_keywords = evaluate.evaluate_retrieval(b, sp, method, ks=(1, 2), overlap=False)
+    for rep in (by_object, by_keywords):
+        rep.pop("timing")
+    assert by_object == by_keywords and by_object["ks"] == [1, 2] and "audit" not in by_object
+    with pytest.raises(TypeError):
+        evaluate.evaluate_retrieval(b, sp, method, kz=(1,))
