@@ -40,6 +40,9 @@ class Job(models.Model):
     # no worker claimed within JOB_REDELIVER_AFTER seconds of its last send is sent again.
     enqueued = models.DateTimeField(null=True, blank=True)
     deliveries = models.PositiveSmallIntegerField(default=0)
+    # Sharded jobs (jobs.sharding): a shard points at the job it is part of; index orders the merge.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="shards")
+    shard_index = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]

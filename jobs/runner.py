@@ -4,6 +4,10 @@ It claims the Job row (queued → running), keeps a heartbeat while the work run
 the row in a finished state: succeeded with the result, failed with the error and traceback
 (including soft time limits), or cancelled. A worker that dies without a word (SIGKILL, OOM, hard
 time limit) stops the heartbeat; `jobs.services.job_reap_stale` then marks the row failed.
+
+Sharded jobs (`jobs.sharding`): a parent whose function returns `FanOut` stays running while its shards
+run; a shard's progress and heartbeat also move its parent, and a shard reaching a final state lets
+`jobs.sharding.shard_settled` fail, advance or merge the parent.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from django.utils import timezone
 
 from jobs.models import Job
 from jobs.registry import get_kind
+from jobs.sharding import FanOut, shard_settled
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +45,7 @@ class JobContext:
         self.job = job
         self.id = job.pk
         self.owner_id = job.owner_id
+        self.parent_id = job.parent_id
         self._last_write = 0.0
         self._lines: list[str] = []
 
@@ -55,6 +61,10 @@ class JobContext:
         )
         if not updated:
             self._raise_if_cancelled()
+        if self.parent_id:
+            from jobs.sharding import sum_progress
+
+            sum_progress(self.parent_id, f"shard {self.job.shard_index}: {message}")
 
     def check_cancelled(self) -> None:
         self._raise_if_cancelled()
@@ -72,9 +82,12 @@ class JobContext:
 
 
 class _Heartbeat(threading.Thread):
-    def __init__(self, job_id: int, interval: float):
+    """Beats the job's row, and its parent's for a shard (a parent is alive while a shard runs)."""
+
+    def __init__(self, job_id: int, interval: float, parent_id: int | None = None):
         super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
         self.job_id = job_id
+        self.ids = [job_id] + ([parent_id] if parent_id else [])
         self.interval = interval
         self.stopped = threading.Event()
 
@@ -82,7 +95,7 @@ class _Heartbeat(threading.Thread):
         try:
             while not self.stopped.wait(self.interval):
                 try:
-                    Job.objects.filter(pk=self.job_id, status=Status.RUNNING).update(heartbeat=timezone.now())
+                    Job.objects.filter(pk__in=self.ids, status=Status.RUNNING).update(heartbeat=timezone.now())
                 except Exception:  # a missed beat is not fatal; the next one retries
                     logger.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
         finally:
@@ -93,7 +106,7 @@ class _Heartbeat(threading.Thread):
         self.join(timeout=self.interval + 5)
 
 
-def _finish(job_id: int, **fields) -> bool:
+def finish(job_id: int, **fields) -> bool:
     """Write a final state unless the job already finished (e.g. cancelled meanwhile)."""
     fields.setdefault("finished", timezone.now())
     return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
@@ -111,23 +124,27 @@ def run_job(job_id: int, *, worker: str | None = None) -> str:
         return state or "missing"
     job = Job.objects.get(pk=job_id)
     context = JobContext(job)
-    heartbeat = _Heartbeat(job_id, settings.JOB_HEARTBEAT_INTERVAL)
+    heartbeat = _Heartbeat(job_id, settings.JOB_HEARTBEAT_INTERVAL, job.parent_id)
     heartbeat.start()
     started = time.monotonic()
     try:
         kind = get_kind(job.kind)
         result = kind.func(context, **(job.params or {}))
         elapsed = time.monotonic() - started
+        if isinstance(result, FanOut):  # the shards carry on; the last one to finish merges
+            return Status.RUNNING
         result = {} if result is None else result
-        _finish(job_id, status=Status.SUCCEEDED, result=result, progress=1.0,
-                progress_message=f"done in {elapsed:.1f} s")
+        finish(job_id, status=Status.SUCCEEDED, result=result, progress=1.0,
+               progress_message=f"done in {elapsed:.1f} s")
     except JobCancelled:
         logger.info("job %s cancelled", job_id)
     except SoftTimeLimitExceeded:
-        _finish(job_id, status=Status.FAILED,
-                error=f"Timed out: the job ran past the soft time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s.")
+        finish(job_id, status=Status.FAILED,
+               error=f"Timed out: the job ran past the soft time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s.")
     except Exception as exc:
-        _finish(job_id, status=Status.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+        finish(job_id, status=Status.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
     finally:
         heartbeat.stop()
+    if job.parent_id:
+        shard_settled(job.parent_id)
     return Job.objects.filter(pk=job_id).values_list("status", flat=True).first()

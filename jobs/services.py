@@ -110,6 +110,8 @@ def job_cancel(*, job: Job) -> Job:
     job.refresh_from_db()
     if not updated:
         raise JobError(f"Job {job.pk} is already {job.status}; only queued or running jobs can be cancelled.")
+    Job.objects.filter(parent=job, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
+        status=Job.Status.CANCELLED, finished=timezone.now(), progress_message="cancelled with its parent job")
     if job.celery_task_id:
         try:
             from config.celery import app
@@ -128,17 +130,27 @@ def job_reap_stale(*, timeout_seconds: int | None = None, reason: str = "") -> i
     """
     timeout_seconds = timeout_seconds or settings.JOB_HEARTBEAT_TIMEOUT
     cutoff = timezone.now() - dt.timedelta(seconds=timeout_seconds)
-    stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat__lt=cutoff)
+    # A sharded job's parent is alive while a shard is queued or running (jobs.sharding).
+    stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat__lt=cutoff).exclude(
+        shards__status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
     count = 0
-    for job in stale.only("pk", "worker", "heartbeat"):
+    for job in stale.only("pk", "worker", "heartbeat", "parent_id", "deliveries", "queue").distinct():
         last = job.heartbeat.isoformat(timespec="seconds") if job.heartbeat else "never"
         message = (
             f"Worker lost: no heartbeat from worker {job.worker or '?'} since {last} "
             f"(timeout {timeout_seconds} s){'; ' + reason if reason else ''}. The worker was killed or crashed."
         )
+        if job.parent_id:  # a lost shard is sent again; the other shards keep what they did
+            from jobs.sharding import shard_retry_lost, shard_settled
+
+            if shard_retry_lost(job, message):
+                count += 1
+                continue
         count += Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
             status=Job.Status.FAILED, finished=timezone.now(), error=message
         )
+        if job.parent_id:
+            shard_settled(job.parent_id)
     if count:
         logger.warning("marked %d stale job(s) failed", count)
     return count

@@ -192,6 +192,8 @@ JOB_HEARTBEAT_TIMEOUT = env_int("JOB_HEARTBEAT_TIMEOUT", 60, minimum=2)
 # job is marked failed with the reason instead.
 JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
+# A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
+JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
 
 # Caches (login/token failure counts): the process's memory, or a shared Redis when DJANGO_CACHE_URL is set
 # (production: redis://redis:6379/1), with socket timeouts so a hung cache never hangs a request.

@@ -51,6 +51,14 @@ class Retriever(abc.ABC):
     def search(self, query_texts: Sequence[str], k: int, *, progress: Progress | None = None) -> TopK:
         """Top-k source indices and scores for every query."""
 
+    def search_range(self, query_texts: Sequence[str], k: int, start: int, stop: int, *,
+                     progress: Progress | None = None) -> TopK:
+        """``search`` for queries start..stop-1 of the corpus ``query_texts`` (one shard of a sharded job).
+
+        Rows equal those of ``search(query_texts)``: retrievers whose scores depend on statistics of the
+        whole query corpus (``tesserae``: its stoplist and query-side frequencies) override this."""
+        return self.search(list(query_texts[start:stop]), k, progress=progress)
+
     def _check_fit(self, source_ids, source_texts) -> list[str]:
         if len(source_ids) != len(source_texts):
             raise ValueError(f"{len(source_ids)} source ids but {len(source_texts)} texts")

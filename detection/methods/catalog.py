@@ -63,7 +63,7 @@ register(MethodSpec(
     "Tesserae score (Forstall et al. 2014): ≥ 2 shared lemmas, inverse frequencies, distance penalty",
     languages=LATIN,
     params=(Param("stop_top", "int", 10, "the most frequent lemmas ignored as stopwords", min=0, max=1000),),
-    internal=("cache_dir", "block_size")))
+    internal=_LEXICAL_INTERNAL))
 register(MethodSpec(
     "w2v-bigram", "retriever", _w2v_bigram,
     "Word2Vec bigram similarity (Burns et al. 2021): each query bigram matched to the source's best bigram; "

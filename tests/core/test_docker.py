@@ -80,3 +80,15 @@ def test_dockerfiles_use_the_entrypoint_and_pinned_requirements():
     entry = (DOCKER / "entrypoint.sh").read_text()
     assert "psycopg.connect" in entry and 'exec "$@"' in entry
     assert (DOCKER / "entrypoint.sh").stat().st_mode & 0o111
+
+
+def test_cpu_workers_scale_with_compose(compose):
+    """`docker compose up --scale worker-cpu=N` needs replicas without a fixed name or host port, each with
+    its own worker name (`%h` is the container's hostname) and the shared broker and database."""
+    cpu = compose["services"]["worker-cpu"]
+    assert "container_name" not in cpu and "ports" not in cpu
+    command = cpu["command"]
+    assert command[command.index("-n") + 1].endswith("@%h")
+    env = {**compose["x-app"]["environment"], **cpu.get("environment", {})}
+    assert env["CELERY_BROKER_URL"].startswith("redis://${SIMILIA_REDIS_HOST:-redis}:6379")
+    assert env["DATABASE_URL"].endswith("@${SIMILIA_DB_HOST:-postgres}:5432/similia")

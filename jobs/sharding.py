@@ -1,0 +1,177 @@
+"""Jobs that fan out over several workers: one parent Job, N shard Jobs, one merge.
+
+A sharded kind is registered with ``@sharded_job_kind(name, plan=..., merge=...)`` on its shard function.
+That registers two job kinds: ``name``, whose function fans out, and ``name + ".shard"``, the shard function.
+
+- **Fan out.** The parent's function asks ``plan(params)`` for the shards (e.g. ranges of queries), creates one
+  Job row per shard (``parent``, ``shard_index``, the parent's params plus the shard's) and sends them to
+  the broker as one Celery ``group`` after commit. It returns ``FanOut``: the runner leaves the parent
+  *running*; from then on the shards keep it alive (their heartbeats beat the parent's too).
+- **Progress** of the parent is the mean of its shards' progress, written with each shard progress report.
+- **Join.** Celery's chord would need a result backend; this project keeps none (the Job rows are the
+  record). So the join is in the database: each shard that finishes looks at its siblings, and the one
+  that sees them all succeeded runs ``merge(context, params, shard_results_in_order)`` and finishes the
+  parent (a conditional update: were two shards to merge at once, the first write wins and both computed
+  the same thing). A failed shard fails the parent and cancels the shards not yet done.
+- **A lost shard** (its worker killed: no heartbeat for ``JOB_HEARTBEAT_TIMEOUT``) is put back in the queue
+  and sent again by the reaper every worker runs (``jobs.services.job_reap_stale``), up to
+  ``JOB_SHARD_ATTEMPTS`` deliveries; the shards already done are kept, not redone.
+- Cancelling the parent cancels its shards (``jobs.services.job_cancel``).
+
+Shard functions should load what every shard needs (an index, embeddings) once per worker process and keep
+it (see ``benchmarks.detection_jobs``): a worker that runs several shards of the same job pays for it once.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Avg, F, Value
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+from jobs.models import Job
+from jobs.registry import job_kind
+
+logger = logging.getLogger(__name__)
+
+SHARD_SUFFIX = ".shard"
+Status = Job.Status
+
+
+@dataclass(frozen=True)
+class FanOut:
+    """Returned by a parent's function: the work continues in ``shards`` shard jobs."""
+
+    shards: int
+
+
+@dataclass(frozen=True)
+class ShardedKind:
+    name: str
+    plan: Callable[[dict], list[dict]]
+    merge: Callable
+    queue: str
+
+
+_SHARDED: dict[str, ShardedKind] = {}
+
+
+def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Callable, queue: str = "cpu",
+                     description: str = "", visible: Callable | None = None, manageable: Callable | None = None):
+    """Register the decorated shard function as ``name + ".shard"`` and a fan-out parent kind ``name``.
+
+    ``plan(params) -> [shard params, ...]`` (each merged over the parent's params for one shard);
+    ``merge(context, params, results) -> dict`` gets the shards' results in shard order and returns the
+    parent's result. ``context`` is the parent's ``JobContext`` (log, progress)."""
+
+    def register(shard_func: Callable) -> Callable:
+        _SHARDED[name] = ShardedKind(name=name, plan=plan, merge=merge, queue=queue)
+
+        def fan_out(job, **params):
+            return _fan_out(job, _SHARDED[name], params)
+
+        fan_out.__doc__ = description
+        job_kind(name, queue=queue, description=description, visible=visible, manageable=manageable)(fan_out)
+        job_kind(name + SHARD_SUFFIX, queue=queue, description=f"One shard of {name}.", visible=visible,
+                 manageable=manageable)(shard_func)
+        return shard_func
+
+    return register
+
+
+def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut:
+    shards = spec.plan(dict(params))
+    if not shards:
+        raise ValueError(f"{spec.name}: nothing to do (the plan has no shards)")
+    queue = context.job.queue or spec.queue
+    with transaction.atomic():
+        rows = [Job(kind=spec.name + SHARD_SUFFIX, params={**params, **shard}, owner_id=context.owner_id,
+                    queue=queue, parent_id=context.id, shard_index=i) for i, shard in enumerate(shards)]
+        Job.objects.bulk_create(rows)
+        ids = list(Job.objects.filter(parent_id=context.id).order_by("shard_index").values_list("pk", flat=True))
+        transaction.on_commit(lambda: _send_group(ids, queue))
+    context.log(f"fanned out into {len(ids)} shards (jobs {ids[0]}–{ids[-1]}) on queue {queue!r}")
+    Job.objects.filter(pk=context.id).update(progress_message=f"0 of {len(ids)} shards done")
+    return FanOut(len(ids))
+
+
+def _send_group(ids: list[int], queue: str) -> None:
+    """Send every shard's message as one Celery group; on a broker failure fail the shards (and the parent)."""
+    from celery import group
+
+    from jobs.tasks import run_job_task
+
+    now = timezone.now()
+    Job.objects.filter(pk__in=ids).update(enqueued=now, deliveries=F("deliveries") + 1)
+    try:
+        group(run_job_task.si(i).set(queue=queue) for i in ids).apply_async()
+    except Exception as exc:
+        logger.exception("could not send shards %s", ids)
+        Job.objects.filter(pk__in=ids, status=Status.QUEUED).update(
+            status=Status.FAILED, finished=timezone.now(),
+            error=f"Could not send the shard to the task broker ({type(exc).__name__}: {exc}).")
+        parent_id = Job.objects.filter(pk=ids[0]).values_list("parent_id", flat=True).first()
+        if parent_id:
+            shard_settled(parent_id)
+
+
+def sum_progress(parent_id: int, message: str = "") -> None:
+    """The parent's progress := the mean of its shards' progress (and a heartbeat for the parent)."""
+    mean = Job.objects.filter(parent_id=parent_id).aggregate(m=Avg("progress"))["m"] or 0.0
+    Job.objects.filter(pk=parent_id, status=Status.RUNNING).update(
+        progress=min(float(mean), 0.999), heartbeat=timezone.now(), progress_message=message[:500])
+
+
+def shard_settled(parent_id: int) -> None:
+    """Called when a shard reached a final state: fail, progress or merge the parent."""
+    from jobs.runner import JobContext, finish
+
+    parent = Job.objects.filter(pk=parent_id).first()
+    if parent is None or parent.status != Status.RUNNING:
+        return
+    shards = list(Job.objects.filter(parent_id=parent_id).order_by("shard_index").values(
+        "pk", "shard_index", "status", "error", "result"))
+    bad = next((s for s in shards if s["status"] in (Status.FAILED, Status.CANCELLED)), None)
+    if bad is not None:
+        reason = bad["error"] or bad["status"]
+        if finish(parent_id, status=Status.FAILED, error=f"Shard {bad['shard_index']} (job {bad['pk']}) "
+                                                          f"{bad['status']}: {reason}"):
+            Job.objects.filter(parent_id=parent_id, status__in=[Status.QUEUED, Status.RUNNING]).update(
+                status=Status.CANCELLED, finished=timezone.now(), progress_message="cancelled: a sibling shard failed")
+        return
+    done = sum(s["status"] == Status.SUCCEEDED for s in shards)
+    if done < len(shards):
+        sum_progress(parent_id, f"{done} of {len(shards)} shards done")
+        return
+    context = JobContext(parent)
+    context._lines = parent.log.splitlines()
+    try:
+        result = _SHARDED[parent.kind].merge(context, parent.params, [s["result"] for s in shards])
+    except Exception as exc:
+        logger.exception("merging the shards of job %s failed", parent_id)
+        finish(parent_id, status=Status.FAILED, error=f"Merging the shards failed: {type(exc).__name__}: {exc}")
+        return
+    elapsed = (timezone.now() - parent.started).total_seconds() if parent.started else 0.0
+    finish(parent_id, status=Status.SUCCEEDED, result=result, progress=1.0,
+           progress_message=f"done in {elapsed:.1f} s over {len(shards)} shards")
+
+
+def shard_retry_lost(job: Job, message: str) -> bool:
+    """Put a shard whose worker was lost back in the queue and send it again; False once attempts ran out."""
+    from jobs.services import _enqueue
+
+    if job.deliveries >= settings.JOB_SHARD_ATTEMPTS:
+        return False
+    stamp = timezone.now().strftime("%H:%M:%S")
+    requeued = Job.objects.filter(pk=job.pk, status=Status.RUNNING).update(
+        status=Status.QUEUED, started=None, heartbeat=None, progress=0.0, worker="",
+        progress_message="re-queued: its worker was lost",
+        log=Concat(F("log"), Value(f"\n[{stamp}] {message} Sent again (delivery {job.deliveries + 1}).")))
+    if requeued:
+        logger.warning("shard job %s lost its worker: sending it again", job.pk)
+        _enqueue(job.pk, job.queue)
+    return bool(requeued)

@@ -1,0 +1,128 @@
+"""One sharded detection job on 1 and then 2 real Celery workers: wall time, speed-up, worker memory.
+
+    .venv/bin/python perf/sharding_bench.py [--corpus DIR] [--method tesserae] [--queries 8000] [--k 100]
+        [--shard-size 1000] [--workers 1,2]
+
+Builds a throw-away SQLite database and filesystem broker in a temporary folder (test settings, real
+broker delivery), stores the Loci Similes query and source corpora as two corpora, then for each worker
+count starts that many `celery worker --pool solo` processes, queues one `benchmarks.detect` job and waits
+for its merge. Printed per run: wall time from queueing to the merged result, shards per worker process,
+index loads, the largest worker's peak RSS (sampled every 0.2 s), and the merged result's sha256, which must
+be the same for every worker count.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return [(r["seg_id"], r["text"]) for r in rows]
+
+
+def start_workers(n: int, env: dict, log_dir: Path) -> list[tuple[subprocess.Popen, Path]]:
+    workers = []
+    for i in range(n):
+        log = log_dir / f"worker-{n}-{i}.log"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "cpu", "--pool", "solo", "-n",
+             f"bench{i}@%h", "-l", "info", "--without-gossip", "--without-mingle"],
+            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+        workers.append((proc, log))
+    for proc, log in workers:
+        deadline = time.monotonic() + 180
+        while "ready." not in log.read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"worker did not start:\n{log.read_text()}")
+            time.sleep(0.2)
+    return workers
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default="data/corpus")
+    ap.add_argument("--texts", default="../shared/data/latin_texts")
+    ap.add_argument("--method", default="tesserae")
+    ap.add_argument("--queries", type=int, default=8000, help="query segments stored (0 = all)")
+    ap.add_argument("--k", type=int, default=100)
+    ap.add_argument("--shard-size", type=int, default=1000)
+    ap.add_argument("--workers", default="1,2")
+    args = ap.parse_args()
+    corpus = Path(args.corpus)
+    if not (corpus / "source.csv").exists():
+        from detection.latin.loci_corpus import build_corpus
+
+        build_corpus(args.texts, corpus)
+    tmp = Path(tempfile.mkdtemp(prefix="similia-sharding-"))
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", SIMILIA_VAR_DIR=str(tmp),
+               DATABASE_URL=f"sqlite:///{tmp / 'bench.sqlite3'}", CELERY_TASK_ALWAYS_EAGER="false")
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    import psutil
+    from django.core.management import call_command
+
+    from benchmarks.models import Corpus, Segment
+    from benchmarks.services.detection import detection_job_create
+    from jobs.models import Job
+
+    call_command("migrate", verbosity=0)
+    queries = load(corpus / "query.csv")
+    queries = queries[: args.queries] if args.queries else queries
+    sources = load(corpus / "source.csv")
+    stored = []
+    for name, side, rows in [("bench queries", "query", queries), ("bench sources", "source", sources)]:
+        c = Corpus.objects.create(name=name, side=side)
+        Segment.objects.bulk_create((Segment(corpus=c, seg_id=s, text=t) for s, t in rows), batch_size=5000)
+        stored.append(c)
+    print(f"{args.method} top-{args.k}: {len(queries)} queries x {len(sources)} sources, shards of "
+          f"{args.shard_size}; cores {os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}", flush=True)
+    walls = {}
+    for n in [int(x) for x in args.workers.split(",")]:
+        workers = start_workers(n, env, tmp)
+        procs = [psutil.Process(p.pid) for p, _ in workers]
+        peak = 0
+        job = detection_job_create(query_corpus=stored[0], source_corpus=stored[1], method=args.method, k=args.k,
+                                   shard_size=args.shard_size)
+        t0 = time.perf_counter()
+        while True:
+            job.refresh_from_db()
+            if job.status in Job.FINISHED:
+                break
+            peak = max([peak] + [p.memory_info().rss for p in procs if p.is_running()])
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        for p, _ in workers:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(timeout=60)
+        if job.status != "succeeded":
+            raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
+        walls[n] = wall
+        r = job.result
+        print(f"{n} worker(s): {wall:7.1f} s from queueing to merged result; shards per worker process "
+              f"{sorted(r['shards_per_worker'].values())}, index loads {r['index_loads']}, largest worker peak "
+              f"RSS {peak / 2**20:.0f} MiB; sha256 {r['sha256'][:16]}; load avg {os.getloadavg()[0]:.1f}",
+              flush=True)
+    if len(walls) > 1:
+        base = min(walls)
+        for n, wall in sorted(walls.items()):
+            if n == base:
+                continue
+            print(f"speed-up {n} vs {base} worker(s): {walls[base] / wall:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
