@@ -15,7 +15,10 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .fast_bt import ilsr_fixed_point_batched
 from .judgements import Judgements
+
+BOOT_BLOCK = 50  # resamples fitted together by the batched Newton solver
 
 __all__ = [
     "BatchScores",
@@ -200,8 +203,9 @@ def bootstrap_bradley_terry(counts, n_boot: int = 200, level: float = 0.95, seed
 
     Resampling N judgements with replacement is equivalent to drawing the n² cell counts of the
     win matrix from ``Multinomial(N, counts / N)``; all ``n_boot`` resamples are drawn in one
-    vectorised call (seeded ``numpy.random.default_rng(seed)``), then each is fitted with
-    :func:`bradley_terry` (same ``alpha``).
+    vectorised call (seeded ``numpy.random.default_rng(seed)``), then all are fitted together by
+    :func:`annotation.stats.fast_bt.ilsr_fixed_point_batched` (choix's fixed point, same ``alpha``),
+    any that does not converge there one by one with choix.
 
     Args:
         counts: (n × n) win-count matrix of one batch (``Judgements.count_matrix(batch)``).
@@ -224,7 +228,14 @@ def bootstrap_bradley_terry(counts, n_boot: int = 200, level: float = 0.95, seed
     init = point.strengths
     import choix
 
-    for r in range(n_boot):
+    refit = range(n_boot)
+    if point.alpha > 0:  # all resamples at once (same fixed point as choix; blocks bound the memory)
+        ok = np.zeros(n_boot, dtype=bool)
+        for start in range(0, n_boot, BOOT_BLOCK):
+            block = slice(start, start + BOOT_BLOCK)
+            boots[block], ok[block] = ilsr_fixed_point_batched(draws[block], point.alpha, init)
+        refit = np.flatnonzero(~ok)
+    for r in refit:
         try:
             with np.errstate(all="ignore"):
                 boots[r] = choix.ilsr_pairwise_dense(draws[r].astype(float), alpha=point.alpha,
