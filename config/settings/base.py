@@ -100,6 +100,10 @@ SIMILIA_IMPORT_MAX_COLUMNS = env_int("SIMILIA_IMPORT_MAX_COLUMNS", 50, minimum=2
 # above, by an `annotation.batch_create` job; above SIMILIA_MAX_BATCH_PAIRS (500,000 = 1,000 candidates) refused.
 SIMILIA_BATCH_JOB_PAIRS = env_int("SIMILIA_BATCH_JOB_PAIRS", 20_000, minimum=1)
 SIMILIA_MAX_BATCH_PAIRS = env_int("SIMILIA_MAX_BATCH_PAIRS", 500_000, minimum=1)
+# Bootstrap refits the scores export computes in one request when it cannot use the stored analytics result.
+SIMILIA_EXPORT_MAX_REFITS = env_int("SIMILIA_EXPORT_MAX_REFITS", 2_000, minimum=0)
+# Threads of the analytics job fitting batches side by side (numpy releases the GIL in its solvers).
+ANALYTICS_WORKERS = env_int("SIMILIA_ANALYTICS_THREADS", 2, minimum=1)
 SIMILIA_JSON_MAX_DEPTH = env_int("SIMILIA_JSON_MAX_DEPTH", 64, minimum=2)
 
 LOGIN_URL = "login"
