@@ -90,9 +90,9 @@ def project_progress(*, project: Project) -> dict:
 
 def batch_progress_for(*, batch: Batch, user) -> dict:
     """What the annotator page shows: this annotator's count and the batch's coverage."""
-    live = Judgement.objects.filter(batch=batch, undone_at__isnull=True)
-    covered = live.values("pair").distinct().count()
-    mine = live.filter(annotator=user).count()
+    counts = Judgement.objects.filter(batch=batch, undone_at__isnull=True).aggregate(
+        covered=Count("pair", distinct=True), mine=Count("id", filter=Q(annotator=user)))
+    covered, mine = counts["covered"], counts["mine"]
     total_for_me = batch.n_pairs if batch.pilot else None
     return {"pairs": batch.n_pairs, "pairs_covered": covered, "my_judgements": mine, "my_total": total_for_me}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
-from django.db import connection
+from django.db import connection, transaction
 
 CHUNK = 20_000
 
@@ -36,7 +36,9 @@ def rows_insert(table: str, columns: Sequence[str], rows: Iterable[tuple], *, to
     marks = ", ".join(["%s"] * len(columns))
     written = 0
     for chunk in _chunks(rows, CHUNK):
-        with connection.cursor() as cursor:
+        # One transaction per chunk when the caller has none (a job showing progress): in autocommit
+        # mode SQLite would commit, and sync to disk, after every row.
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
             if use_copy:
                 with cursor.cursor.copy(f"COPY {name} ({quoted}) FROM STDIN") as copy:  # psycopg 3 under Django's wrapper
                     for row in chunk:
