@@ -85,3 +85,14 @@ def test_dashboard_reads_one_batch_piece(judged, client, users, django_assert_ma
     other = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+17148+1").content.decode()
     assert "<strong>ref 17148 1</strong>" in other and "interval, ref 16977 1" not in other
     assert f"job <a href=\"/jobs/{job.pk}/\">#{job.pk}</a>" in html
+
+
+def test_agreement_comes_from_the_stored_result_unless_filtered(judged, client_for):
+    job = _analyse(judged)
+    client = client_for("researcher")
+    stored = client.get(f"/api/v1/projects/{judged.pk}/agreement/").json()
+    live = client.get(f"/api/v1/projects/{judged.pk}/agreement/?since=2000-01-01").json()
+    assert stored["source"] == "stored" and stored["job"] == job.pk and live["source"] == "live"
+    assert stored["agreement"] == live["agreement"]
+    for a, b in zip(stored["triads"]["per_annotator"] + stored["triads"]["majority"], live["triads"]["per_annotator"] + live["triads"]["majority"]):
+        assert a == b, (a, b)
