@@ -80,7 +80,7 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         rows = rows.filter(created__gte=since)
     if until:
         rows = rows.filter(created__lte=until)
-    epoch = ("EXTRACT(EPOCH FROM annotation_judgement.created)" if connection.vendor == "postgresql"
+    epoch = ("CAST(EXTRACT(EPOCH FROM annotation_judgement.created) AS double precision)" if connection.vendor == "postgresql"
              else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
     query = rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
         "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "epoch")
@@ -89,11 +89,11 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
     n = len(fetched)
-    columns = list(zip(*fetched)) if n else [()] * 6
-    batch_ids_col = np.fromiter(columns[0], np.int64, n)
-    annotator_ids = np.fromiter(columns[1], np.int64, n)
-    created = np.fromiter((float(t) for t in columns[5]), np.float64, n)
+    table = np.array(fetched, dtype=np.float64).reshape(n, 6)  # ids < 2**53 are exact in float64
     del fetched
+    columns = [table[:, k].astype(np.int64) for k in range(5)]
+    batch_ids_col, annotator_ids, created = columns[0], columns[1], table[:, 5].copy()
+    del table
     ids = np.unique(annotator_ids)
     names = dict(get_user_model().objects.filter(pk__in=ids.tolist()).values_list("pk", "username"))
     annotators = sorted(names.values())
@@ -110,7 +110,7 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
     def positions(verse_col) -> np.ndarray:
         if not n:
             return np.zeros(0, np.int64)
-        return pos_arr[np.searchsorted(key_arr, (bidx << 32) | np.fromiter(verse_col, np.int64, n))]
+        return pos_arr[np.searchsorted(key_arr, (bidx << 32) | verse_col)]
 
     left, right, winner = positions(columns[2]), positions(columns[3]), positions(columns[4])
     n_items = max((len(c) for c in candidates.values()), default=0)

@@ -90,7 +90,7 @@ def dashboard(request, pk: int):
     done, running = last_analytics(project)
     report = done.result if done else None
     context = {"project": project, "job": done, "running": running, "report": report,
-               "progress": selectors.project_progress(project=project),
+               "progress": selectors.project_progress(project=project, per_annotator=False),
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
     if report:
         legacy = None

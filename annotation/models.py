@@ -198,7 +198,9 @@ class Judgement(models.Model):
                 fields=["assignment"], condition=Q(undone_at__isnull=True), name="one_live_judgement_per_assignment"
             )
         ]
-        indexes = [models.Index(fields=["batch", "undone_at"]), models.Index(fields=["annotator", "created"])]
+        # (batch, undone_at, pair) covers the per-batch progress counts: no table row is read for them.
+        indexes = [models.Index(fields=["batch", "undone_at", "pair"], name="judgement_batch_live_pair"),
+                   models.Index(fields=["annotator", "created"])]
 
 
 class AnalyticsBatchResult(models.Model):

@@ -56,22 +56,25 @@ def verses_of(*, project: Project) -> QuerySet[Verse]:
     return Verse.objects.filter(project=project).order_by("id")
 
 
-def project_progress(*, project: Project) -> dict:
+def project_progress(*, project: Project, per_annotator: bool = True) -> dict:
     """Progress per batch and per annotator × batch, from live (not undone) judgements.
 
     Returns {"batches": [...], "annotators": [...]} with judged counts, pairs covered, overlap pairs
-    judged twice, and sets with live judgements. Five queries whatever the project size.
+    judged twice, and sets with live judgements. Five queries whatever the project size; without
+    `per_annotator` (the dashboard) four, and the per-batch counts are read from the index
+    (batch, undone_at, pair) alone.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
-    live = Judgement.objects.filter(batch__project=project, undone_at__isnull=True)
+    batch_ids = [b.pk for b in batches]  # by id, so the index (batch, undone_at, pair) is read as ranges
+    live = Judgement.objects.filter(batch_id__in=batch_ids, undone_at__isnull=True)
     per_batch = {row["batch"]: row for row in live.values("batch").annotate(
-        judgements=Count("id"), pairs_covered=Count("pair", distinct=True))}
-    planned_sum = dict(Pair.objects.filter(batch__project=project).values("batch").annotate(
+        judgements=Count("batch"), pairs_covered=Count("pair", distinct=True))}
+    planned_sum = dict(Pair.objects.filter(batch_id__in=batch_ids).values("batch").annotate(
         planned=Sum("planned")).values_list("batch", "planned"))
-    per_annotator = list(
+    annotator_rows = list(
         live.values("batch", "annotator__username").annotate(judgements=Count("id"), sets=Count("set", distinct=True))
         .order_by("annotator__username", "batch")
-    )
+    ) if per_annotator else []
     n_annotators = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).count()
     batch_rows = []
     for batch in batches:
@@ -85,7 +88,7 @@ def project_progress(*, project: Project) -> dict:
             "pairs_covered": covered, "pairs_progress": covered / batch.n_pairs if batch.n_pairs else 0.0,
             "planned_judgements": planned,
         })
-    return {"batches": batch_rows, "annotators": per_annotator, "n_annotators": n_annotators}
+    return {"batches": batch_rows, "annotators": annotator_rows, "n_annotators": n_annotators}
 
 
 def batch_progress_for(*, batch: Batch, user) -> dict:
