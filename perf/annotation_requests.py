@@ -3,7 +3,9 @@
 Usage: .venv/bin/python perf/annotation_requests.py [--sets 40] [--base REV]   (DATABASE_URL picks the database)
 
 A batch of 99 candidates (4,851 pairs) and one annotator who fetches --sets sets of 10 and submits
-every pair. Prints the median and p90 of each request and its SQL statements. With --base REV the
+every pair. Prints the median and p90 of each request (wall, and the CPU time of this process: on a shared
+machine the wall time is mostly waiting for a core, and on SQLite each commit waits for the disk) and its
+SQL statements. With --base REV the
 same measurement runs first on that revision (a temporary `git worktree`, same database engine)
 in a subprocess, so the old way and this one are measured in the same run.
 """
@@ -51,20 +53,23 @@ def measure(sets: int) -> dict:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
         times = {"next": [], "submit": []}
+        cpu = {"next": [], "submit": []}
         queries = {"next": [], "submit": []}
         for _ in range(sets + 1):
             with CaptureQueriesContext(connection) as q:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 body = client.post(f"/api/v1/batches/{batch.pk}/next-set/").json()
                 times["next"].append(time.perf_counter() - t)
+                cpu["next"].append(time.process_time() - c)
             queries["next"].append(len(q))
             for item in body["set"]["items"]:
                 payload = {"assignment_id": item["assignment_id"], "chosen_verse": item["left"]["id"],
                            "client_uuid": str(uuid.uuid4()), "response_ms": 900, "pair_id": item["pair_id"]}
                 with CaptureQueriesContext(connection) as q:
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     response = client.post("/api/v1/judgements/", payload, format="json")
                     times["submit"].append(time.perf_counter() - t)
+                    cpu["submit"].append(time.process_time() - c)
                 assert response.status_code == 201, response.content
                 queries["submit"].append(len(q))
         out = {"vendor": connection.vendor}
@@ -72,6 +77,7 @@ def measure(sets: int) -> dict:
             values = sorted(times[name][1:])  # the first request warms the URL conf and DRF
             out[name] = {"median_ms": statistics.median(values) * 1000,
                          "p90_ms": values[int(0.9 * (len(values) - 1))] * 1000, "n": len(values),
+                         "cpu_ms": statistics.median(cpu[name][1:]) * 1000,
                          "queries": max(queries[name][1:])}
         return out
     finally:
@@ -112,9 +118,10 @@ def main() -> None:
         if tmp is not None:
             subprocess.run(["git", "worktree", "remove", "--force", str(tmp)], cwd=ROOT, capture_output=True)
     for label, r in results.items():
-        print(f"{label} ({r['vendor']}): next set median {r['next']['median_ms']:.1f} ms, p90 {r['next']['p90_ms']:.1f} ms, "
-              f"{r['next']['queries']} SQL | submit median {r['submit']['median_ms']:.1f} ms, "
-              f"p90 {r['submit']['p90_ms']:.1f} ms, {r['submit']['queries']} SQL")
+        print(f"{label} ({r['vendor']}): next set median {r['next']['median_ms']:.1f} ms (CPU {r['next']['cpu_ms']:.1f} ms), "
+              f"p90 {r['next']['p90_ms']:.1f} ms, {r['next']['queries']} SQL | submit median {r['submit']['median_ms']:.1f} ms "
+              f"(CPU {r['submit']['cpu_ms']:.1f} ms), p90 {r['submit']['p90_ms']:.1f} ms, {r['submit']['queries']} SQL "
+              "(counts include BEGIN/COMMIT where the driver sends them)")
     if len(results) == 2:
         (_, a), (_, b) = results.items()
         print(f"ratio old/new: next set {a['next']['median_ms'] / b['next']['median_ms']:.1f}x, "
