@@ -5,7 +5,8 @@ Usage: DATABASE_URL=postgres://… .venv/bin/python perf/annotation_load.py [--s
 
 Starts gunicorn (`--workers`, default 2 = the two cores) on a throw-away test database with a batch of
 99 candidates, then for each step runs N annotator threads over real HTTP: each fetches a set, sends
-one choice every 3 s (uniform 2–4 s), fetches the next set when done. Prints per step the requests
+one choice every 3 s (uniform 2–4 s), fetches the next set when done; they arrive spread over
+the first 30 s (a set's length), as people do, not in one burst. Prints per step the requests
 served and the median / p99 latency of next-set and submit; the answer is the largest N whose p99 of
 all requests stays under 200 ms. With --base REV the same steps run against that revision's code
 (a temporary git worktree serving the same database), the old way measured in the same run. The
@@ -56,7 +57,7 @@ def step(port: int, batch_id: int, tokens: list[str], seconds: float, pause: flo
     def annotator(token: str, seed: int):
         rng = random.Random(seed)
         http = Http(port, token)
-        time.sleep(rng.uniform(0, pause))  # do not all start at once
+        time.sleep(rng.uniform(0, min(pause * 10, seconds / 2)))  # people arrive over a set's length, not at once
         while time.monotonic() < stop:
             t = time.perf_counter()
             status, body = http.post(f"/api/v1/batches/{batch_id}/next-set/")
