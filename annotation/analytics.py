@@ -7,7 +7,6 @@ lead dashboard, the export API and `manage.py export_scores`. The heavy full rep
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,12 +18,18 @@ from django.utils import timezone
 
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
+from core.numeric import json_safe
 from jobs.registry import job_kind
 
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
     "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "n_annotators", "gold_score",
+    "bt_aware_strength", "rank_aware", "interval_note",
 ]
+
+# The orientation the classic (paper-comparable) agreement figures use: label `winner_is_b` needs an
+# order of the two candidates, and the analytics order is the candidates' batch position.
+ORIENTATION_RULE = "a = the candidate with the lower position in its batch (the order candidates were added)"
 
 
 @dataclass
@@ -34,33 +39,16 @@ class ProjectData:
     candidates: dict[int, list[BatchCandidate]]  # batch index -> candidates by position
     annotators: list[str]
     created: np.ndarray  # epoch seconds per judgement
-
-
-def _clean(value):
-    """JSON-safe: NaN/inf → None, numpy scalars → Python."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _clean(value.tolist())
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        return None if math.isnan(value) or math.isinf(value) else value
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+    response_ms: np.ndarray | None = None  # per judgement, NaN when unknown
 
 
 def load_project_data(project: Project, *, batch_ids: list[int] | None = None, annotator: str | None = None,
                       since=None, until=None) -> ProjectData:
     """Live judgements of a project (optionally filtered) in array form.
 
-    One query for the judgements, read through the raw cursor (no model or datetime objects per
-    row; times as epoch seconds computed by the database), then mapped to candidate positions with
-    numpy: about a second for a million judgements.
+    One query for the judgements, read through the raw cursor into one numpy array (no model or
+    datetime objects per row; times as epoch seconds computed by the database), then mapped to
+    candidate positions with numpy.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
     if batch_ids is not None:
@@ -73,50 +61,53 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         bi = batch_index[cand.batch_id]
         keys.append(((bi << 32) | cand.verse_id, len(candidates[bi])))
         candidates[bi].append(cand)
-    rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True)
+    # Attention checks (known-answer pairs, possibly with the reference as a candidate) are never scored.
+    rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True, pair__attention_answer__isnull=True)
     if annotator:
         rows = rows.filter(annotator__username=annotator)
     if since:
         rows = rows.filter(created__gte=since)
     if until:
         rows = rows.filter(created__lte=until)
-    epoch = ("CAST(EXTRACT(EPOCH FROM annotation_judgement.created) AS double precision)" if connection.vendor == "postgresql"
-             else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
+    epoch = ("CAST(EXTRACT(EPOCH FROM annotation_judgement.created) AS double precision)"
+             if connection.vendor == "postgresql" else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
     query = rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
-        "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "epoch")
+        "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "response_ms", "epoch")
     sql, params = query.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
     n = len(fetched)
-    table = np.array(fetched, dtype=np.float64).reshape(n, 6)  # ids < 2**53 are exact in float64
+    # ids < 2**53 are exact in float64; a missing response time becomes NaN
+    table = np.array(fetched, dtype=np.float64).reshape(n, 7) if n else np.zeros((0, 7))
     del fetched
-    columns = [table[:, k].astype(np.int64) for k in range(5)]
-    batch_ids_col, annotator_ids, created = columns[0], columns[1], table[:, 5].copy()
+    batch_col, annotator_ids, verse_a, verse_b, chosen = (table[:, k].astype(np.int64) for k in range(5))
+    response, created = table[:, 5].copy(), table[:, 6].copy()
     del table
     ids = np.unique(annotator_ids)
     names = dict(get_user_model().objects.filter(pk__in=ids.tolist()).values_list("pk", "username"))
     annotators = sorted(names.values())
     rank = {name: i for i, name in enumerate(annotators)}
-    aidx = np.array([rank[names[int(i)]] for i in ids], np.int64)[np.searchsorted(ids, annotator_ids)] if n else \
-        np.zeros(0, np.int64)
+    aidx = (np.array([rank[names[int(i)]] for i in ids], np.int64)[np.searchsorted(ids, annotator_ids)] if n
+            else np.zeros(0, np.int64))
     bmap_ids = np.array(sorted(batch_index), np.int64)
     bmap_pos = np.array([batch_index[b] for b in sorted(batch_index)], np.int64)
-    bidx = bmap_pos[np.searchsorted(bmap_ids, batch_ids_col)] if n else np.zeros(0, np.int64)
+    bidx = bmap_pos[np.searchsorted(bmap_ids, batch_col)] if n else np.zeros(0, np.int64)
     keys.sort()
     key_arr = np.array([k for k, _ in keys], np.int64)
     pos_arr = np.array([p for _, p in keys], np.int64)
 
-    def positions(verse_col) -> np.ndarray:
-        if not n:
-            return np.zeros(0, np.int64)
-        return pos_arr[np.searchsorted(key_arr, (bidx << 32) | verse_col)]
+    def positions(verse_col: np.ndarray) -> np.ndarray:
+        return pos_arr[np.searchsorted(key_arr, (bidx << 32) | verse_col)] if n else np.zeros(0, np.int64)
 
-    left, right, winner = positions(columns[2]), positions(columns[3]), positions(columns[4])
-    n_items = max((len(c) for c in candidates.values()), default=0)
+    left, right, winner = positions(verse_a), positions(verse_b), positions(chosen)
+    sizes = [len(candidates[i]) for i in range(len(batches))]  # batches differ in size (e.g. 98 vs 99)
+    n_items = max(sizes, default=0)
     j = stats.from_winner_ids(aidx, left, right, winner, n_items=max(n_items, 1), batch=bidx, timestamp=created,
-                              n_annotators=max(len(annotators), 1), n_batches=max(len(batches), 1))
-    return ProjectData(judgements=j, batches=batches, candidates=candidates, annotators=annotators, created=created)
+                              n_annotators=max(len(annotators), 1), n_batches=max(len(batches), 1),
+                              batch_items=sizes if batches else None)
+    return ProjectData(judgements=j, batches=batches, candidates=candidates, annotators=annotators, created=created,
+                       response_ms=response)
 
 
 def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray:
@@ -131,52 +122,147 @@ def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray
     return exact.reshape(n_batches, j.n_items)
 
 
-def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, workers: int = 1) -> list[dict]:
+def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
+               workers: int = 1) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
-    as the released STS gold), win share, Bradley–Terry strength with a bootstrap interval.
-    `workers` > 1 fits batches in that many threads (numpy's solvers release the GIL)."""
-    return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, workers=workers) for row in rows]
+    as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
+    interval (Laplace posterior, see annotation/stats/bt_bayes.py) and rank.
+
+    A candidate nobody compared has no normalised score, strength, interval or rank (None) and is
+    left out of the ranking; with one judgement in a batch the intervals are None ("undefined").
+    ``n_boot`` is kept for the API's signature: the posterior needs no resampling (it sets the number
+    of posterior draws for rank intervals). ``aware``: ``{batch index: strengths}`` of the
+    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``.
+    """
+    return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, aware=aware, workers=workers)
+            for row in rows]
 
 
-def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, workers: int = 1) -> list[list[dict]]:
-    """:func:`score_rows`, one list per batch of `data.batches`."""
+def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
+                     workers: int = 1) -> list[list[dict]]:
+    """:func:`score_rows`, one list per batch of `data.batches`; `workers` > 1 fits batches in that
+    many threads (numpy's linear algebra releases the GIL)."""
     if not data.batches:
         return []
     seen = _annotators_per_candidate(data.judgements, len(data.batches))
-    work = [(bi, batch, seen) for bi, batch in enumerate(data.batches)]
-    if workers > 1 and len(work) > 1:
+
+    def one(bi: int) -> list[dict]:
+        return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware)
+
+    if workers > 1 and len(data.batches) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda item: _one_batch_scores(data, *item, n_boot=n_boot, seed=seed), work))
-    return [_one_batch_scores(data, *item, n_boot=n_boot, seed=seed) for item in work]
+            return list(pool.map(one, range(len(data.batches))))
+    return [one(bi) for bi in range(len(data.batches))]
 
 
-def _one_batch_scores(data: ProjectData, bi: int, batch: Batch, seen: np.ndarray, *, n_boot: int, seed: int) -> list[dict]:
+def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: int, seed: int,
+                      aware: dict | None) -> list[dict]:
     j = data.judgements
+    batch = data.batches[bi]
     cands = data.candidates[bi]
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
-    boot = stats.bootstrap_bradley_terry(counts, n_boot=n_boot, seed=seed)
+    post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed)
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)
     top = wins.max() if n else 0
-    order = np.argsort(-boot.strengths, kind="stable")
-    rank = np.empty(n, np.int64)
-    rank[order] = np.arange(1, n + 1)
+    aware_theta = (aware or {}).get(bi)
+    aware_rank = np.zeros(n, np.int64)
+    if aware_theta is not None:
+        ok = np.flatnonzero(np.isfinite(aware_theta[:n]))
+        aware_rank[ok] = (-aware_theta[ok]).argsort(kind="stable").argsort(kind="stable") + 1
     rows = []
     for pos, cand in enumerate(cands):
+        compared = bool(comparisons[pos])
         rows.append({
-            "batch": batch.name, "batch_id": batch.pk, "reference_id": batch.reference.verse_id, "reference_text": batch.reference.text,
+            "batch": batch.name, "batch_id": batch.pk, "reference_id": batch.reference.verse_id,
+            "reference_text": batch.reference.text,
             "candidate_id": cand.verse.verse_id, "candidate_text": cand.verse.text,
             "wins": int(wins[pos]), "comparisons": int(comparisons[pos]),
-            "normalized_score": float(wins[pos] / top) if top else None,
-            "win_share": float(wins[pos] / comparisons[pos]) if comparisons[pos] else None,
-            "bt_strength": float(boot.strengths[pos]) if comparisons.sum() else None,
-            "bt_low": float(boot.lower[pos]), "bt_high": float(boot.upper[pos]), "rank": int(rank[pos]),
+            "normalized_score": float(wins[pos] / top) if top and compared else None,
+            "win_share": float(wins[pos] / comparisons[pos]) if compared else None,
+            "bt_strength": float(post.strengths[pos]) if compared else None,
+            "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
+            "rank": int(post.rank[pos]) if compared else None,
             "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
+            "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
+            "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
+            "interval_note": post.reason if compared else "never compared: no strength, rank or interval",
         })
-    return _clean(rows)
+    return json_safe(rows)
+
+
+def annotator_aware_report(data: ProjectData) -> tuple[dict, dict]:
+    """Annotator-aware Bradley–Terry: per-annotator reliability and how much each batch's ranking moves.
+
+    Returns:
+        ``(report, {batch index: aware strengths})``.
+    """
+    j = data.judgements
+    if not len(j):
+        return {"reliability": [], "shift": []}, {}
+    fit = stats.annotator_aware_bt(j)
+    strengths = {bi: fit.strengths[bi] for bi in range(len(data.batches))}
+    shift = []
+    for bi, batch in enumerate(data.batches):
+        n = len(data.candidates[bi])
+        if not n:
+            continue
+        plain = stats.bradley_terry_posterior(j.count_matrix(batch=bi)[:n, :n], n_draws=0).strengths
+        row = stats.ranking_shift(plain, fit.strengths[bi][:n])
+        if row["n"]:
+            shift.append(dict(row, batch=batch.name))
+    reliability = [{"annotator": name, "reliability": fit.reliability[k], "n_judgements": fit.n_judgements[k]}
+                   for k, name in enumerate(data.annotators)]
+    return json_safe({"reliability": reliability, "shift": shift, "iterations": fit.iterations,
+                   "converged": fit.converged}), strengths
+
+
+def attention_pass_rates(project: Project) -> dict[str, dict]:
+    """Per annotator: attention checks answered and passed (chose the known answer)."""
+    from django.db.models import Count, F, Q
+
+    rows = (Judgement.objects.filter(batch__project=project, undone_at__isnull=True,
+                                     pair__attention_answer__isnull=False)
+            .values("annotator__username")
+            .annotate(n=Count("id"), passed=Count("id", filter=Q(chosen_id=F("pair__attention_answer_id")))))
+    return {r["annotator__username"]: {"n": r["n"], "passed": r["passed"]} for r in rows}
+
+
+def per_annotator_report(data: ProjectData, triads: dict | None = None,
+                         attention: dict[str, dict] | None = None) -> list[dict]:
+    """One row per annotator: agreement with the others' majority, consistency (circular triads per
+    complete triple over their batches), test–retest, median response time and the fast flag."""
+    j = data.judgements
+    if not len(j):
+        return []
+    majority = stats.agreement_with_majority(j)
+    retest = stats.retest_agreement(j)
+    times = stats.response_times(j.annotator, data.response_ms if data.response_ms is not None
+                                 else np.full(len(j), np.nan), j.n_annotators)
+    circ: dict[str, list[int]] = {}
+    for row in (triads or {}).get("per_annotator", []):
+        c = circ.setdefault(row["annotator"], [0, 0])
+        c[0] += row.get("n_circular") or 0
+        c[1] += row.get("n_complete_triples") or 0
+    counts = np.bincount(j.annotator, minlength=j.n_annotators)
+    rows = []
+    for k, name in enumerate(data.annotators):
+        c = circ.get(name, [0, 0])
+        rows.append({
+            "annotator": name, "n_judgements": int(counts[k]),
+            "majority_agreement": majority[k]["agreement"], "majority_units": majority[k]["n_units"],
+            "circular": c[0], "complete_triples": c[1], "circular_share": c[0] / c[1] if c[1] else None,
+            "retest_n": retest[k]["n_repeated"], "retest_agreement": retest[k]["agreement"],
+            "median_ms": times[k]["median_ms"], "fast_share": times[k]["fast_share"], "fast_flag": times[k]["flag"],
+            "attention_n": (attention or {}).get(name, {}).get("n", 0),
+            "attention_passed": (attention or {}).get(name, {}).get("passed", 0),
+            "attention_rate": ((attention or {})[name]["passed"] / (attention or {})[name]["n"]
+                               if (attention or {}).get(name, {}).get("n") else None),
+        })
+    return json_safe(rows)
 
 
 def agreement_report(data: ProjectData) -> dict:
@@ -187,9 +273,13 @@ def agreement_report(data: ProjectData) -> dict:
     kappa = stats.cohen_kappa_matrix(table)
     fleiss = stats.fleiss_kappa_judgements(table)
     alpha = stats.krippendorff_alpha_judgements(table)
-    return _clean({
+    return json_safe({
         "annotators": data.annotators,
         "n_judgements": len(j),
+        # Headline figures: invariant to which candidate is called "a" (docs/statistics.md).
+        "symmetric": stats.orientation_invariant_agreement(table),
+        # Paper-comparable classic coefficients below depend on this orientation rule.
+        "orientation_rule": ORIENTATION_RULE,
         "cohen": {"kappa": kappa.kappa, "n_shared": kappa.n_shared, "mean": kappa.mean},
         "fleiss": fleiss.as_dict(),
         "krippendorff": alpha.as_dict(),
@@ -221,17 +311,18 @@ def triads_report(data: ProjectData, *, list_cap: int = 20) -> dict:
         row["batch"] = data.batches[bi].name
         row["triads"] = _triad_texts(data, bi, row.get("triads", []))
         majority.append(row)
-    return _clean({"per_annotator": per, "majority": majority})
+    return json_safe({"per_annotator": per, "majority": majority})
 
 
 def timeline(data: ProjectData, *, points: int = 12) -> dict:
     """Cumulative agreement and per-annotator progress at `points` moments between first and last judgement."""
     j = data.judgements
     if not len(j):
-        return {"times": [], "fleiss": [], "krippendorff": [], "progress": {}}
+        return {"times": [], "fleiss": [], "krippendorff": [], "fleiss_symmetric": [], "kendall_u": [], "progress": {}}
     t0, t1 = float(data.created.min()), float(data.created.max())
     cuts = np.linspace(t0, t1, points) if t1 > t0 else np.array([t1])
-    out = {"times": [], "fleiss": [], "krippendorff": [], "progress": {name: [] for name in data.annotators}}
+    out = {"times": [], "fleiss": [], "krippendorff": [], "fleiss_symmetric": [], "kendall_u": [],
+           "progress": {name: [] for name in data.annotators}}
     for cut in cuts:
         mask = data.created <= cut + 1e-6
         sub = j.subset(mask)
@@ -239,10 +330,12 @@ def timeline(data: ProjectData, *, points: int = 12) -> dict:
         out["times"].append(cut)
         out["fleiss"].append(stats.fleiss_kappa_judgements(table).value)
         out["krippendorff"].append(stats.krippendorff_alpha_judgements(table).value)
+        out["fleiss_symmetric"].append(stats.fleiss_kappa_symmetric(table).value)
+        out["kendall_u"].append(stats.kendall_u(table).value)
         counts = np.bincount(sub.annotator, minlength=len(data.annotators))
         for k, name in enumerate(data.annotators):
             out["progress"][name].append(int(counts[k]))
-    return _clean(out)
+    return json_safe(out)
 
 
 def directionality(rows: list[dict]) -> list[dict]:
@@ -258,40 +351,43 @@ def directionality(rows: list[dict]) -> list[dict]:
                 continue
             result.append({"a": a, "b": b, "a_to_b": ours.get((a, b)), "b_to_a": ours.get((b, a)),
                            "gold_a_to_b": gold.get((a, b)), "gold_b_to_a": gold.get((b, a))})
-    return _clean(result)
+    return json_safe(result)
 
 
-def project_report_parts(project: Project, *, n_boot: int = 200, progress=None, workers: int = 2) -> tuple[dict, list[dict]]:
+def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
+                         workers: int = 1) -> tuple[dict, list[dict]]:
     """What the lead dashboard shows, JSON-ready, in two parts: the project-wide summary (agreement,
-    timeline, triad totals, the batch index) and one piece per batch (its score rows, its triads per
-    annotator, its pooled-majority triads and directionality rows), stored separately by the job."""
+    per-annotator figures, timeline, triad totals, the batch index) and one piece per batch (its score
+    rows, its triads per annotator, its directionality rows), stored separately by the job."""
     step = progress or (lambda fraction, message: None)
     step(0.05, "loading judgements")
     data = load_project_data(project)
-    step(0.2, f"scores for {len(data.batches)} batch(es)")
-    per_batch = batch_score_rows(data, n_boot=n_boot, workers=workers)
+    step(0.2, "annotator-aware Bradley–Terry")
+    aware, aware_strengths = annotator_aware_report(data)
+    step(0.35, f"scores for {len(data.batches)} batch(es)")
+    per_batch = batch_score_rows(data, n_boot=n_boot, aware=aware_strengths, workers=workers)
     rows = [row for batch_rows in per_batch for row in batch_rows]
-    step(0.7, "agreement")
+    step(0.6, "agreement")
     agreement = agreement_report(data)
-    step(0.8, "circular triads")
+    step(0.75, "circular triads")
     triads = triads_report(data)
     step(0.9, "timeline")
     direction = directionality(rows)
     per_annotator: dict[str, list[dict]] = {}
     for row in triads["per_annotator"]:
         per_annotator.setdefault(row["batch"], []).append(row)
-    majority = {row["batch"]: row for row in triads["majority"]}
     pieces, index, offset = [], [], 0
     for batch, batch_rows in zip(data.batches, per_batch):
         ref = batch.reference.verse_id
         pieces.append({"batch": batch, "row_offset": offset, "scores": batch_rows,
                        "triads": per_annotator.get(batch.name, []),
-                       "details": {"majority": majority.get(batch.name),
-                                   "directionality": [d for d in direction if ref in (d["a"], d["b"])]}})
+                       "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])]}})
         index.append({"id": batch.pk, "name": batch.name, "reference_id": ref, "n_rows": len(batch_rows),
                       "row_offset": offset, "n_judged": sum(1 for r in batch_rows if r["comparisons"])})
         offset += len(batch_rows)
     summary = {
+        "annotator_aware": aware,
+        "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project)),
         "project": project.name,
         "computed_at": timezone.now().isoformat(),
         "n_judgements": len(data.judgements),
@@ -371,5 +467,5 @@ def analytics_store(*, job, project: Project, pieces: list[dict]) -> None:
     AnalyticsBatchResult.objects.bulk_create([
         AnalyticsBatchResult(job_id=job_id, project=project, batch=piece["batch"], position=position,
                              row_offset=piece["row_offset"], n_rows=len(piece["scores"]), scores=piece["scores"],
-                             triads=piece["triads"], details=_clean(piece["details"]))
+                             triads=piece["triads"], details=json_safe(piece["details"]))
         for position, piece in enumerate(pieces)], batch_size=200)

@@ -1,7 +1,6 @@
 """Annotation API: projects, members, verse import, batches, the annotator's sets and judgements."""
 from __future__ import annotations
 
-from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -12,49 +11,47 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors
-from annotation.importing import VerseFileError
 from annotation.models import AnnotationSet, Batch, Judgement, Membership, Project, Verse
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
-from annotation.services.errors import AnnotationError
 from core.permissions import IsAnnotator, IsLead
 from core.uploads import upload_refusal
 
 
-def _error(exc: AnnotationError | VerseFileError) -> Response:
-    code = getattr(exc, "status", status.HTTP_400_BAD_REQUEST)
-    return Response({"detail": str(exc)}, status=code)
-
-
 def _project_for(request, pk: int, *, manage: bool = False) -> Project:
-    project = get_object_or_404(Project, pk=pk)
-    if manage and not selectors.user_can_manage(project=project, user=request.user):
-        from rest_framework.exceptions import PermissionDenied
-
-        raise PermissionDenied("Only the project's leads can do this.")
-    if not manage and not selectors.projects_for_user(user=request.user).filter(pk=pk).exists():
-        from django.http import Http404
-
-        raise Http404
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="manage" if manage else "view")
 
 
 # --- serializers ----------------------------------------------------------------------------------
 
-class ProjectSerializer(serializers.ModelSerializer):
+_PROJECT_SETTINGS = ["title", "instructions", "set_size", "overlap_per_set", "overlap_mode", "session_minutes",
+                     "set_timeout_minutes"]
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
 
     class Meta:
         model = Project
-        fields = ["id", "name", "title", "owner", "instructions", "set_size", "overlap_per_set", "overlap_mode",
-                  "session_minutes", "set_timeout_minutes", "created"]
-        read_only_fields = ["id", "owner", "created"]
+        fields = ["id", "name", "owner", *_PROJECT_SETTINGS, "created"]
+        read_only_fields = fields
 
 
-class ProjectUpdateSerializer(ProjectSerializer):
-    class Meta(ProjectSerializer.Meta):
-        read_only_fields = ["id", "name", "owner", "created"]
+class ProjectInputSerializer(serializers.ModelSerializer):
+    """A new project: its name and settings (the model's field rules apply; the owner is the caller)."""
+
+    class Meta:
+        model = Project
+        fields = ["name", *_PROJECT_SETTINGS]
+
+
+class ProjectUpdateInputSerializer(serializers.ModelSerializer):
+    """Settings of an existing project (the name stays)."""
+
+    class Meta:
+        model = Project
+        fields = _PROJECT_SETTINGS
 
 
 class MemberInputSerializer(serializers.Serializer):
@@ -153,16 +150,8 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
     if annotation_set is None:
         return body
     assignments = selectors.set_with_assignments(annotation_set=annotation_set)
-    # One query: this set's live choices, and the pairs someone judged in another set (judging those
-    # again does not add to the batch's coverage).
-    live, covered, unjudged = {}, set(), (None, None)
-    for set_id, assignment_id, pair_id, chosen_id, client_uuid in Judgement.objects.filter(
-            pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).values_list(
-            "set_id", "assignment_id", "pair_id", "chosen_id", "client_uuid"):
-        if set_id == annotation_set.pk:
-            live[assignment_id] = (chosen_id, str(client_uuid))
-        else:
-            covered.add(pair_id)
+    live, covered = selectors.set_judgement_states(annotation_set=annotation_set, assignments=assignments)
+    unjudged = (None, None)
     body["set"] = {
         "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
         "items": [
@@ -179,40 +168,34 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
 # --- projects -----------------------------------------------------------------------------------
 
 class ProjectListApi(ListAPIView):
-    serializer_class = ProjectSerializer
+    serializer_class = ProjectOutputSerializer
     permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
         return selectors.projects_for_user(user=self.request.user).order_by("name")
 
-    @extend_schema(request=ProjectSerializer, responses={201: ProjectSerializer})
+    @extend_schema(request=ProjectInputSerializer, responses={201: ProjectOutputSerializer})
     def post(self, request):
-        serializer = ProjectSerializer(data=request.data)
+        serializer = ProjectInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            project = project_services.project_create(owner=request.user, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
-        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+        project = project_services.project_create(owner=request.user, **serializer.validated_data)
+        return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
 class ProjectDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=ProjectSerializer)
+    @extend_schema(responses=ProjectOutputSerializer)
     def get(self, request, pk: int):
-        return Response(ProjectSerializer(_project_for(request, pk)).data)
+        return Response(ProjectOutputSerializer(_project_for(request, pk)).data)
 
-    @extend_schema(request=ProjectUpdateSerializer, responses=ProjectSerializer)
+    @extend_schema(request=ProjectUpdateInputSerializer, responses=ProjectOutputSerializer)
     def patch(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
-        serializer = ProjectUpdateSerializer(project, data=request.data, partial=True)
+        serializer = ProjectUpdateInputSerializer(project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        try:
-            project = project_services.project_update(project=project, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
-        return Response(ProjectSerializer(project).data)
+        project = project_services.project_update(project=project, **serializer.validated_data)
+        return Response(ProjectOutputSerializer(project).data)
 
 
 class MemberApi(APIView):
@@ -228,10 +211,7 @@ class MemberApi(APIView):
         project = _project_for(request, pk, manage=True)
         serializer = MemberInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            membership = project_services.membership_add(project=project, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
+        membership = project_services.membership_add(project=project, **serializer.validated_data)
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -256,14 +236,11 @@ class VerseImportApi(APIView):
         serializer = VerseImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        try:
-            project_services.check_upload_size(size=upload.size, filename=upload.name)
-            summary = project_services.verses_import(
-                project=project, data=upload.read(), filename=upload.name,
-                create_batches=serializer.validated_data["create_batches"], owner=request.user,
-            )
-        except (VerseFileError, AnnotationError) as exc:
-            return Response({"detail": str(exc)}, status=getattr(exc, "status", 400))
+        project_services.check_upload_size(size=upload.size, filename=upload.name)
+        summary = project_services.verses_import(
+            project=project, data=upload.read(), filename=upload.name,
+            create_batches=serializer.validated_data["create_batches"], owner=request.user,
+        )
         return Response(summary, status=status.HTTP_201_CREATED)
 
 
@@ -282,10 +259,7 @@ class BatchListApi(APIView):
         project = _project_for(request, pk, manage=True)
         serializer = BatchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            made = project_services.batch_create_or_job(project=project, owner=request.user, **serializer.validated_data)
-        except AnnotationError as exc:
-            return _error(exc)
+        made = project_services.batch_create_or_job(project=project, owner=request.user, **serializer.validated_data)
         if not isinstance(made, Batch):
             from jobs.services import job_enqueue_error
 
@@ -334,10 +308,7 @@ class NextSetApi(APIView):
     @extend_schema(request=None, responses=dict)
     def post(self, request, pk: int):
         batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
-        try:
-            annotation_set = scheduling.set_next(batch=batch, annotator=request.user)
-        except AnnotationError as exc:
-            return _error(exc)
+        annotation_set = scheduling.set_next(batch=batch, annotator=request.user)
         return Response(set_payload(annotation_set=annotation_set, batch=batch, user=request.user))
 
 
@@ -349,13 +320,10 @@ class JudgementApi(APIView):
         serializer = JudgementInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            judgement, created = judgement_services.judgement_submit(
-                annotator=request.user, assignment_id=data["assignment_id"], chosen_verse_id=data["chosen_verse"],
-                client_uuid=data["client_uuid"], response_ms=data.get("response_ms"), pair_id=data.get("pair_id"),
-            )
-        except AnnotationError as exc:
-            return _error(exc)
+        judgement, created = judgement_services.judgement_submit(
+            annotator=request.user, assignment_id=data["assignment_id"], chosen_verse_id=data["chosen_verse"],
+            client_uuid=data["client_uuid"], response_ms=data.get("response_ms"), pair_id=data.get("pair_id"),
+        )
         return Response(JudgementSerializer(judgement).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -367,11 +335,8 @@ class UndoApi(APIView):
     def post(self, request, pk: int):
         serializer = UndoInputSerializer(data=request.data or {})
         serializer.is_valid(raise_exception=True)
-        try:
-            judgement = judgement_services.judgement_undo_last(
-                annotator=request.user, set_id=pk, client_uuid=serializer.validated_data.get("client_uuid"))
-        except AnnotationError as exc:
-            return _error(exc)
+        judgement = judgement_services.judgement_undo_last(
+            annotator=request.user, set_id=pk, client_uuid=serializer.validated_data.get("client_uuid"))
         return Response(JudgementSerializer(judgement).data)
 
 
@@ -382,13 +347,4 @@ class MyProjectsApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request):
-        rows = []
-        mine = dict(
-            Judgement.objects.filter(annotator=request.user, undone_at__isnull=True)
-            .values("batch").annotate(n=Count("id")).values_list("batch", "n")
-        )
-        for project in selectors.projects_to_annotate(user=request.user).prefetch_related("batches"):
-            for batch in project.batches.all():
-                rows.append({"project": project.name, "batch_id": batch.pk, "batch": batch.name,
-                             "status": batch.status, "n_pairs": batch.n_pairs, "my_judgements": mine.get(batch.pk, 0)})
-        return Response(rows)
+        return Response(selectors.annotator_batches(user=request.user))

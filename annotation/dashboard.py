@@ -4,10 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 from django.contrib import messages
-from django.db import transaction
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.db import transaction
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import analytics, selectors
@@ -18,10 +17,8 @@ from jobs.services import job_create
 
 
 def _project(request, pk: int) -> Project:
-    project = get_object_or_404(Project, pk=pk)
-    if not selectors.user_can_view_results(project=project, user=request.user):
-        raise PermissionDenied("Only the project's leads and researchers can see the dashboard.")
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="results",
+                                     denied="Only the project's leads and researchers can see the dashboard.")
 
 
 def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
@@ -37,10 +34,10 @@ def _section(rows: list[dict]) -> dict:
     candidates stay out of it)."""
     name = rows[0]["batch"]
     ranked = sorted(rows, key=lambda r: (r["rank"] if r["rank"] is not None else 10**9))
-    judged = [r for r in ranked if r["comparisons"]]
+    judged = [r for r in ranked if r["comparisons"] and r["rank"] is not None]
     chart = svg.interval_chart(
         [r["candidate_id"] for r in judged], [r["bt_strength"] for r in judged], [r["bt_low"] for r in judged],
-        [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% bootstrap interval, {name}",
+        [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% credible interval, {name}",
         xlabel="Bradley–Terry strength (log scale, centred)",
         tooltips=[f"{r['candidate_id']}: {r['candidate_text']} — wins {r['wins']}/{r['comparisons']}" for r in judged],
     ) if judged else ""
@@ -50,6 +47,9 @@ def _section(rows: list[dict]) -> dict:
         "name": name, "id": rows[0]["batch_id"], "reference_id": rows[0]["reference_id"],
         "reference_text": rows[0]["reference_text"], "rows": ranked, "top": judged[:5],
         "bottom": judged[-5:][::-1] if len(judged) > 5 else [], "chart": chart, "hist": hist, "n_judged": len(judged),
+        "n_never": sum(1 for r in rows if not r["comparisons"]),
+        "interval_note": next((r.get("interval_note") for r in judged if r.get("interval_note")), None),
+        "has_aware": any(r.get("bt_aware_strength") is not None for r in judged),
     }
 
 
@@ -98,21 +98,27 @@ def dashboard(request, pk: int):
             report, legacy = _legacy_parts(report)
             context["report"] = report
         agreement = report["agreement"]
-        if agreement.get("cohen"):
-            context["heatmap"] = svg.heatmap(agreement["cohen"]["kappa"], agreement["annotators"],
-                                             counts=agreement["cohen"]["n_shared"],
-                                             title="Cohen's kappa between annotators (pairs judged by both)")
+        pairwise = (agreement.get("symmetric") or {}).get("cohen_symmetric") or agreement.get("cohen")
+        if pairwise:
+            symmetric = "cohen_symmetric" in (agreement.get("symmetric") or {})
+            context["heatmap"] = svg.heatmap(
+                pairwise["kappa"], agreement["annotators"], counts=pairwise["n_shared"],
+                title=("Pairwise agreement κ = 2·(share of pairs where both chose the same candidate) − 1, "
+                       "per annotator pair" if symmetric else "Cohen's kappa between annotators (pairs judged by both)"))
             context["kappa_pairs"] = [
-                {"a": a, "b": b, "kappa": agreement["cohen"]["kappa"][i][k], "n": agreement["cohen"]["n_shared"][i][k]}
+                {"a": a, "b": b, "kappa": pairwise["kappa"][i][k], "n": pairwise["n_shared"][i][k]}
                 for i, a in enumerate(agreement["annotators"]) for k, b in enumerate(agreement["annotators"]) if k > i
             ]
         tl = report["timeline"]
         labels = [dt.datetime.fromtimestamp(t, tz=dt.timezone.utc) for t in tl["times"]]
         xs = [(t - tl["times"][0]) / 60 for t in tl["times"]] if tl["times"] else []
+        series = ({"Kendall's u": list(zip(xs, tl["kendall_u"])),
+                   "Fleiss κ (symmetric chance)": list(zip(xs, tl["fleiss_symmetric"]))}
+                  if tl.get("kendall_u") is not None else
+                  {"Fleiss κ": list(zip(xs, tl["fleiss"])), "Krippendorff α": list(zip(xs, tl["krippendorff"]))})
         context["agreement_chart"] = svg.line_chart(
-            {"Fleiss κ": list(zip(xs, tl["fleiss"])), "Krippendorff α": list(zip(xs, tl["krippendorff"]))},
-            title="Agreement as judgements arrived", xlabel="minutes since first judgement", ylabel="agreement",
-            ymin=-0.2, ymax=1.0)
+            series, title="Agreement so far, recomputed at 12 moments between the first and the last judgement",
+            xlabel="minutes since first judgement", ylabel="agreement", ymin=-0.2, ymax=1.0)
         context["progress_chart"] = svg.line_chart(
             {name: list(zip(xs, values)) for name, values in tl["progress"].items()},
             title="Judgements per annotator over time", xlabel="minutes since first judgement", ylabel="judgements")
@@ -129,6 +135,8 @@ def dashboard(request, pk: int):
         context["directionality"] = report.get("directionality") or (piece or {}).get("details", {}).get(
             "directionality", [])
         context["directionality_partial"] = not report.get("directionality") and report.get("n_directionality", 0) > 0
+        retest = agreement.get("retest") or []
+        context["show_retest"] = any(r.get("n_repeated") for r in retest)
     return render(request, "annotation/dashboard.html", context)
 
 

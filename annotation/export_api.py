@@ -7,12 +7,12 @@ stored per batch, unless a judgement filter asks for something it does not hold.
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import F, Sum
+from django.db.models import F, OuterRef, Subquery, Sum
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import analytics, selectors
-from annotation.models import AnalyticsBatchResult, Batch, Project
+from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
 from jobs.models import Job
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
@@ -48,13 +48,17 @@ class ScoreRowSerializer(serializers.Serializer):
     bt_strength = serializers.FloatField(allow_null=True)
     bt_low = serializers.FloatField(allow_null=True)
     bt_high = serializers.FloatField(allow_null=True)
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates")
     n_annotators = serializers.IntegerField()
     gold_score = serializers.FloatField(allow_null=True)
+    bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")
+    rank_aware = serializers.IntegerField(allow_null=True)
+    interval_note = serializers.CharField(allow_null=True, help_text="why bt_low/bt_high are null, if they are")
 
 
 JUDGEMENT_COLUMNS = ["id", "batch", "reference_id", "annotator", "verse_a_id", "verse_b_id", "chosen_id", "left_id",
-                     "chose_left", "response_ms", "set", "client_uuid", "created"]
+                     "chose_left", "response_ms", "set", "client_uuid", "created", "oriented_a_id", "oriented_b_id",
+                     "b_won", "orientation"]
 
 
 class JudgementRowSerializer(serializers.Serializer):
@@ -71,6 +75,10 @@ class JudgementRowSerializer(serializers.Serializer):
     set = serializers.IntegerField()
     client_uuid = serializers.UUIDField()
     created = serializers.DateTimeField()
+    oriented_a_id = serializers.CharField(help_text="candidate called 'a' by the orientation rule")
+    oriented_b_id = serializers.CharField()
+    b_won = serializers.BooleanField(help_text="the label the classic (oriented) agreement figures use")
+    orientation = serializers.CharField()
 
 
 class _ExportBase(APIView):
@@ -78,10 +86,8 @@ class _ExportBase(APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
     def project(self, pk: int) -> Project:
-        project = get_object_or_404(Project, pk=pk)
-        if not selectors.user_can_view_results(project=project, user=self.request.user):
-            raise PermissionDenied("Exports are for the project's leads and for researchers.")
-        return project
+        return selectors.project_get_for(pk=pk, user=self.request.user, access="results",
+                                         denied="Exports are for the project's leads and for researchers.")
 
     def filters(self) -> dict:
         params = self.request.query_params
@@ -186,8 +192,8 @@ class ProjectScoresApi(_ExportBase):
     csv_columns = analytics.SCORE_COLUMNS
 
     @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description=(
-        "bootstrap resamples; default: the stored result's, or 200 computed now (fewer if the request would "
-        "exceed SIMILIA_EXPORT_MAX_REFITS refits)"))], responses=ScoreRowSerializer(many=True))
+        "posterior draws for the rank intervals; default: the stored result's, or 200 computed now (fewer if "
+        "the request would exceed SIMILIA_EXPORT_MAX_REFITS draws × batches)"))], responses=ScoreRowSerializer(many=True))
     def get(self, request, pk: int):
         project = self.project(pk)
         n_boot = query_int(request.query_params, "n_boot", default=None, min_value=0, max_value=2000)
@@ -209,7 +215,7 @@ class ProjectScoresApi(_ExportBase):
         budget = settings.SIMILIA_EXPORT_MAX_REFITS
         if n_boot is not None and n_boot * n_batches > budget:
             raise ValidationError({"n_boot": [
-                f"n_boot={n_boot} over {n_batches} batch(es) is {n_boot * n_batches:,} bootstrap refits; at most "
+                f"n_boot={n_boot} over {n_batches} batch(es) is {n_boot * n_batches:,} posterior draws; at most "
                 f"{budget:,} are computed in a request (setting SIMILIA_EXPORT_MAX_REFITS). Ask for fewer, filter by "
                 "batch, or recompute on the dashboard and read the stored result (no filters, no n_boot)."]})
         rows.n_boot = n_boot if n_boot is not None else min(200, budget // n_batches)
@@ -257,16 +263,29 @@ class ProjectJudgementsApi(_ExportBase):
             qs = qs.filter(created__gte=f["since"])
         if f["until"]:
             qs = qs.filter(created__lte=f["until"])
+        position = BatchCandidate.objects.filter(batch=OuterRef("batch_id"))
+        qs = qs.annotate(pos_a=Subquery(position.filter(verse=OuterRef("pair__verse_a_id")).values("position")[:1]),
+                         pos_b=Subquery(position.filter(verse=OuterRef("pair__verse_b_id")).values("position")[:1]))
         rows = qs.values("id", "batch__name", "batch__reference__verse_id", "annotator__username",
                          "pair__verse_a__verse_id", "pair__verse_b__verse_id", "chosen__verse_id", "left__verse_id",
-                         "chose_left", "response_ms", "set_id", "client_uuid", "created")
-        renamed = [{"id": r["id"], "batch": r["batch__name"], "reference_id": r["batch__reference__verse_id"],
-                    "annotator": r["annotator__username"], "verse_a_id": r["pair__verse_a__verse_id"],
-                    "verse_b_id": r["pair__verse_b__verse_id"], "chosen_id": r["chosen__verse_id"],
-                    "left_id": r["left__verse_id"], "chose_left": r["chose_left"], "response_ms": r["response_ms"],
-                    "set": r["set_id"], "client_uuid": str(r["client_uuid"]), "created": r["created"].isoformat()}
-                   for r in rows]
+                         "chose_left", "response_ms", "set_id", "client_uuid", "created", "pos_a", "pos_b")
+        renamed = [_judgement_row(r) for r in rows]
         return self.respond(renamed)
+
+
+def _judgement_row(r: dict) -> dict:
+    """One exported judgement, with the orientation the classic agreement figures use
+    (analytics.ORIENTATION_RULE: 'a' is the candidate with the lower batch position)."""
+    a, b = r["pair__verse_a__verse_id"], r["pair__verse_b__verse_id"]
+    if (r["pos_a"] or 0) > (r["pos_b"] or 0):
+        a, b = b, a
+    return {"id": r["id"], "batch": r["batch__name"], "reference_id": r["batch__reference__verse_id"],
+            "annotator": r["annotator__username"], "verse_a_id": r["pair__verse_a__verse_id"],
+            "verse_b_id": r["pair__verse_b__verse_id"], "chosen_id": r["chosen__verse_id"],
+            "left_id": r["left__verse_id"], "chose_left": r["chose_left"], "response_ms": r["response_ms"],
+            "set": r["set_id"], "client_uuid": str(r["client_uuid"]), "created": r["created"].isoformat(),
+            "oriented_a_id": a, "oriented_b_id": b, "b_won": r["chosen__verse_id"] == b,
+            "orientation": analytics.ORIENTATION_RULE}
 
 
 class ProjectAgreementApi(_ExportBase):

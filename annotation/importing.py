@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass, field
 
 from core import safejson
+from core.errors import DomainError
 
 
-class VerseFileError(ValueError):
+class VerseFileError(DomainError, ValueError):
     """A file that cannot be imported; the message names the file, the line and the problem."""
 
 

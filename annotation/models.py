@@ -24,6 +24,8 @@ class Project(models.Model):
     overlap_per_set = models.PositiveSmallIntegerField(default=3)
     overlap_mode = models.CharField(max_length=10, choices=OverlapMode.choices, default=OverlapMode.INTER)
     session_minutes = models.PositiveSmallIntegerField(null=True, blank=True, default=30)
+    attention_per_set = models.PositiveSmallIntegerField(
+        default=0, help_text="attention-check pairs mixed into each set (known answer, never scored)")
     set_timeout_minutes = models.PositiveSmallIntegerField(default=30)
     created = models.DateTimeField(auto_now_add=True)
 
@@ -123,6 +125,10 @@ class Pair(models.Model):
     first_annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    attention_answer = models.ForeignKey(
+        Verse, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="set on attention-check pairs: the candidate an attentive annotator chooses; such pairs are "
+                  "mixed into sets at the project's rate and never counted in scores or agreement")
 
     class Meta:
         ordering = ["batch_id", "rank"]
@@ -201,6 +207,25 @@ class Judgement(models.Model):
         # (batch, undone_at, pair) covers the per-batch progress counts: no table row is read for them.
         indexes = [models.Index(fields=["batch", "undone_at", "pair"], name="judgement_batch_live_pair"),
                    models.Index(fields=["annotator", "created"])]
+
+
+class Invitation(models.Model):
+    """A link a lead hands out so that someone joins a project as an annotator without the admin
+    site: opening it creates an account (or uses the logged-in one), grants the annotator role and
+    adds the membership. The token is random (secrets.token_urlsafe); a link expires and can be
+    revoked; ``max_uses`` bounds how many people may use one link."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    max_uses = models.PositiveSmallIntegerField(default=1)
+    uses = models.PositiveSmallIntegerField(default=0)
+    revoked = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created"]
 
 
 class AnalyticsBatchResult(models.Model):

@@ -7,9 +7,9 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import stats
+from annotation import selectors, stats
 from annotation.analytics import project_job_manageable, project_job_visible
-from annotation.dashboard import _project
+from annotation.forms import PlanningForm, form_errors
 from annotation.models import Batch
 from frontend import svg
 from jobs.models import Job
@@ -39,7 +39,7 @@ def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1
 
 @login_required
 def planning(request, pk: int):
-    project = _project(request, pk)
+    project = selectors.project_get_for(pk=pk, user=request.user, access="results")
     last = Job.objects.filter(kind="annotation.plan", params__project_id=project.pk).order_by("-created").first()
     context = {"project": project, "job": last, "result": last.result if last and last.status == "succeeded" else None}
     first_batch = Batch.objects.filter(project=project).order_by("id").first()
@@ -58,25 +58,10 @@ def planning(request, pk: int):
 @login_required
 @require_POST
 def planning_run(request, pk: int):
-    project = _project(request, pk)
-    try:
-        params = {
-            "project_id": project.pk, "n_items": int(request.POST.get("n_items", 99)),
-            "strengths_sd": float(request.POST.get("strengths_sd", 1.5)), "noise": float(request.POST.get("noise", 1.0)),
-            "n_annotators": int(request.POST.get("n_annotators", 11)), "target": float(request.POST.get("target", 0.95)),
-            "n_reps": int(request.POST.get("n_reps", 3)),
-        }
-    except ValueError as exc:
-        messages.error(request, f"Invalid value: {exc}")
+    project = selectors.project_get_for(pk=pk, user=request.user, access="results")
+    form = PlanningForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Invalid value — {form_errors(form)}")
         return redirect("annotation:planning", pk=pk)
-    import math
-
-    bounds_ok = (3 <= params["n_items"] <= 300 and 1 <= params["n_reps"] <= 20 and 2 <= params["n_annotators"] <= 100
-                 and all(math.isfinite(params[k]) and params[k] > 0 for k in ("strengths_sd", "noise"))
-                 and 0 < params["target"] <= 1)
-    if not bounds_ok:
-        messages.error(request, "Candidates 3–300, repetitions 1–20, annotators 2–100, positive spread and noise, "
-                                "target in (0, 1].")
-        return redirect("annotation:planning", pk=pk)
-    job_create(kind="annotation.plan", params=params, owner=request.user)
+    job_create(kind="annotation.plan", params={"project_id": project.pk, **form.cleaned_data}, owner=request.user)
     return redirect("annotation:planning", pk=pk)

@@ -1,7 +1,9 @@
 """Reads for the annotation app: access checks, project lists, progress."""
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, QuerySet, Sum
+from django.http import Http404
 from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project, Verse
@@ -28,6 +30,33 @@ def user_can_annotate(*, project: Project, user) -> bool:
     if not getattr(user, "is_authenticated", False) or not has_role(user, ANNOTATOR):
         return False
     return Membership.objects.filter(project=project, user=user, role=Membership.Role.ANNOTATOR).exists()
+
+
+_DENIED = {
+    "manage": "Only the project's leads can do this.",
+    "results": "Only the project's leads and researchers can see this.",
+}
+
+
+def project_get_for(*, pk: int, user, access: str = "view", denied: str | None = None) -> Project:
+    """The one "fetch a project and check access" helper of pages and API views.
+
+    ``access``: ``view`` (the user may see the project: 404 otherwise, so its existence is not revealed),
+    ``manage`` (its leads and staff) or ``results`` (its leads and researchers: scores, agreement, exports).
+    Raises Http404 for a missing project and PermissionDenied with ``denied`` (or a default message) for a
+    refused one; Django answers 404/403 on pages and DRF on the API, with the message.
+    """
+    project = Project.objects.select_related("owner").filter(pk=pk).first()
+    if project is None:
+        raise Http404("No such project.")
+    if access == "view":
+        if not projects_for_user(user=user).filter(pk=pk).exists():
+            raise Http404("No such project.")
+        return project
+    allowed = {"manage": user_can_manage, "results": user_can_view_results}[access]
+    if not allowed(project=project, user=user):
+        raise PermissionDenied(denied or _DENIED[access])
+    return project
 
 
 def projects_for_user(*, user) -> QuerySet[Project]:
@@ -61,15 +90,15 @@ def project_progress(*, project: Project, per_annotator: bool = True) -> dict:
 
     Returns {"batches": [...], "annotators": [...]} with judged counts, pairs covered, overlap pairs
     judged twice, and sets with live judgements. Five queries whatever the project size; without
-    `per_annotator` (the dashboard) four, and the per-batch counts are read from the index
-    (batch, undone_at, pair) alone.
+    `per_annotator` (the dashboard) four.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
-    batch_ids = [b.pk for b in batches]  # by id, so the index (batch, undone_at, pair) is read as ranges
-    live = Judgement.objects.filter(batch_id__in=batch_ids, undone_at__isnull=True)
+    batch_ids = [b.pk for b in batches]  # by id: the index (batch, undone_at, pair) is read as ranges
+    live = Judgement.objects.filter(batch_id__in=batch_ids, undone_at__isnull=True,
+                                    pair__attention_answer__isnull=True)  # attention checks are not progress
     per_batch = {row["batch"]: row for row in live.values("batch").annotate(
-        judgements=Count("batch"), pairs_covered=Count("pair", distinct=True))}
-    planned_sum = dict(Pair.objects.filter(batch_id__in=batch_ids).values("batch").annotate(
+        judgements=Count("id"), pairs_covered=Count("pair", distinct=True))}
+    planned_sum = dict(Pair.objects.filter(batch_id__in=batch_ids, attention_answer__isnull=True).values("batch").annotate(
         planned=Sum("planned")).values_list("batch", "planned"))
     annotator_rows = list(
         live.values("batch", "annotator__username").annotate(judgements=Count("id"), sets=Count("set", distinct=True))
@@ -93,7 +122,7 @@ def project_progress(*, project: Project, per_annotator: bool = True) -> dict:
 
 def batch_progress_for(*, batch: Batch, user) -> dict:
     """What the annotator page shows: this annotator's count and the batch's coverage."""
-    counts = Judgement.objects.filter(batch=batch, undone_at__isnull=True).aggregate(
+    counts = Judgement.objects.filter(batch=batch, undone_at__isnull=True, pair__attention_answer__isnull=True).aggregate(
         covered=Count("pair", distinct=True), mine=Count("id", filter=Q(annotator=user)))
     covered, mine = counts["covered"], counts["mine"]
     total_for_me = batch.n_pairs if batch.pilot else None
@@ -113,7 +142,8 @@ def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
     if pilots:
         seen = Assignment.objects.filter(annotator=user, pair__batch_id__in=[b.pk for b in pilots]).exclude(
             status=Assignment.Status.EXPIRED)
-        unseen = Pair.objects.filter(batch_id__in=[b.pk for b in pilots]).exclude(pk__in=seen.values("pair_id"))
+        unseen = Pair.objects.filter(batch_id__in=[b.pk for b in pilots], attention_answer__isnull=True).exclude(
+            pk__in=seen.values("pair_id"))
         work |= set(unseen.values_list("batch_id", flat=True).distinct())
     regular = [b.pk for b in batches if b.pk in open_ids and not b.pilot and b.pk not in work]
     if regular:
@@ -124,7 +154,7 @@ def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
              & ~Q(pk__in=mine.values("pair_id")))
             | (Q(batch__project__overlap_mode=Project.OverlapMode.RETEST) & Q(first_annotator=user)
                & Q(pk__in=judged.values("pair_id"))))
-        free = Pair.objects.filter(batch_id__in=regular).filter(Q(taken=0) | waiting)
+        free = Pair.objects.filter(batch_id__in=regular, attention_answer__isnull=True).filter(Q(taken=0) | waiting)
         work |= set(free.values_list("batch_id", flat=True).distinct())
     return work
 
@@ -142,3 +172,27 @@ def judgements_of(*, project: Project) -> QuerySet[Judgement]:
         .select_related("annotator", "chosen", "left", "pair__verse_a", "pair__verse_b", "batch__reference")
         .order_by("id")
     )
+
+
+def set_judgement_states(*, annotation_set: AnnotationSet, assignments) -> tuple[dict, set]:
+    """In one query: this set's live choices ``{assignment id: (chosen verse id, client uuid)}`` and the pairs
+    of ``assignments`` someone judged in another set (judging those again does not add to the batch's coverage)."""
+    live, covered = {}, set()
+    for set_id, assignment_id, pair_id, chosen_id, client_uuid in Judgement.objects.filter(
+            pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True).values_list(
+            "set_id", "assignment_id", "pair_id", "chosen_id", "client_uuid"):
+        if set_id == annotation_set.pk:
+            live[assignment_id] = (chosen_id, str(client_uuid))
+        else:
+            covered.add(pair_id)
+    return live, covered
+
+
+def annotator_batches(*, user) -> list[dict]:
+    """The batches ``user`` may annotate, per project, with the user's own live judgement counts."""
+    mine = dict(Judgement.objects.filter(annotator=user, undone_at__isnull=True)
+                .values("batch").annotate(n=Count("id")).values_list("batch", "n"))
+    return [{"project": project.name, "batch_id": batch.pk, "batch": batch.name, "status": batch.status,
+             "n_pairs": batch.n_pairs, "my_judgements": mine.get(batch.pk, 0)}
+            for project in projects_to_annotate(user=user).prefetch_related("batches")
+            for batch in project.batches.all()]

@@ -4,13 +4,15 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
+from annotation.forms import ProjectCreateForm, form_errors
 from annotation.importing import VerseFileError
-from annotation.models import Batch, Membership, Project
+from annotation.models import Batch, Judgement, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from core.roles import LEAD, has_role
@@ -18,10 +20,8 @@ from core.uploads import upload_refusal
 
 
 def _managed_project(request, pk: int) -> Project:
-    project = get_object_or_404(Project.objects.select_related("owner"), pk=pk)
-    if not selectors.user_can_manage(project=project, user=request.user):
-        raise PermissionDenied("Only the project's leads can see this page.")
-    return project
+    return selectors.project_get_for(pk=pk, user=request.user, access="manage",
+                                     denied="Only the project's leads can see this page.")
 
 
 @login_required
@@ -29,7 +29,9 @@ def annotate(request, batch_id: int):
     batch = get_object_or_404(Batch.objects.select_related("project", "reference"), pk=batch_id)
     if not selectors.user_can_annotate(project=batch.project, user=request.user):
         raise PermissionDenied("You are not an annotator of this project.")
-    return render(request, "annotation/annotate.html", {"batch": batch, "project": batch.project})
+    first_time = not Judgement.objects.filter(batch__project=batch.project, annotator=request.user).exists()
+    return render(request, "annotation/annotate.html", {"batch": batch, "project": batch.project,
+                                                        "first_time": first_time})
 
 
 @login_required
@@ -41,21 +43,25 @@ def project_list(request):
                                                             "modes": Project.OverlapMode.choices})
 
 
+def _project_form_again(request, reason: str, status: int):
+    """The projects page again with what the lead typed and why it was refused (never an empty form)."""
+    context = {"projects": selectors.projects_managed_by(user=request.user), "modes": Project.OverlapMode.choices,
+               "form": {k: request.POST.get(k, "") for k in ("name", "title", "set_size", "overlap_per_set",
+                                                             "overlap_mode", "session_minutes", "instructions")},
+               "form_error": reason}
+    return render(request, "annotation/project_list.html", context, status=status)
+
+
 @login_required
 @require_POST
 def project_create(request):
-    data = request.POST
+    form = ProjectCreateForm(request.POST)
+    if not form.is_valid():
+        return _project_form_again(request, form_errors(form), 400)
     try:
-        project = project_services.project_create(
-            owner=request.user, name=data.get("name", "").strip(), title=data.get("title", "").strip(),
-            set_size=int(data.get("set_size") or 10), overlap_per_set=int(data.get("overlap_per_set") or 3),
-            overlap_mode=data.get("overlap_mode") or Project.OverlapMode.INTER,
-            session_minutes=int(data["session_minutes"]) if data.get("session_minutes") else None,
-            instructions=data.get("instructions") or Project._meta.get_field("instructions").default,
-        )
-    except (AnnotationError, ValueError) as exc:
-        messages.error(request, f"Project not created: {exc}")
-        return redirect("annotation:projects")
+        project = project_services.project_create(owner=request.user, **form.cleaned_data)
+    except AnnotationError as exc:
+        return _project_form_again(request, str(exc), getattr(exc, "status", 400))
     messages.success(request, f"Project {project.name} created.")
     return redirect("annotation:project", pk=project.pk)
 
@@ -63,13 +69,21 @@ def project_create(request):
 @login_required
 def project_detail(request, pk: int):
     project = _managed_project(request, pk)
+    progress = selectors.project_progress(project=project)
+    checks = dict(Pair.objects.filter(batch__project=project, attention_answer__isnull=False).values("batch")
+                  .annotate(n=Count("id")).values_list("batch", "n"))
+    for row in progress["batches"]:
+        row["attention_checks"] = checks.get(row["id"], 0)
     context = {
         "project": project,
-        "progress": selectors.project_progress(project=project),
+        "progress": progress,
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
         "n_verses": project.verses.count(),
         "verses": selectors.verses_of(project=project)[:2000],
-        "roles": Membership.Role.choices,
+        "member_roles": Membership.Role.choices,  # not "roles": that name is the menu's (context processor)
+        "modes": Project.OverlapMode.choices,
+        "invitations": project.invitations.filter(revoked=False).order_by("-created")[:20],
+        "invite_base": request.build_absolute_uri("/invite/"),
     }
     return render(request, "annotation/project_detail.html", context)
 
@@ -152,6 +166,8 @@ def batch_status(request, pk: int, batch_id: int):
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
     try:
         project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
+        messages.success(request, f"Batch {batch.name} is now {batch.status}"
+                                  + (": annotators get no more pairs from it." if batch.status == "closed" else "."))
     except AnnotationError as exc:
         messages.error(request, f"Status not changed: {exc}")
     return redirect("annotation:project", pk=pk)

@@ -22,7 +22,7 @@ from benchmarks.models import (
     GoldSimilaritySet,
     SimilarityRun,
 )
-from benchmarks.services import GoldPublishError, RunError, evaluation_run_create, similarity_run_create
+from benchmarks.services import evaluation_run_create, similarity_run_create
 from benchmarks.services import gold_set_publish as gold_publish
 from core.params import query_int
 from core.roles import LEAD, RESEARCHER, has_role
@@ -191,10 +191,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
     def post(self, request):
         data = EvaluationRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            run = evaluation_run_create(owner=request.user, **data.validated_data)
-        except RunError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        run = evaluation_run_create(owner=request.user, **data.validated_data)
         return created_or_unavailable(run, EvaluationRunSerializer)
 
 
@@ -281,10 +278,7 @@ class GoldSetPublishApi(APIView):
         gold_set = readable_gold_set(request, pk)
         data = GoldSetPublishInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            gold_publish(gold_set=gold_set, user=request.user, published=data.validated_data["published"])
-        except GoldPublishError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+        gold_publish(gold_set=gold_set, user=request.user, published=data.validated_data["published"])
         return Response(GoldSetSerializer(get_object_or_404(selectors.gold_set_list(), pk=pk)).data)
 
 
@@ -317,10 +311,7 @@ class SimilarityRunListApi(_Api, ListAPIView):
     def post(self, request):
         data = SimilarityRunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            run = similarity_run_create(owner=request.user, **data.validated_data)
-        except RunError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        run = similarity_run_create(owner=request.user, **data.validated_data)
         return created_or_unavailable(run, SimilarityRunSerializer)
 
 

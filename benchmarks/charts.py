@@ -14,7 +14,8 @@ def _ms(entry):
 
 
 def loci_run_context(run: EvaluationRun) -> dict:
-    from benchmarks.loci import plots, report as R
+    from benchmarks.loci import plots
+    from benchmarks.loci import report as R
 
     rep = run.report
     ks = rep.get("ks") or run.ks

@@ -1,9 +1,7 @@
 """Benchmark pages, mounted under /benchmarks/."""
 from django.urls import path
 
-from benchmarks import from_annotation
-
-from benchmarks import views
+from benchmarks import from_annotation, views
 
 app_name = "benchmarks"
 

@@ -13,9 +13,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 
 from benchmarks import charts, exports, selectors
+from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
 from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
-from benchmarks.api import readable_gold_set
 from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
 from core.csv_export import SPREADSHEET
 from core.roles import LEAD, RESEARCHER, has_role

@@ -7,6 +7,7 @@ api_v1 = [
     path("", include("jobs.urls")),
     path("", include("benchmarks.urls")),
     path("", include("annotation.urls")),
+    path("", include("detection.urls")),
 ]
 
 urlpatterns = [

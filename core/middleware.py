@@ -5,6 +5,8 @@ stored as is on SQLite). The API's JSON bodies are checked by core.parsers, its 
 CharField; this covers every query string and the pages' forms."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.http import HttpResponseBadRequest, JsonResponse
 
 
@@ -30,3 +32,52 @@ class RejectNulMiddleware:
         if api:
             return JsonResponse({"detail": problem}, status=400)
         return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
+
+
+class FriendlyErrorPagesMiddleware:
+    """403 and 404 pages in the site's layout, with the reason the code gave.
+
+    Without it a PermissionDenied is a bare "403 Forbidden" and, under DEBUG (``make run``), a 404 is
+    Django's technical page listing every URL pattern. The API keeps its JSON errors (DRF handles its
+    views' exceptions itself; unknown /api/ addresses are left alone).
+    """
+
+    REASONS: ClassVar[dict[int, str]] = {404: "There is no page at this address.",
+                                         403: "You do not have access to this page."}
+    TITLES: ClassVar[dict[int, str]] = {404: "Page not found", 403: "Not allowed"}
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (response.status_code in self.REASONS and not getattr(response, "similia_error_page", False)
+                and self._page_request(request)
+                and response.get("Content-Type", "").startswith("text/html")):
+            return self.render(request, response.status_code, None)
+        return response
+
+    def process_exception(self, request, exception):
+        from django.core.exceptions import PermissionDenied
+        from django.http import Http404
+
+        if not self._page_request(request):
+            return None
+        if isinstance(exception, Http404):
+            return self.render(request, 404, None)  # Http404 texts name models and lookups: not for users
+        if isinstance(exception, PermissionDenied):
+            return self.render(request, 403, str(exception) or None)
+        return None
+
+    @staticmethod
+    def _page_request(request) -> bool:
+        return not request.path.startswith(("/api/", "/admin/", "/static/"))
+
+    def render(self, request, status: int, reason: str | None):
+        from django.shortcuts import render
+
+        response = render(request, "frontend/error.html",
+                          {"status": status, "title": self.TITLES[status], "reason": reason or self.REASONS[status]},
+                          status=status)
+        response.similia_error_page = True
+        return response

@@ -1,7 +1,8 @@
-"""DRF permission classes for the three roles."""
+"""DRF permission classes for the roles (researchers' reads and writes are checked by each app's own classes,
+e.g. ``benchmarks.api.ResearcherOrLeadReads``)."""
 from rest_framework.permissions import BasePermission
 
-from core.roles import ANNOTATOR, LEAD, RESEARCHER, has_role
+from core.roles import ANNOTATOR, LEAD, has_role
 
 
 class _RolePermission(BasePermission):
@@ -21,15 +22,3 @@ class IsAnnotator(_RolePermission):
 
 class IsLead(_RolePermission):
     roles = (LEAD,)
-
-
-class IsResearcher(_RolePermission):
-    roles = (RESEARCHER,)
-
-
-class IsLeadOrResearcher(_RolePermission):
-    roles = (LEAD, RESEARCHER)
-
-
-class IsAnyRole(_RolePermission):
-    roles = (ANNOTATOR, LEAD, RESEARCHER)

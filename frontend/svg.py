@@ -63,24 +63,87 @@ def heatmap(matrix: Sequence[Sequence[float | None]], labels: Sequence[str], *, 
     return _svg(width, height, title, body)
 
 
-def _axis(body, x0, y0, w, h, xmin, xmax, ymin, ymax, xlabel, ylabel, yticks=5):
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round tick values inside [lo, hi]: steps of 1, 2, 2.5 or 5 × 10^k, about ``target`` of them
+    (0, 0.25, 0.5 … rather than 0.05, 0.225, 0.4 …)."""
+    if not (_ok(lo) and _ok(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(target, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    v = first
+    while v <= hi + step * 1e-9:
+        ticks.append(round(v, 10) + 0.0)
+        v += step
+    return ticks
+
+
+def _label(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _axis(body, x0, y0, w, h, xmin, xmax, ymin, ymax, xlabel, ylabel, yticks=5, xticks=None):
+    """Axes, grid and labels. ``xticks``: (position in data units, label) pairs; default round ticks."""
     body.append(f'<line x1="{x0}" y1="{y0 + h}" x2="{x0 + w}" y2="{y0 + h}" stroke="#888"/>')
     body.append(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 + h}" stroke="#888"/>')
-    for k in range(yticks + 1):
-        v = ymin + (ymax - ymin) * k / yticks
-        y = y0 + h - h * k / yticks
+    for v in nice_ticks(ymin, ymax, yticks + 1):
+        y = y0 + h - h * (v - ymin) / (ymax - ymin)
         body.append(f'<line x1="{x0 - 3}" y1="{y:.1f}" x2="{x0 + w}" y2="{y:.1f}" stroke="#eee"/>')
-        body.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{v:.2f}</text>')
-    for k in range(5):
-        v = xmin + (xmax - xmin) * k / 4
-        x = x0 + w * k / 4
-        body.append(f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{v:.3g}</text>')
+        body.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{_label(v)}</text>')
+    if xticks is None:
+        xticks = [(v, _label(v)) for v in nice_ticks(xmin, xmax, 5)]
+    last = -1e9
+    for v, label in xticks:
+        x = x0 + w * (v - xmin) / (xmax - xmin)
+        if x - last < 7 * len(str(label)) + 6:  # no overlapping labels on a crowded (log) axis
+            continue
+        last = x
+        body.append(f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{escape(str(label))}</text>')
     body.append(f'<text x="{x0 + w / 2}" y="{y0 + h + 30}" text-anchor="middle">{escape(xlabel)}</text>')
     body.append(f'<text transform="translate(12,{y0 + h / 2}) rotate(-90)" text-anchor="middle">{escape(ylabel)}</text>')
 
 
+def _runs(points: list[tuple[float, float | None, float | None]]) -> list[list[tuple[float, float, float | None]]]:
+    """Split (x, y, std) points into runs of defined y (a None/NaN y breaks the line)."""
+    runs, run = [], []
+    for x, y, sd in points:
+        if not _ok(y):
+            if run:
+                runs.append(run)
+            run = []
+            continue
+        run.append((x, y, sd if _ok(sd) else None))
+    if run:
+        runs.append(run)
+    return runs
+
+
+def _line(run, px, py, colour: str, dash: str) -> list[str]:
+    """One unbroken run of (x, y, std) points: its ±std band, its line, a dot when it is a single point."""
+    out = []
+    if any(sd for _, _, sd in run):
+        upper = [f"{px(x):.1f},{py(y + (sd or 0)):.1f}" for x, y, sd in run]
+        lower = [f"{px(x):.1f},{py(y - (sd or 0)):.1f}" for x, y, sd in reversed(run)]
+        out.append(f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" fill-opacity="0.15" stroke="none"/>')
+    coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in run)
+    out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{coords}"/>')
+    if len(run) == 1:
+        out.append(f'<circle cx="{px(run[0][0]):.1f}" cy="{py(run[0][1]):.1f}" r="3" fill="{colour}"/>')
+    return out
+
+
 def line_chart(series: dict[str, Sequence[tuple[float, float | None]]], *, title: str, xlabel: str, ylabel: str,
-               ymin: float | None = None, ymax: float | None = None, width: int = 560, height: int = 280) -> str:
+               ymin: float | None = None, ymax: float | None = None, width: int = 560, height: int = 280,
+               log_x: bool = False, styles: dict[str, dict] | None = None,
+               marks: Sequence[tuple[float, float, str]] = ()) -> str:
+    """Lines, one per series (``name -> [(x, y), ...]``; a None/NaN y leaves a gap).
+
+    ``log_x``: log10 x axis with a tick at every x value. ``styles[name]`` may set ``color``, ``dash`` (bool)
+    and ``std`` (one value per point: a ±1 std band). ``marks``: (x, y, label) points to annotate.
+    """
+    styles = styles or {}
     points = [(x, y) for values in series.values() for x, y in values if _ok(y)]
     body: list[str] = []
     legend = 30 + int(6.2 * max((len(str(name)) for name in series), default=4))
@@ -89,37 +152,36 @@ def line_chart(series: dict[str, Sequence[tuple[float, float | None]]], *, title
     if not points:
         body.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no data yet</text>')
         return _svg(width, height, title, body)
-    xmin, xmax = min(p[0] for p in points), max(p[0] for p in points)
+    fx = math.log10 if log_x else float
+    xmin, xmax = min(fx(p[0]) for p in points), max(fx(p[0]) for p in points)
     if xmax == xmin:
         xmax = xmin + 1
     lo = min(p[1] for p in points) if ymin is None else ymin
     hi = max(p[1] for p in points) if ymax is None else ymax
     if hi == lo:
         hi = lo + 1
-    _axis(body, x0, y0, w, h, xmin, xmax, lo, hi, xlabel, ylabel)
+    xticks = [(fx(x), f"{x:g}") for x in sorted({p[0] for p in points})] if log_x else None
+    _axis(body, x0, y0, w, h, xmin, xmax, lo, hi, xlabel, ylabel, xticks=xticks)
+
+    def px(x):
+        return x0 + w * (fx(x) - xmin) / (xmax - xmin)
+
+    def py(y):
+        return y0 + h - h * (min(max(y, lo), hi) - lo) / (hi - lo)
+
     for k, (name, values) in enumerate(series.items()):
-        colour = PALETTE[k % len(PALETTE)]
-        segment: list[str] = []
-        segments = []
-        for x, y in values:
-            if not _ok(y):
-                if segment:
-                    segments.append(segment)
-                segment = []
-                continue
-            px = x0 + w * (x - xmin) / (xmax - xmin)
-            py = y0 + h - h * (min(max(y, lo), hi) - lo) / (hi - lo)
-            segment.append(f"{px:.1f},{py:.1f}")
-        if segment:
-            segments.append(segment)
-        for seg in segments:
-            body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{" ".join(seg)}"/>')
-            if len(seg) == 1:
-                px, py = seg[0].split(",")
-                body.append(f'<circle cx="{px}" cy="{py}" r="3" fill="{colour}"/>')
+        style = styles.get(name, {})
+        colour = style.get("color") or PALETTE[k % len(PALETTE)]
+        dash = ' stroke-dasharray="5 3"' if style.get("dash") else ""
+        stds = list(style.get("std") or [None] * len(values))
+        for run in _runs([(x, y, sd) for (x, y), sd in zip(values, stds)]):
+            body.extend(_line(run, px, py, colour, dash))
         ly = y0 + 12 + 16 * k
-        body.append(f'<rect x="{x0 + w + 12}" y="{ly - 9}" width="10" height="10" fill="{colour}"/>'
-                    f'<text x="{x0 + w + 26}" y="{ly}">{escape(str(name))}</text>')
+        body.append(f'<line x1="{x0 + w + 10}" y1="{ly - 4}" x2="{x0 + w + 24}" y2="{ly - 4}" stroke="{colour}" '
+                    f'stroke-width="3"{dash}/><text x="{x0 + w + 28}" y="{ly}">{escape(str(name))}</text>')
+    for x, y, label in marks:
+        body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" fill="#1d232b"/>'
+                    f'<text x="{px(x) + 6:.1f}" y="{py(y) - 6:.1f}">{escape(label)}</text>')
     return _svg(width, height, title, body)
 
 
@@ -139,11 +201,10 @@ def interval_chart(labels: Sequence[str], values: Sequence[float], lows: Sequenc
     if hi == lo:
         hi = lo + 1
     scale = lambda v: x0 + w * (v - lo) / (hi - lo)  # noqa: E731
-    for k in range(5):
-        v = lo + (hi - lo) * k / 4
+    for v in nice_ticks(lo, hi, 5):
         x = scale(v)
         body.append(f'<line x1="{x:.1f}" y1="{y0}" x2="{x:.1f}" y2="{y0 + h}" stroke="#eee"/>'
-                    f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{v:.2f}</text>')
+                    f'<text x="{x:.1f}" y="{y0 + h + 14}" text-anchor="middle">{_label(v)}</text>')
     body.append(f'<text x="{x0 + w / 2}" y="{y0 + h + 30}" text-anchor="middle">{escape(xlabel)}</text>')
     for i, label in enumerate(labels):
         y = y0 + i * row + row / 2
@@ -176,15 +237,31 @@ def histogram(values: Sequence[float], *, title: str, xlabel: str, bins: int = 2
 
 
 def scatter(points: Sequence[tuple[float, float]], *, title: str, xlabel: str, ylabel: str, diagonal: bool = True,
-            width: int = 420, height: int = 320, lo: float = 0.0, hi: float = 1.0) -> str:
-    x0, y0, w, h = 56, 12, width - 70, height - 56
+            width: int = 420, height: int = 320, lo: float = 0.0, hi: float = 1.0,
+            groups: Sequence[str] | None = None) -> str:
+    """Points in [lo, hi]² with the diagonal; ``groups`` (one label per point) colours them and adds a legend."""
+    legend = 0
+    names: list[str] = []
+    if groups is not None:
+        names = list(dict.fromkeys(str(g) for g in groups))
+        legend = 24 + int(6.2 * max((len(n) for n in names), default=4))
+    width += legend
+    x0, y0, w, h = 56, 12, width - 70 - legend, height - 56
     body: list[str] = []
     _axis(body, x0, y0, w, h, lo, hi, lo, hi, xlabel, ylabel)
     if diagonal:
         body.append(f'<line x1="{x0}" y1="{y0 + h}" x2="{x0 + w}" y2="{y0}" stroke="#bbb" stroke-dasharray="4 3"/>')
-    for x, y in points:
+    colour = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+    for i, (x, y) in enumerate(points):
         if _ok(x) and _ok(y):
             px = x0 + w * (min(max(x, lo), hi) - lo) / (hi - lo)
             py = y0 + h - h * (min(max(y, lo), hi) - lo) / (hi - lo)
-            body.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="#1f5fa8" fill-opacity=".7"/>')
+            group = str(groups[i]) if groups is not None else ""
+            tip = f"{group + ': ' if group else ''}{x:.3f} / {y:.3f}"
+            body.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour.get(group, PALETTE[0])}" '
+                        f'fill-opacity=".7"><title>{escape(tip)}</title></circle>')
+    for i, name in enumerate(names):
+        ly = y0 + 12 + 16 * i
+        body.append(f'<circle cx="{x0 + w + 16}" cy="{ly - 4}" r="4" fill="{colour[name]}"/>'
+                    f'<text x="{x0 + w + 24}" y="{ly}">{escape(name)}</text>')
     return _svg(width, height, title, body)

@@ -2,14 +2,14 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
-from rest_framework.generics import ListAPIView
 
 from jobs.models import Job
 from jobs.selectors import job_cancellable_by, job_list, job_visible_to
-from jobs.services import JobError, heartbeat_cutoff_passed, job_cancel, job_reap_stale
+from jobs.services import heartbeat_cutoff_passed, job_cancel, job_reap_stale
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -68,8 +68,5 @@ class JobCancelApi(APIView):
         if not job_cancellable_by(job=job, user=request.user):
             return Response({"detail": "Only the job's owner, the leads of its project or staff can cancel it."},
                             status=status.HTTP_403_FORBIDDEN)
-        try:
-            job = job_cancel(job=job)
-        except JobError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        job = job_cancel(job=job)
         return Response(JobSerializer(job).data)

@@ -14,5 +14,7 @@ class JobsConfig(AppConfig):
             folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get(key)
             if folder:
                 Path(folder).mkdir(parents=True, exist_ok=True)
-        from jobs import signals  # noqa: F401  (connects the worker signal handlers)
-        from jobs import kinds  # noqa: F401  (registers the built-in job kinds)
+        from jobs import (
+            kinds,  # noqa: F401  (registers the built-in job kinds)
+            signals,  # noqa: F401  (connects the worker signal handlers)
+        )

@@ -10,14 +10,17 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from core.errors import DomainError
 from jobs.models import Job
 from jobs.registry import get_kind
 
 logger = logging.getLogger(__name__)
 
 
-class JobError(Exception):
+class JobError(DomainError):
     """A job request that cannot be honoured (unknown kind, job already finished)."""
+
+    status = 409
 
 
 def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str | None = None) -> Job:

@@ -25,8 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.loci import data, matching, methods, metrics as M, splits  # noqa: E402
-from benchmarks.loci.corpus import read_corpus_dir  # noqa: E402
+from benchmarks.loci import data, matching, methods, splits  # noqa: E402
+from benchmarks.loci import metrics as M
+from benchmarks.loci.data import read_corpus_dir  # noqa: E402
 from benchmarks.loci.evaluate import evaluate_retrieval  # noqa: E402
 
 
@@ -37,7 +38,7 @@ def rss_mib() -> float:
 def corpus_run(corpus_dir: str | None) -> None:
     t0 = time.perf_counter()
     if corpus_dir is None:
-        from detection.latin.corpus import build_corpus
+        from detection.latin.loci_corpus import build_corpus
         corpus_dir = tempfile.mkdtemp(prefix="loci_corpus_")
         build_corpus(Path(__file__).resolve().parents[2] / "shared" / "data" / "latin_texts" / "tesserae"
                      if (Path(__file__).resolve().parents[2] / "shared").is_dir()

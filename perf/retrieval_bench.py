@@ -29,10 +29,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from detection.latin.corpus import build_corpus  # noqa: E402
-from detection.latin.lemmatize import default_cache_dir  # noqa: E402
-from detection.methods import get_retriever  # noqa: E402
 from detection.latin.analysis import Analyzer  # noqa: E402
+from detection.latin.lemmatize import default_cache_dir  # noqa: E402
+from detection.latin.loci_corpus import build_corpus  # noqa: E402
+from detection.methods import get_retriever  # noqa: E402
 
 
 def _child(fn, conn):

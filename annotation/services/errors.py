@@ -1,4 +1,7 @@
-class AnnotationError(Exception):
+from core.errors import DomainError
+
+
+class AnnotationError(DomainError):
     """A request that breaks a rule of the annotation workflow; `status` is the HTTP status to use."""
 
     status = 400

@@ -5,10 +5,9 @@ import math
 import random
 from typing import Iterable
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-
-from django.conf import settings
 
 from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse
@@ -16,16 +15,6 @@ from annotation.services.bulk import rows_insert
 from core.uploads import too_large_message
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
-
-
-def check_can_manage(*, project: Project, user) -> None:
-    """Leads manage the projects they own or lead; staff manage all."""
-    from annotation.selectors import user_can_manage
-
-    if not user_can_manage(project=project, user=user):
-        from annotation.services.errors import NotAllowed
-
-        raise NotAllowed("Only the project's leads can do this.")
 
 
 @transaction.atomic
@@ -46,6 +35,14 @@ def project_create(*, owner, name: str, title: str = "", **settings) -> Project:
 def _validate_project(project: Project) -> None:
     from django.core.exceptions import ValidationError
 
+    # The rules a lead can break with the form first, in words (full_clean would name the
+    # database constraint: "Constraint “project_overlap_le_set” is violated").
+    if isinstance(project.set_size, int) and project.set_size < 1:
+        raise AnnotationError("Pairs per set must be at least 1.")
+    if (isinstance(project.set_size, int) and isinstance(project.overlap_per_set, int)
+            and project.overlap_per_set > project.set_size):
+        raise AnnotationError(f"The overlap pairs per set ({project.overlap_per_set}) cannot exceed the pairs per set "
+                              f"({project.set_size}).")
     try:
         project.full_clean(exclude=["owner"])
     except ValidationError as exc:
@@ -76,7 +73,9 @@ def membership_add(*, project: Project, username: str, role: str = Membership.Ro
         raise AnnotationError(f"Unknown project role {role!r}; use annotator or lead.")
     needed = ANNOTATOR if role == Membership.Role.ANNOTATOR else LEAD
     if not has_role(user, needed):
-        raise AnnotationError(f"{username} does not hold the {needed} role; ask an administrator to grant it first.")
+        hint = ("send them an invitation link from the project page (it grants the annotator role)"
+                if needed == ANNOTATOR else "ask an administrator to grant it")
+        raise AnnotationError(f"{username} does not hold the {needed} role; {hint}.")
     membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
     return membership
 

@@ -9,6 +9,9 @@ Rules:
 - A pair is never handed out beyond `planned` judgements: its `taken` counter is raised under a
   row lock (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers).
 - Pilot batches: every member judges every pair; `planned`/`taken` are not used.
+- Attention checks (pairs with `attention_answer`) are not part of the pool: each set gets up to
+  `project.attention_per_set` of them that the annotator has not seen in this batch, on top of the
+  set's pairs. Their `planned`/`taken` counters are unused; their judgements are never scored.
 - A set not finished by `expires_at` is released: its open assignments expire and their pairs
   return to the pool. An annotator coming back resumes their open set.
 """
@@ -98,6 +101,8 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
     picks = _pick_pilot(batch, annotator, project) if batch.pilot else _pick(batch, annotator, project)
     if not picks:
         return None
+    if project.attention_per_set:
+        picks += _pick_attention(batch, annotator, project.attention_per_set)
     annotation_set = AnnotationSet.objects.create(
         batch=batch, annotator=annotator, expires_at=now + dt.timedelta(minutes=project.set_timeout_minutes)
     )
@@ -119,7 +124,7 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
 
 def _pick(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
     size, overlap = project.set_size, project.overlap_per_set
-    pool = Pair.objects.filter(batch=batch)
+    pool = Pair.objects.filter(batch=batch, attention_answer__isnull=True)
     if project.overlap_mode == Project.OverlapMode.INTER:
         mine = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
         waiting = pool.filter(taken__gte=1, taken__lt=F("planned")).exclude(first_annotator=annotator).exclude(
@@ -149,5 +154,13 @@ def _pick(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, b
 
 def _pick_pilot(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
     seen = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
-    pairs = list(Pair.objects.filter(batch=batch).exclude(pk__in=seen.values("pair_id")).order_by("rank")[: project.set_size])
+    pairs = list(Pair.objects.filter(batch=batch, attention_answer__isnull=True).exclude(pk__in=seen.values("pair_id"))
+                 .order_by("rank")[: project.set_size])
     return [(pair, True, False) for pair in pairs]
+
+
+def _pick_attention(batch: Batch, annotator, n: int) -> list[tuple[Pair, bool, bool]]:
+    """Up to n attention-check pairs of the batch this annotator has not been shown (random order)."""
+    seen = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
+    checks = Pair.objects.filter(batch=batch, attention_answer__isnull=False).exclude(pk__in=seen.values("pair_id"))
+    return [(pair, False, False) for pair in checks.order_by("?")[:n]]

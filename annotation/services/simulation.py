@@ -73,7 +73,8 @@ class _Pool:
     """One batch's pairs and who saw what, for the in-memory scheduler (mirrors `scheduling._pick`)."""
 
     def __init__(self, batch: Batch, users: list):
-        rows = list(Pair.objects.filter(batch=batch).select_for_update(of=("self",), no_key=True).order_by("rank")
+        rows = list(Pair.objects.filter(batch=batch, attention_answer__isnull=True)
+                    .select_for_update(of=("self",), no_key=True).order_by("rank")
                     .values_list("pk", "verse_a_id", "verse_b_id", "planned", "taken", "first_annotator_id"))
         self.pk = [r[0] for r in rows]
         self.a = [r[1] for r in rows]
@@ -87,11 +88,13 @@ class _Pool:
         self.seen = {uid: set() for uid in ids}  # pairs with a live presentation to the user
         for uid, pair_id in Assignment.objects.filter(pair__batch=batch, annotator_id__in=ids).exclude(
                 status=Assignment.Status.EXPIRED).values_list("annotator_id", "pair_id"):
-            self.seen[uid].add(index[pair_id])
+            if pair_id in index:  # attention checks are not in the pool
+                self.seen[uid].add(index[pair_id])
         self.judged = {uid: set() for uid in ids}  # pairs the user judged (test–retest repeats)
         for uid, pair_id in Judgement.objects.filter(batch=batch, annotator_id__in=ids, undone_at__isnull=True).values_list(
                 "annotator_id", "pair_id"):
-            self.judged[uid].add(index[pair_id])
+            if pair_id in index:
+                self.judged[uid].add(index[pair_id])
         # Pairs waiting for another judgement (1 ≤ taken < planned), by their first judge, in rank order.
         self.waiting: dict[int | None, list[int]] = {}
         for i in range(len(self.pk)):
@@ -183,6 +186,14 @@ def simulate_annotations(
         if max_judgements and total >= max_judgements:
             break
         cap = max_judgements - total if max_judgements else None
+        if project.attention_per_set and Pair.objects.filter(batch=batch, attention_answer__isnull=False).exists():
+            # Sets that carry attention checks are served by the scheduler itself, one set at a time.
+            count = simulate_annotations_via_services(
+                project=project, annotators=len(users), judgements_per_pair=judgements_per_pair, noise=noise,
+                seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap)["judgements"]
+            summary["batches"][batch.name] = count
+            total += count
+            continue
         count = _simulate_batch(batch=batch, project=project, users=users, scale=scale, rng=rng,
                                 judgements_per_pair=judgements_per_pair, cap=cap)
         summary["batches"][batch.name] = count

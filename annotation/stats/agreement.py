@@ -5,6 +5,16 @@ Labels are *which candidate won* in canonical order (``winner_is_b`` ∈ {0, 1})
 contributes one label per unit: their *first* judgement (chronological; by ``timestamp`` if given,
 else array order). Repeats by the same annotator feed :func:`retest_agreement` instead.
 
+Orientation. ``winner_is_b`` needs *some* order of the two candidates (``a < b``), and that order
+is arbitrary: batch position, verse id and export order are all defensible. The classic
+coefficients below (Cohen, Fleiss, Krippendorff) estimate chance agreement from the marginal shares
+of "a won" and "b won", so they change when the orientation rule changes although the judgements do
+not (batch position correlates with similarity, so the lower position wins more often and chance
+agreement rises). The ``*_symmetric`` coefficients and Kendall's ``u`` use a chance term symmetric
+in the two candidates (each candidate chosen with probability ½, the marginals averaged over both
+orientations of every unit) and are invariant to every orientation rule; they are the headline
+figures. The classic ones remain for comparison with papers, labelled with their orientation rule.
+
 Undefined values are ``NaN`` with a ``reason`` string, never a broken number:
 no shared units; chance agreement equal to 1 (both annotators constant on the same category, or
 all ratings in one category), where kappa/alpha is 0/0.
@@ -15,7 +25,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.stats import rankdata
+
+from core.numeric import spearman as _spearman
 
 from .judgements import Judgements
 
@@ -34,6 +45,11 @@ __all__ = [
     "retest_agreement",
     "split_half_reliability",
     "spearman",
+    "cohen_kappa_symmetric_matrix",
+    "fleiss_kappa_symmetric",
+    "krippendorff_alpha_symmetric",
+    "kendall_u",
+    "orientation_invariant_agreement",
 ]
 
 NO_SHARED = "no shared units"
@@ -287,10 +303,7 @@ def krippendorff_alpha_nominal(value_counts) -> AgreementResult:
         D_e = Σ_{c≠k} n_c n_k / (n(n − 1))); NaN with a reason when nothing is pairable or all values
         are equal (D_e = 0; the ``krippendorff`` package raises there).
     """
-    t = np.asarray(value_counts, dtype=np.float64)
-    mu = t.sum(1)
-    keep = mu >= 2
-    t, mu = t[keep], mu[keep]
+    t, mu = _rated_units(np.asarray(value_counts, dtype=np.float64))
     if not len(mu):
         return AgreementResult(float("nan"), float("nan"), float("nan"), 0, 0,
                                "no pairable unit (>= 2 values)", "krippendorff-nominal")
@@ -358,17 +371,9 @@ def retest_agreement(j: Judgements) -> list[dict]:
 
 
 def spearman(x, y) -> float:
-    """Spearman's rho (average ranks for ties) on the positions where both are finite; NaN if < 3
-    positions or a constant vector."""
-    x = np.asarray(x, float)
-    y = np.asarray(y, float)
-    ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() < 3:
-        return float("nan")
-    rx, ry = rankdata(x[ok]), rankdata(y[ok])
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
+    """Spearman's rho on the positions where both are finite; NaN if < 3 positions or a constant vector
+    (the rho of :func:`core.numeric.spearman`, the project's one implementation)."""
+    return _spearman(x, y).rho
 
 
 def split_half_reliability(j: Judgements, n_splits: int = 20, seed: int = 0, by: str = "auto",
@@ -425,3 +430,135 @@ def split_half_reliability(j: Judgements, n_splits: int = 20, seed: int = 0, by:
                     "rho_sd": float(np.nanstd(r)) if np.isfinite(r).any() else float("nan"),
                     "rho_sb": 2 * rho / (1 + rho) if np.isfinite(rho) and rho > -1 else float("nan")})
     return out
+
+
+
+# ---------------------------------------------------------------- orientation-invariant agreement
+SYMMETRIC_CHANCE = 0.5  # each of the two candidates chosen with probability ½: no orientation enters
+
+
+def _rated_units(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of a units × values count table with ≥ 2 ratings, and their rating counts."""
+    ni = t.sum(1)
+    keep = ni >= 2
+    return t[keep], ni[keep]
+
+
+def _binary_counts(j) -> np.ndarray:
+    t = np.asarray(j.counts() if isinstance(j, LabelTable) else
+                   (label_table(j).counts() if isinstance(j, Judgements) else j), dtype=np.float64)
+    if t.ndim != 2 or t.shape[1] != 2:
+        raise ValueError("need a units × 2 table (choices of candidate a, of candidate b)")
+    return t
+
+
+def fleiss_kappa_symmetric(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
+    """Fleiss' kappa with a chance term symmetric in the two candidates (orientation-invariant).
+
+    Observed agreement is Fleiss' ``P̄`` (mean over units with ≥ 2 ratings of the agreeing rater
+    pairs among the unit's raters), which does not depend on which candidate is called "a". The
+    classic ``P̄_e = p_a² + p_b²`` does: it uses the share of "a won" under one orientation rule.
+    Averaging the marginals over both orientations of every unit gives ``p_a = p_b = ½``, so
+    ``P̄_e = ½`` and ``κ_sym = (P̄ − ½)/(1 − ½) = 2P̄ − 1``. Equivalently, Fleiss' κ of the table in
+    which every unit appears once in each orientation.
+
+    Args:
+        j: judgements, a :class:`LabelTable`, or a units × 2 count table.
+
+    Returns:
+        :class:`AgreementResult` (``expected`` = 0.5); NaN with a reason when no unit has ≥ 2 ratings.
+    """
+    t, ni = _rated_units(_binary_counts(j))
+    if not len(ni):
+        return AgreementResult(float("nan"), float("nan"), SYMMETRIC_CHANCE, 0, 0,
+                               "no unit rated by >= 2 raters", "fleiss-symmetric")
+    p_bar = float((((t * (t - 1)).sum(1)) / (ni * (ni - 1))).mean())
+    return AgreementResult(2.0 * p_bar - 1.0, p_bar, SYMMETRIC_CHANCE, int(len(ni)), int(ni.sum()), None,
+                           "fleiss-symmetric")
+
+
+def kendall_u(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
+    """Kendall & Babington Smith's (1940) coefficient of agreement u for paired comparisons.
+
+    With m judges all judging the same pairs, ``Σ = Σ_{i≠j} C(a_ij, 2)`` (a_ij = judges preferring
+    i to j) and ``u = 2Σ / (C(m, 2) C(n, 2)) − 1``: twice the share of agreeing judge pairs, minus 1.
+    ``u = 1`` when all judges agree on every pair; its minimum is ``−1/(m − 1)`` (m even) or ``−1/m``
+    (m odd). For partial overlap the same form is pooled over units: agreeing rater pairs over all
+    rater pairs, each unit with its own n_u raters (units with < 2 raters dropped). With equal rater
+    counts it equals :func:`fleiss_kappa_symmetric`; with unequal counts u weights units by their
+    rater pairs C(n_u, 2), κ_sym weights them equally. Orientation-invariant by construction.
+
+    Returns:
+        :class:`AgreementResult` (``observed`` = share of agreeing rater pairs, ``expected`` = 0.5).
+    """
+    t, ni = _rated_units(_binary_counts(j))
+    pairs = float((ni * (ni - 1) / 2).sum())
+    if pairs == 0:
+        return AgreementResult(float("nan"), float("nan"), SYMMETRIC_CHANCE, 0, 0,
+                               "no unit rated by >= 2 raters", "kendall-u")
+    agree = float((t * (t - 1) / 2).sum())
+    share = agree / pairs
+    return AgreementResult(2.0 * share - 1.0, share, SYMMETRIC_CHANCE, int(len(ni)), int(ni.sum()), None,
+                           "kendall-u")
+
+
+def krippendorff_alpha_symmetric(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
+    """Krippendorff's alpha (nominal) on the coincidence matrix averaged over both orientations.
+
+    The observed coincidences ``o_ab + o_ba`` (disagreements) do not depend on orientation; the
+    value totals ``n_a, n_b`` do. Averaging over both orientations of every unit gives
+    ``n_a = n_b = n/2``, so ``D_e = 2 (n/2)² / (n(n − 1)) = n / (2(n − 1))`` and
+    ``α_sym = 1 − D_o / D_e``.
+
+    Returns:
+        :class:`AgreementResult` (``observed`` = D_o, ``expected`` = D_e); NaN when nothing is pairable.
+    """
+    t, mu = _rated_units(_binary_counts(j))
+    if not len(mu):
+        return AgreementResult(float("nan"), float("nan"), float("nan"), 0, 0,
+                               "no pairable unit (>= 2 values)", "krippendorff-symmetric")
+    n = float(mu.sum())
+    off_o = float((2.0 * t[:, 0] * t[:, 1] / (mu - 1.0)).sum())
+    d_o = off_o / n
+    d_e = n / (2.0 * (n - 1.0))
+    return AgreementResult(1.0 - d_o / d_e, d_o, d_e, int(len(mu)), int(n), None, "krippendorff-symmetric")
+
+
+def cohen_kappa_symmetric_matrix(j: Judgements | LabelTable) -> KappaMatrix:
+    """Cohen-type kappa for every annotator pair with the symmetric chance term ``p_e = ½``.
+
+    ``κ_sym = (p_o − ½)/(1 − ½) = 2p_o − 1`` on the units both judged (first judgements): the
+    share of units where both chose the same candidate, rescaled; invariant to orientation. For two
+    raters it equals :func:`kendall_u` and :func:`fleiss_kappa_symmetric` on their shared units.
+    """
+    lab = _labels(j).labels
+    m = lab.shape[1]
+    seen = (lab >= 0).astype(np.float64)
+    x1 = (lab == 1).astype(np.float64)
+    x0 = (lab == 0).astype(np.float64)
+    n = seen.T @ seen
+    same = x1.T @ x1 + x0.T @ x0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = np.where(n > 0, 2.0 * same / np.where(n > 0, n, 1.0) - 1.0, np.nan)
+    np.fill_diagonal(kappa, np.nan)
+    reasons = {(i, k): NO_SHARED for i in range(m) for k in range(i + 1, m) if n[i, k] == 0}
+    vals = kappa[np.triu_indices(m, 1)]
+    mean = float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
+    return KappaMatrix(kappa, n.round().astype(np.int64), mean, reasons)
+
+
+def orientation_invariant_agreement(j: Judgements | LabelTable) -> dict:
+    """The orientation-invariant figures in one dict (JSON-ready after NaN cleaning).
+
+    Returns:
+        ``{"fleiss_symmetric", "kendall_u", "krippendorff_symmetric"}`` as
+        :meth:`AgreementResult.as_dict`, plus ``"cohen_symmetric"`` (``kappa``, ``n_shared``, ``mean``).
+    """
+    table = _labels(j)
+    cs = cohen_kappa_symmetric_matrix(table)
+    return {
+        "fleiss_symmetric": fleiss_kappa_symmetric(table).as_dict(),
+        "kendall_u": kendall_u(table).as_dict(),
+        "krippendorff_symmetric": krippendorff_alpha_symmetric(table).as_dict(),
+        "cohen_symmetric": {"kappa": cs.kappa, "n_shared": cs.n_shared, "mean": cs.mean},
+    }

@@ -39,6 +39,9 @@ class Judgements:
             array order is the chronological order.
         n_annotators: number of annotators (default ``annotator.max() + 1``).
         n_batches: number of batches (default ``batch.max() + 1``).
+        batch_items: optional int array (n_batches,): candidates in each batch when batches differ
+            in size (``n_items`` is then the largest); default every batch has ``n_items``. Used where
+            the size matters, e.g. whether a batch's tournament is complete.
 
     Treat the arrays as immutable: derived arrays (winner, loser, batch groups) are cached.
 
@@ -55,6 +58,7 @@ class Judgements:
     timestamp: np.ndarray | None = None
     n_annotators: int | None = None
     n_batches: int | None = None
+    batch_items: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -80,6 +84,14 @@ class Judgements:
         n_bat = self.n_batches if self.n_batches is not None else (int(bt.max()) + 1 if n else 0)
         if n and (ann.max() >= n_ann or bt.max() >= n_bat):
             raise ValueError("annotator/batch index exceeds n_annotators/n_batches")
+        sizes = None
+        if self.batch_items is not None:
+            sizes = _as1d(self.batch_items, np.int64)
+            if len(sizes) != n_bat or (len(sizes) and (sizes.min() < 0 or sizes.max() > self.n_items)):
+                raise ValueError("batch_items needs one size in [0, n_items] per batch")
+            if n and np.any(b >= sizes[bt]):
+                raise ValueError("item index out of range of its batch's size")
+        object.__setattr__(self, "batch_items", sizes)
         for name, val in (("annotator", ann), ("a", a), ("b", b), ("winner_is_b", w), ("batch", bt),
                           ("timestamp", ts), ("n_annotators", n_ann), ("n_batches", n_bat)):
             object.__setattr__(self, name, val)
@@ -118,6 +130,10 @@ class Judgements:
             return np.arange(len(self))
         return np.argsort(self.timestamp, kind="stable")
 
+    def items_in_batch(self, batch: int) -> int:
+        """Number of candidates of one batch (``batch_items`` if given, else ``n_items``)."""
+        return self.n_items if self.batch_items is None else int(self.batch_items[batch])
+
     def subset(self, mask_or_index) -> "Judgements":
         """Judgements selected by a boolean mask or an index array (same n_items/annotators/batches)."""
         idx = mask_or_index
@@ -125,7 +141,7 @@ class Judgements:
             annotator=self.annotator[idx], a=self.a[idx], b=self.b[idx], winner_is_b=self.winner_is_b[idx],
             n_items=self.n_items, batch=self.batch[idx],
             timestamp=None if self.timestamp is None else self.timestamp[idx],
-            n_annotators=self.n_annotators, n_batches=self.n_batches,
+            n_annotators=self.n_annotators, n_batches=self.n_batches, batch_items=self.batch_items,
         )
 
     def batch_slices(self) -> dict[int, np.ndarray]:
@@ -156,14 +172,15 @@ class Judgements:
 
 
 def from_winner_ids(annotator, left, right, winner, n_items: int, batch=None, timestamp=None,
-                    n_annotators: int | None = None, n_batches: int | None = None) -> Judgements:
+                    n_annotators: int | None = None, n_batches: int | None = None,
+                    batch_items=None) -> Judgements:
     """Build canonical :class:`Judgements` from screen-order rows.
 
     Args:
         annotator: annotator index per judgement.
         left, right: candidate indices as shown (any order, must differ).
         winner: the chosen candidate's index (must equal ``left`` or ``right``).
-        n_items, batch, timestamp, n_annotators, n_batches: see :class:`Judgements`.
+        n_items, batch, timestamp, n_annotators, n_batches, batch_items: see :class:`Judgements`.
 
     Returns:
         Judgements with ``a = min(left, right)``, ``b = max(left, right)``,
@@ -179,4 +196,4 @@ def from_winner_ids(annotator, left, right, winner, n_items: int, batch=None, ti
     a = np.minimum(left, right)
     b = np.maximum(left, right)
     return Judgements(annotator, a, b, (winner == b).astype(np.int8), n_items, batch, timestamp,
-                      n_annotators, n_batches)
+                      n_annotators, n_batches, batch_items)

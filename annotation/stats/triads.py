@@ -244,7 +244,8 @@ def triads_per_annotator(j: Judgements, list_cap: int = 0) -> list[dict]:
     rows = []
     m = max(j.n_annotators, 1)
     for key, counts in _group_counts(j, j.batch * m + j.annotator):
-        adj, n_tied = tournament_from_counts(counts)
+        size = j.items_in_batch(key // m)  # a smaller batch's complete tournament is complete
+        adj, n_tied = tournament_from_counts(counts[:size, :size])
         row = {"batch": key // m, "annotator": key % m}
         row.update(_row(adj, n_tied, list_cap))
         rows.append(row)
@@ -263,7 +264,8 @@ def majority_triads(j: Judgements, list_cap: int = 0) -> list[dict]:
     """
     rows = []
     for key, counts in _group_counts(j, j.batch):
-        adj, n_tied = tournament_from_counts(counts)
+        size = j.items_in_batch(key)
+        adj, n_tied = tournament_from_counts(counts[:size, :size])
         row = {"batch": key}
         row.update(_row(adj, n_tied, list_cap))
         rows.append(row)

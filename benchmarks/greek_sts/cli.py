@@ -4,8 +4,10 @@
     python -m benchmarks.greek_sts.cli sweep --verses dbbe_verses_sample.csv --level verse --method NAME --output sweep.csv
     python -m benchmarks.greek_sts.cli evaluate --method list
 
-The Django commands ``evaluate_similarity`` and ``pilot_sweep`` call :func:`run_evaluate` / :func:`run_sweep`
-with the same options (see :func:`add_evaluate_arguments`, :func:`add_sweep_arguments`).
+The Django commands ``evaluate_similarity`` and ``pilot_sweep`` call :func:`evaluate_command` /
+:func:`sweep_command` with the same options (see :func:`add_evaluate_arguments`, :func:`add_sweep_arguments`),
+which call the keyword-only :func:`run_evaluate` / :func:`run_sweep`. Options follow the project's command-line
+convention (:mod:`core.cli`); bad input raises :class:`core.cli.CommandInputError`.
 """
 from __future__ import annotations
 
@@ -16,39 +18,18 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-
-class CommandError(Exception):
-    """Bad command-line input (the Django wrappers turn it into django's CommandError)."""
-
-
-def _parse_params(items) -> dict:
-    out = {}
-    for item in items or []:
-        if "=" not in item:
-            raise CommandError(f"--param expects key=value, got {item!r}")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k.strip()] = v
-    return out
+from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
+from detection.methods import ParamError, UnknownMethod
 
 
-def print_methods(stdout: TextIO) -> None:
-    from detection.methods.greek_registry import method_specs
+def _listing() -> str:
+    from detection.methods import registry
 
-    for spec in method_specs():
-        defaults = ", ".join(f"{k}={v!r}" for k, v in spec["defaults"].items())
-        need = "  [needs --param model=NAME_OR_PATH]" if spec["needs_model"] else ""
-        stdout.write(f"{spec['name']:<28} {spec['description']}{need}\n")
-        if defaults:
-            stdout.write(f"{'':<28}   defaults: {defaults}\n")
+    return registry.format_specs(kind="pair_scorer", language="grc")
 
 
 def _common_arguments(parser) -> None:
-    parser.add_argument("--method", default=None, help="registry name; 'list' prints the registry")
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="method parameter (JSON value or string), repeatable, e.g. --param model=/path")
+    add_method_arguments(parser, default="", what="similarity method")
     parser.add_argument("--corpus", action="append", default=None, metavar="PATH",
                         help="training texts for static embeddings (repeatable; default: the input file plus "
                              "STS_benchmark_medievalGreek.tsv, dbbe_verses_sample.csv and "
@@ -87,24 +68,23 @@ def _progress(quiet: bool, stderr: TextIO):
     return report
 
 
-def _build_method(options: dict, input_path: str, stderr: TextIO):
-    from benchmarks.greek_sts.corpus import default_corpus_paths, training_corpus
+def _build_method(*, method: str, params: dict, corpus, input_path: str, threads, quiet: bool, stderr: TextIO):
+    from benchmarks.greek_sts.training_texts import default_corpus_paths, training_corpus
     from detection.methods.greek_registry import get_method
 
-    if options.get("threads"):
+    if threads:
         import torch
 
-        torch.set_num_threads(int(options["threads"]))
-    try:
-        method = get_method(options["method"], **_parse_params(options.get("param")))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CommandError(str(exc)) from exc
-    paths = options.get("corpus") or default_corpus_paths(input_path)
-    texts = training_corpus(paths)
+        torch.set_num_threads(int(threads))
+    with user_errors(ParamError, UnknownMethod, TypeError):
+        method = get_method(method, **params)
+    paths = corpus or default_corpus_paths(input_path)
+    with user_errors(OSError, ValueError):
+        texts = training_corpus(paths)
     t0 = time.perf_counter()
     method.fit(texts)
     info = {"corpus": [str(p) for p in paths], "n_texts": len(texts), "fit_seconds": time.perf_counter() - t0}
-    if not options.get("quiet"):
+    if not quiet:
         stderr.write(f"fitted {method.name} on {len(texts)} texts in {info['fit_seconds']:.1f}s\n")
     return method, info
 
@@ -116,74 +96,86 @@ def _write(path, text: str, stdout: TextIO) -> None:
         Path(path).write_text(text, encoding="utf-8")
 
 
-def run_evaluate(options: dict, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> dict | None:
-    """``options``: gold, method, param, calibration, corpus, output, plot, threads, quiet."""
+_EVALUATE_OPTIONS = ("gold", "method", "calibration", "corpus", "output", "plot", "threads", "quiet")
+_SWEEP_OPTIONS = ("verses", "level", "method", "corpus", "output", "report_json", "plot", "threads", "quiet")
+
+
+def evaluate_command(options: dict, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> dict | None:
+    """``evaluate`` from parsed options (shared by ``python -m`` and ``manage.py evaluate_similarity``)."""
+    if not method_command(options, required=("gold",), listing=_listing, stdout=stdout):
+        return None
+    return run_evaluate(**{k: options.get(k) for k in _EVALUATE_OPTIONS}, params=parse_params(options.get("param")),
+                        stdout=stdout, stderr=stderr)
+
+
+def sweep_command(options: dict, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr):
+    """``sweep`` from parsed options (shared by ``python -m`` and ``manage.py pilot_sweep``)."""
+    if not method_command(options, required=("verses",), listing=_listing, stdout=stdout):
+        return None
+    return run_sweep(**{k: options.get(k) for k in _SWEEP_OPTIONS}, params=parse_params(options.get("param")),
+                     stdout=stdout, stderr=stderr)
+
+
+def run_evaluate(*, gold, method: str, params: dict | None = None, calibration: str | None = "none", corpus=None,
+                 output=None, plot=None, threads=None, quiet: bool = False, stdout: TextIO = sys.stdout,
+                 stderr: TextIO = sys.stderr) -> dict:
+    """Score ``method`` on the gold TSV ``gold``; writes the report JSON to ``output`` (stdout when None)."""
     from benchmarks.greek_sts.evaluate import evaluate_method
     from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
 
-    if options.get("method") == "list":
-        print_methods(stdout)
-        return None
-    if not options.get("gold") or not options.get("method"):
-        raise CommandError("--gold and --method are required (--method list prints the methods)")
-    try:
-        pairs = read_sts_gold(options["gold"])
-    except (GoldFormatError, OSError) as exc:
-        raise CommandError(str(exc)) from exc
-    method, fit_info = _build_method(options, options["gold"], stderr)
-    calibration = None if options.get("calibration") in (None, "none") else options["calibration"]
+    with user_errors(GoldFormatError, OSError):
+        pairs = read_sts_gold(gold)
+    scorer, fit_info = _build_method(method=method, params=params or {}, corpus=corpus, input_path=gold,
+                                     threads=threads, quiet=quiet, stderr=stderr)
+    calibration = None if calibration in (None, "none") else calibration
     t0 = time.perf_counter()
-    report = evaluate_method(pairs, method, calibration=calibration, progress=_progress(options.get("quiet"), stderr))
+    report = evaluate_method(pairs, scorer, calibration=calibration, progress=_progress(quiet, stderr))
     report["timing"] = {"fit_seconds": fit_info["fit_seconds"], "evaluate_seconds": time.perf_counter() - t0}
     report["training"] = {"corpus": fit_info["corpus"], "n_texts": fit_info["n_texts"]}
-    report["gold_file"] = str(options["gold"])
-    _write(options.get("output"), json.dumps(report, ensure_ascii=False, indent=2) + "\n", stdout)
-    if options.get("plot"):
+    report["gold_file"] = str(gold)
+    _write(output, json.dumps(report, ensure_ascii=False, indent=2) + "\n", stdout)
+    if plot:
         from benchmarks.greek_sts.plots import scatter_svg
 
         preds = report["predictions"]
-        Path(options["plot"]).write_text(scatter_svg([p["predicted"] for p in preds], [p["gold"] for p in preds],
-                                                     [p["reference_id"] for p in preds],
-                                                     title=f"{method.name}: predicted vs gold"), encoding="utf-8")
-    if options.get("output") not in (None, "-") and not options.get("quiet"):
-        stderr.write(f"{method.name}: RMSE {report['rmse']:.4f}  Spearman {report['spearman']}  "
-                     f"Pearson {report['pearson']}  → {options['output']}\n")
+        Path(plot).write_text(scatter_svg([p["predicted"] for p in preds], [p["gold"] for p in preds],
+                                          [p["reference_id"] for p in preds],
+                                          title=f"{scorer.name}: predicted vs gold"), encoding="utf-8")
+    if output not in (None, "-") and not quiet:
+        stderr.write(f"{scorer.name}: RMSE {report['rmse']:.4f}  Spearman {report['spearman']}  "
+                     f"Pearson {report['pearson']}  → {output}\n")
     return report
 
 
-def run_sweep(options: dict, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr):
-    """``options``: verses, level, method, param, corpus, output, report_json, plot, threads, quiet."""
-    from benchmarks.greek_sts.pilots import PAPER_F1, DEFAULT_THRESHOLDS, read_verses_csv, sweep, write_sweep_csv
+def run_sweep(*, verses, method: str, params: dict | None = None, level: str | None = "verse", corpus=None,
+              output=None, report_json=None, plot=None, threads=None, quiet: bool = False,
+              stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr):
+    """The DBBE pilot threshold sweep of ``method`` on ``verses``; writes the sweep CSV to ``output``."""
+    from benchmarks.greek_sts.pilots import DEFAULT_THRESHOLDS, PAPER_F1, read_verses_csv, sweep, write_sweep_csv
 
-    if options.get("method") == "list":
-        print_methods(stdout)
-        return None
-    if not options.get("verses") or not options.get("method"):
-        raise CommandError("--verses and --method are required (--method list prints the methods)")
-    try:
-        verses = read_verses_csv(options["verses"])
-    except (ValueError, OSError) as exc:
-        raise CommandError(str(exc)) from exc
-    method, fit_info = _build_method(options, options["verses"], stderr)
-    level = options.get("level") or "verse"
+    with user_errors(ValueError, OSError):
+        verse_rows = read_verses_csv(verses)
+    scorer, fit_info = _build_method(method=method, params=params or {}, corpus=corpus, input_path=verses,
+                                     threads=threads, quiet=quiet, stderr=stderr)
+    level = level or "verse"
     t0 = time.perf_counter()
-    result = sweep(verses, level=level, method=method, progress=_progress(options.get("quiet"), stderr))
+    result = sweep(verse_rows, level=level, method=scorer, progress=_progress(quiet, stderr))
     seconds = time.perf_counter() - t0
-    _write(options.get("output"), write_sweep_csv(result.rows), stdout)
-    if options.get("report_json"):
+    _write(output, write_sweep_csv(result.rows), stdout)
+    if report_json:
         data = result.to_dict()
         data["timing"] = {"fit_seconds": fit_info["fit_seconds"], "sweep_seconds": seconds}
         data["training"] = {"corpus": fit_info["corpus"], "n_texts": fit_info["n_texts"]}
-        Path(options["report_json"]).write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    if options.get("plot"):
+        Path(report_json).write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    if plot:
         from benchmarks.greek_sts.plots import threshold_plot_svg
 
         ref = list(zip(DEFAULT_THRESHOLDS.tolist(), PAPER_F1[level]))
-        Path(options["plot"]).write_text(threshold_plot_svg(result.rows, title=f"{method.name}, {level} level",
-                                                            reference_f1=ref), encoding="utf-8")
-    if not options.get("quiet"):
+        Path(plot).write_text(threshold_plot_svg(result.rows, title=f"{scorer.name}, {level} level",
+                                                 reference_f1=ref), encoding="utf-8")
+    if not quiet:
         b = result.best
-        stderr.write(f"{method.name} {level}: best F1 {b.f1:.3f} at {b.threshold:.2f} (P {b.precision:.3f}, "
+        stderr.write(f"{scorer.name} {level}: best F1 {b.f1:.3f} at {b.threshold:.2f} (P {b.precision:.3f}, "
                      f"R {b.recall:.3f}); {result.n_pairs} pairs, {result.n_positive} positive; {seconds:.1f}s\n")
     return result
 
@@ -197,10 +189,10 @@ def main(argv=None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) ->
     options = vars(args)
     try:
         if args.command in ("evaluate", "evaluate_similarity"):
-            run_evaluate(options, stdout, stderr)
+            evaluate_command(options, stdout=stdout, stderr=stderr)
         else:
-            run_sweep(options, stdout, stderr)
-    except CommandError as exc:
+            sweep_command(options, stdout=stdout, stderr=stderr)
+    except CommandInputError as exc:
         stderr.write(f"error: {exc}\n")
         return 2
     return 0

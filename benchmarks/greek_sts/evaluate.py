@@ -23,8 +23,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from core.numeric import finite_or_none
+
 from .gold import GoldPair, references
-from .metrics import clean, summary
+from .metrics import summary
 
 RMSE_NOTE = ("RMSE measures absolute deviation from the gold scale: a method that ranks candidates perfectly "
              "but on a different scale (e.g. cosines between 0.6 and 1) gets a poor RMSE. Read it beside "
@@ -94,8 +96,8 @@ def _directionality(pairs: list[GoldPair], pred: np.ndarray, reverse: np.ndarray
         "method_symmetric": symmetric,
         "max_abs_asymmetry_measured": measured,
         "bidirectional_pairs": both,
-        "gold_mean_abs_asymmetry": clean(float(np.mean(gold_asym))) if gold_asym else None,
-        "predicted_mean_abs_asymmetry": clean(float(np.mean(pred_asym))) if pred_asym else None,
+        "gold_mean_abs_asymmetry": finite_or_none(float(np.mean(gold_asym))) if gold_asym else None,
+        "predicted_mean_abs_asymmetry": finite_or_none(float(np.mean(pred_asym))) if pred_asym else None,
         "direction_agreement": agreement,
         "reproduces_directionality": reproduces,
         "note": note,
@@ -111,7 +113,7 @@ def _metrics_block(pred: np.ndarray, gold: np.ndarray, groups: np.ndarray) -> di
     rmses = [v["rmse"] for v in per_ref.values() if v["rmse"] is not None]
     return {"rmse": overall["rmse"], "spearman": overall["spearman"], "pearson": overall["pearson"],
             "n_pairs": overall["n"], "per_reference": per_ref,
-            "mean_rmse_per_reference": clean(float(np.mean(rmses))) if rmses else None}
+            "mean_rmse_per_reference": finite_or_none(float(np.mean(rmses))) if rmses else None}
 
 
 def evaluate_method(gold_pairs: list[GoldPair], method, calibration: str | None = None,

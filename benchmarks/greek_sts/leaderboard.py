@@ -9,9 +9,9 @@ import json
 import sys
 import time
 
-from .corpus import default_corpus_paths, training_corpus
 from .evaluate import evaluate_method
 from .gold import read_sts_gold
+from .training_texts import default_corpus_paths, training_corpus
 
 DEFAULT_METHODS = ("levenshtein", "char_ngram", "word2vec_sg", "word2vec_cbow", "word2vec_sg_lemma",
                    "word2vec_cbow_lemma", "fasttext", "fasttext_lemma", "semantic_edit", "semantic_edit_w2v_lemma",

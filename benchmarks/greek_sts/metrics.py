@@ -1,9 +1,9 @@
 """RMSE, Spearman and Pearson with explicit handling of degenerate inputs (returned as NaN)."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
+from core.numeric import finite_or_none, spearman
 
 
 def rmse(pred, gold) -> float:
@@ -22,25 +22,7 @@ def pearson(pred, gold) -> float:
     return float(np.corrcoef(pred, gold)[0, 1])
 
 
-def _ranks(x: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean rank), 1-based."""
-    from scipy.stats import rankdata
-
-    return rankdata(x, method="average")
-
-
-def spearman(pred, gold) -> float:
-    pred, gold = np.asarray(pred, float), np.asarray(gold, float)
-    if pred.size < 2:
-        return float("nan")
-    return pearson(_ranks(pred), _ranks(gold))
-
-
-def clean(x: float) -> float | None:
-    """NaN → None (for JSON)."""
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
 def summary(pred, gold) -> dict:
-    return {"rmse": clean(rmse(pred, gold)), "spearman": clean(spearman(pred, gold)),
-            "pearson": clean(pearson(pred, gold)), "n": int(np.asarray(pred).size)}
+    """RMSE, Spearman (:func:`core.numeric.spearman`, defined from 2 pairs) and Pearson; ``None`` when undefined."""
+    return {"rmse": finite_or_none(rmse(pred, gold)), "spearman": spearman(pred, gold, min_n=2).as_dict()["rho"],
+            "pearson": finite_or_none(pearson(pred, gold)), "n": int(np.asarray(pred).size)}

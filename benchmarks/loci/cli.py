@@ -1,11 +1,13 @@
 """Command-line entry points (no Django needed)::
 
     python -m benchmarks.loci.cli evaluate_retrieval --queries Q.csv --sources S.csv --gold G.csv \
-        --retriever bm25-lemma --k 10,100,1000 --output report.json
-    python -m benchmarks.loci.cli loci545 --retriever bm25-lemma [--corpus-dir DIR] [--pool corpus] \
+        --method bm25-lemma [--param k1=1.2] --ks 10,100,1000 --output report.json
+    python -m benchmarks.loci.cli loci545 --method bm25-lemma [--corpus-dir DIR] [--pool corpus] \
         [--split ref_type|with_text|grouped] --output report.json [--csv per_query.csv] [--svg DIR]
+    python -m benchmarks.loci.cli evaluate_retrieval --method list
 
-``manage.py evaluate_retrieval`` calls :func:`run_evaluate_retrieval` with the same options.
+``manage.py evaluate_retrieval`` calls :func:`evaluate_retrieval_command` with the same options (the project's
+command-line convention, :mod:`core.cli`; bad input raises :class:`core.cli.CommandInputError`).
 """
 from __future__ import annotations
 
@@ -14,16 +16,23 @@ import json
 import sys
 from pathlib import Path
 
-from . import data, matching, methods, report as R, splits
+from core.cli import (
+    CommandInputError,
+    add_method_arguments,
+    method_command,
+    parse_ks,
+    parse_params,
+    user_errors,
+)
+from detection.methods import ParamError, UnknownMethod, registry
+
+from . import data, matching, methods, splits
+from . import report as R
 from .evaluate import evaluate_retrieval
 from .metrics import DEFAULT_KS
 
-
-def parse_ks(text: str) -> tuple[int, ...]:
-    ks = tuple(sorted({int(x) for x in str(text).replace(" ", "").split(",") if x}))
-    if not ks or min(ks) < 1:
-        raise ValueError(f"bad --k {text!r}")
-    return ks
+# what a bad file, split, method or parameter raises below; shown as one line by the commands
+_USER_ERRORS = (OSError, ValueError, KeyError, ParamError, UnknownMethod)
 
 
 def _make_split(bench, split: str, folds: int, seed: int):
@@ -53,7 +62,7 @@ def _write_outputs(rep: dict, output=None, csv_path=None, svg_dir=None, stdout=N
                  f"{rep['pool']['n_queries']} queries]: {line}\n")
 
 
-def run_evaluate_retrieval(*, queries, sources, gold, retriever: str, k="10,100,1000", output=None,
+def run_evaluate_retrieval(*, queries, sources, gold, method: str, ks="10,100,1000", output=None,
                            split: str = "auto", folds: int = 5, seed: int = 0, pool: str = "auto",
                            ties: str = "as_ranked", csv=None, svg=None, stdout=None, params: dict | None = None) -> dict:
     """Evaluate a retriever on plain files (no database).
@@ -61,8 +70,9 @@ def run_evaluate_retrieval(*, queries, sources, gold, retriever: str, k="10,100,
     Args:
         queries, sources: corpora ``seg_id,text[,author,work]``.
         gold: ``query_id,source_id[,label][,fold]``.
-        retriever: a name of the engine registry (``bm25-lemma``, ``tfidf-surface``, ...).
-        k: comma-separated cut-offs.
+        method: a retriever of the method registry (``bm25-lemma``, ``tfidf-surface``, ...); ``params`` its
+            parameters (validated by the registry).
+        ks: comma-separated cut-offs.
         split: ``auto`` (the gold file's folds if it has a fold column, else grouped), ``grouped`` or ``file``.
         pool: ``auto``/``gold``/``corpus``.
 
@@ -70,15 +80,19 @@ def run_evaluate_retrieval(*, queries, sources, gold, retriever: str, k="10,100,
         the report (also written to ``output`` as JSON when given); it has pooled ``recall@K``/``mrr@K`` at the
         top level and ``by_type`` sections.
     """
-    bench = data.benchmark_from_files(queries, sources, gold)
+    cutoffs = parse_ks(ks)
+    with user_errors(*_USER_ERRORS):
+        registry.validate(method, params, kind="retriever")
+        bench = data.benchmark_from_files(queries, sources, gold)
     chk = matching.check_gold_ids(bench)
     if not chk["ok"]:
-        raise SystemExit(f"gold ids not in the corpora: {len(chk['missing_query_ids'])} query ids, "
-                         f"{len(chk['missing_source_ids'])} source ids (e.g. "
-                         f"{(chk['missing_query_ids'] + chk['missing_source_ids'])[:3]})")
-    sp = _make_split(bench, split, folds, seed)
-    m = methods.EngineRetrieverMethod(retriever, **(params or {}))
-    rep = evaluate_retrieval(bench, sp, m, ks=parse_ks(k), pool=pool, ties=ties, seed=seed)
+        raise CommandInputError(f"gold ids not in the corpora: {len(chk['missing_query_ids'])} query ids, "
+                                f"{len(chk['missing_source_ids'])} source ids (e.g. "
+                                f"{(chk['missing_query_ids'] + chk['missing_source_ids'])[:3]})")
+    with user_errors(*_USER_ERRORS):
+        sp = _make_split(bench, split, folds, seed)
+    m = methods.EngineRetrieverMethod(method, **(params or {}))
+    rep = evaluate_retrieval(bench, sp, m, ks=cutoffs, pool=pool, ties=ties, seed=seed)
     _write_outputs(rep, output, csv, svg, stdout)
     return rep
 
@@ -89,18 +103,21 @@ def load_545_with_corpus(corpus_dir=None, data_dir=None):
     bench = data.load_default_545(data_dir)
     if not corpus_dir:
         return bench, None
-    from .corpus import read_corpus_dir
-    qc, sc = read_corpus_dir(corpus_dir)
+    qc, sc = data.read_corpus_dir(corpus_dir)
     return matching.attach_corpus(bench, qc, sc)
 
 
-def run_loci545(*, retriever: str, k=",".join(map(str, DEFAULT_KS)), output=None, corpus_dir=None,
-                data_dir=None, split="ref_type", folds=5, seed=0, pool="auto", csv=None, svg=None, stdout=None) -> dict:
-    bench, match = load_545_with_corpus(corpus_dir, data_dir)
-    sp = _make_split(bench, split, folds, seed)
+def run_loci545(*, method: str, ks=",".join(map(str, DEFAULT_KS)), output=None, corpus_dir=None,
+                data_dir=None, split="ref_type", folds=5, seed=0, pool="auto", csv=None, svg=None, stdout=None,
+                params: dict | None = None) -> dict:
+    cutoffs = parse_ks(ks)
+    with user_errors(*_USER_ERRORS):
+        registry.validate(method, params, kind="retriever")
+        bench, match = load_545_with_corpus(corpus_dir, data_dir)
+        sp = _make_split(bench, split, folds, seed)
     fold_pools = splits.build_fold_pools(bench, sp, seed=seed) if pool == "gold+distractors" else None
-    m = methods.EngineRetrieverMethod(retriever)
-    rep = evaluate_retrieval(bench, sp, m, ks=parse_ks(k), pool=pool, fold_pools=fold_pools, seed=seed)
+    m = methods.EngineRetrieverMethod(method, **(params or {}))
+    rep = evaluate_retrieval(bench, sp, m, ks=cutoffs, pool=pool, fold_pools=fold_pools, seed=seed)
     if match:
         rep["match_report"] = match
     _write_outputs(rep, output, csv, svg, stdout)
@@ -113,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("evaluate_retrieval", help="evaluate a retriever on plain files")
     add_evaluate_retrieval_arguments(e)
     b = sub.add_parser("loci545", help="evaluate a retriever on the 545-pair benchmark")
-    b.add_argument("--retriever", required=True)
-    b.add_argument("--k", default=",".join(map(str, DEFAULT_KS)))
+    add_method_arguments(b, what="retriever")
+    b.add_argument("--ks", default=",".join(map(str, DEFAULT_KS)), help="comma-separated cut-offs")
     b.add_argument("--output")
     b.add_argument("--corpus-dir")
     b.add_argument("--data-dir")
@@ -128,11 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_evaluate_retrieval_arguments(e):
-    e.add_argument("--queries", required=True)
-    e.add_argument("--sources", required=True)
-    e.add_argument("--gold", required=True)
-    e.add_argument("--retriever", required=True)
-    e.add_argument("--k", default="10,100,1000")
+    e.add_argument("--queries")
+    e.add_argument("--sources")
+    e.add_argument("--gold")
+    add_method_arguments(e, what="retriever")
+    e.add_argument("--ks", default="10,100,1000", help="comma-separated cut-offs")
     e.add_argument("--output")
     e.add_argument("--split", default="auto", choices=["auto", "grouped", "file"])
     e.add_argument("--folds", type=int, default=5)
@@ -143,15 +160,31 @@ def add_evaluate_retrieval_arguments(e):
     e.add_argument("--svg")
 
 
+def evaluate_retrieval_command(options: dict, *, stdout=None) -> dict | None:
+    """``evaluate_retrieval`` from parsed options (shared by ``python -m`` and ``manage.py evaluate_retrieval``)."""
+    if not method_command(options, required=("queries", "sources", "gold"), stdout=stdout or sys.stdout,
+                          listing=lambda: registry.format_specs(kind="retriever", language="la")):
+        return None
+    return run_evaluate_retrieval(
+        queries=options["queries"], sources=options["sources"], gold=options["gold"], method=options["method"],
+        params=parse_params(options["param"]), ks=options["ks"], output=options["output"], split=options["split"],
+        folds=options["folds"], seed=options["seed"], pool=options["pool"], ties=options["ties"],
+        csv=options["csv"], svg=options["svg"], stdout=stdout)
+
+
 def main(argv=None) -> int:
-    a = build_parser().parse_args(argv)
-    if a.cmd == "evaluate_retrieval":
-        run_evaluate_retrieval(queries=a.queries, sources=a.sources, gold=a.gold, retriever=a.retriever, k=a.k,
-                               output=a.output, split=a.split, folds=a.folds, seed=a.seed, pool=a.pool, ties=a.ties,
-                               csv=a.csv, svg=a.svg)
-    else:
-        run_loci545(retriever=a.retriever, k=a.k, output=a.output, corpus_dir=a.corpus_dir, data_dir=a.data_dir,
-                    split=a.split, folds=a.folds, seed=a.seed, pool=a.pool, csv=a.csv, svg=a.svg)
+    a = vars(build_parser().parse_args(argv))
+    try:
+        if a.pop("cmd") == "evaluate_retrieval":
+            evaluate_retrieval_command(a)
+        elif a["method"] == "list":
+            sys.stdout.write(registry.format_specs(kind="retriever", language="la"))
+        else:
+            a["params"] = parse_params(a.pop("param"))
+            run_loci545(**a)
+    except CommandInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

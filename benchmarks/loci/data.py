@@ -19,6 +19,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from detection.latin.segment import Segment
+
 LABEL_CIT = "cit."
 LABEL_CF = "cf."
 LABEL_LINK = "link"  # a positive reference of unknown type
@@ -34,17 +36,6 @@ AUTHOR_NAMES = {"hier": "Jerome", "lact": "Lactantius", "val": "Valerius", "verg
                 "hor": "Horace", "ov": "Ovid", "lucr": "Lucretius", "prop": "Propertius", "lucan": "Lucan",
                 "mart": "Martial", "stat": "Statius", "catull": "Catullus", "tib": "Tibullus"}
 _NEGATIVE_LABELS = {"0", "0.0", "false", "no", "none", "no match"}
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One text segment (a sentence) of the query or the source side."""
-
-    seg_id: str
-    text: str
-    author: str = ""
-    work: str = ""
-    citation: str = ""  # the locus inside the work, e.g. "21.2.5.1"
 
 
 @dataclass(frozen=True)
@@ -247,8 +238,15 @@ def load_segments_csv(path, *, author: str = "", work: str = "") -> list[Segment
         if sid in out:
             continue
         out[sid] = Segment(sid, (r.get("text") or "").strip(), (r.get("author") or author).strip(),
-                           (r.get("work") or work).strip(), (r.get("citation") or "").strip())
+                           (r.get("work") or work).strip(), (r.get("ref") or r.get("citation") or "").strip())
     return list(out.values())
+
+
+def read_corpus_dir(directory) -> tuple[list[Segment], list[Segment]]:
+    """(query segments, source segments) from ``directory/query.csv`` and ``directory/source.csv``, the files
+    written by ``detection.latin.loci_corpus.build_corpus``."""
+    d = Path(directory)
+    return load_segments_csv(d / "query.csv"), load_segments_csv(d / "source.csv")
 
 
 def load_gold_csv(path) -> list[GoldLink]:

@@ -2,16 +2,20 @@
 (Tables 3, 5, 12, Figures 5, 6, 12), per fold and per query, returning JSON-serialisable reports."""
 from __future__ import annotations
 
-import math
+import dataclasses
 import subprocess
 import time
 import tracemalloc
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import lexical, metrics as M
+from core.numeric import json_safe, spearman
+
+from . import lexical
+from . import metrics as M
 from .data import Benchmark
 from .methods import TrainData
 from .splits import FoldPool, Split, table4
@@ -29,26 +33,6 @@ def code_version() -> str | None:
         return out.stdout.strip() or None
     except Exception:
         return None
-
-
-def _clean(x):
-    """Make a value JSON-safe (NaN -> None, numpy scalars -> Python)."""
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return None if math.isnan(v) or math.isinf(v) else v
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.str_):
-        return str(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 def source_pool(bench: Benchmark, kind: str, fold_pools: list[FoldPool] | None = None) -> tuple[list[str], str]:
@@ -108,10 +92,29 @@ def _fold_summary(pq: dict, fold_rows: np.ndarray, folds: np.ndarray, n_folds: i
     return res, per_fold
 
 
-def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_KS, pool: str = "auto",
-                       fold_pools: list[FoldPool] | None = None, ties: str = "as_ranked", seed: int = 0,
-                       per_query: bool = True, overlap: bool = True, strata_ks=(10, 100),
-                       progress=None, benchmark_info: dict | None = None) -> dict:
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """How a retrieval evaluation is run and reported.
+
+    ``ks``: cut-offs for Recall@k and MRR@k (the ranking depth is ``min(max(ks), pool size)``); ``pool``: see
+    :func:`source_pool`; ``ties``: tie handling of :func:`metrics.retrieved_gold_classes`; ``seed``: recorded;
+    ``per_query``: include per-query and per-pair rows; ``overlap``: the lexical-overlap audit of the gold pairs,
+    overlap-bucket strata, the per-author-pair table and Spearman correlations (cheap); ``strata_ks``: the
+    cut-offs of those sections.
+    """
+
+    ks: tuple = M.DEFAULT_KS
+    pool: str = "auto"
+    ties: str = "as_ranked"
+    seed: int = 0
+    per_query: bool = True
+    overlap: bool = True
+    strata_ks: tuple = (10, 100)
+
+
+def evaluate_retrieval(bench: Benchmark, split: Split, method, options: RetrievalOptions | None = None, *,
+                       fold_pools: list[FoldPool] | None = None, progress=None, benchmark_info: dict | None = None,
+                       **option_overrides) -> dict:
     """Retrieval-only evaluation: held-out citing queries of each fold ranked against a source pool.
 
     Args:
@@ -120,13 +123,9 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
         method: a retrieval method (:mod:`benchmarks.loci.methods`); unsupervised methods are fitted once on the
             pool (identical in every fold) and searched once; supervised ones are fitted per fold on the other
             folds' links.
-        ks: cut-offs for Recall@k and MRR@k; the ranking depth is ``min(max(ks), pool size)``.
-        pool: see :func:`source_pool`.
+        options: a :class:`RetrievalOptions`; single fields may be given as keywords instead (``ks=(1, 10)``),
+            an unknown one is a TypeError.
         fold_pools: needed for ``pool="gold+distractors"``.
-        ties: tie handling of :func:`metrics.retrieved_gold_classes`.
-        per_query: include per-query and per-pair rows.
-        overlap: compute the lexical-overlap audit of the gold pairs, overlap-bucket strata, the per-author-pair
-            table and Spearman correlations (needs the tokeniser/lemmatiser; cheap).
         progress: optional ``fn(fraction, message)``.
 
     Returns:
@@ -136,55 +135,21 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
         ``strata`` (by overlap bucket), ``author_pairs``, ``spearman``, ``audit``, ``timing``, and the run's
         identity (benchmark, split, method, pool, seed, code version, engine).
     """
+    opts = dataclasses.replace(options or RetrievalOptions(), **option_overrides)
+    ks, ties, strata_ks = opts.ks, opts.ties, opts.strata_ks
     t0 = time.perf_counter()
     prog = progress or (lambda f, m="": None)
-    pool_ids, pool_kind = source_pool(bench, pool, fold_pools)
-    sseg = {s.seg_id: s for s in bench.sources}
-    qseg = {s.seg_id: s for s in bench.queries}
-    queries = [q for f in range(split.n_folds) for q in split.fold_queries(f) if q in qseg]
-    qfold = np.asarray([split.query_fold[q] for q in queries], np.int64)
-    q_index = {q: i for i, q in enumerate(queries)}
-    s_index = {s: j for j, s in enumerate(pool_ids)}
-    gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
-    n_links_outside = sum(1 for g in bench.gold if g.query_id in q_index and g.source_id not in s_index)
-    depth = int(min(max(ks), len(pool_ids)))
-    q_texts = [qseg[q].text for q in queries]
-    s_texts = [sseg[s].text for s in pool_ids]
-    timing = {}
-    indices = np.full((len(queries), depth), -1, np.int32)
-    scores = np.full((len(queries), depth), -np.inf, np.float32)
-    if not getattr(method, "supervised", False):
-        t = time.perf_counter()
-        prog(0.05, "fit")
-        method.fit(pool_ids, s_texts)
-        timing["fit_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        prog(0.3, "search")
-        idx, sc = method.search(queries, q_texts, depth)
-        indices[:, :idx.shape[1]] = idx[:, :depth]
-        scores[:, :sc.shape[1]] = sc[:, :depth]
-        timing["search_s"] = time.perf_counter() - t
-    else:
-        t = time.perf_counter()
-        for f in range(split.n_folds):
-            prog(0.1 + 0.6 * f / split.n_folds, f"fold {f}")
-            tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (f, -1)]
-            trq = list(dict.fromkeys(g.query_id for g in tr_links))
-            trs = list(dict.fromkeys(g.source_id for g in tr_links))
-            train = TrainData(trq, [qseg[q].text for q in trq], trs, [sseg[s].text for s in trs], tr_links)
-            method.fit(pool_ids, s_texts, train=train)
-            rows = np.nonzero(qfold == f)[0]
-            idx, sc = method.search([queries[i] for i in rows], [q_texts[i] for i in rows], depth)
-            indices[rows, :idx.shape[1]] = idx[:, :depth]
-            scores[rows, :sc.shape[1]] = sc[:, :depth]
-        timing["fit_search_s"] = time.perf_counter() - t
+    grid = _retrieval_grid(bench, split, opts.pool, fold_pools, depth_wanted=max(ks))
+    timing: dict = {}
+    indices, scores = _rank(grid, method, prog, timing)
     t = time.perf_counter()
     prog(0.75, "metrics")
-    hits = M.retrieved_gold_classes(indices, gq, gs, gc, len(pool_ids), scores=scores, ties=ties)
-    counts = M.gold_counts(gq, gc, len(queries))
+    n_pool = len(grid.pool_ids)
+    hits = M.retrieved_gold_classes(indices, grid.gq, grid.gs, grid.gc, n_pool, scores=scores, ties=ties)
+    counts = M.gold_counts(grid.gq, grid.gc, len(grid.queries))
     pq = _per_query_metrics(hits, counts, ks)
-    summary, per_fold = _fold_summary(pq, np.arange(len(queries)), qfold, split.n_folds)
-    ranks = M.gold_ranks(indices, gq, gs, len(pool_ids))
+    summary, per_fold = _fold_summary(pq, np.arange(len(grid.queries)), grid.qfold, split.n_folds)
+    ranks = M.gold_ranks(indices, grid.gq, grid.gs, n_pool)
     timing["metrics_s"] = time.perf_counter() - t
 
     report = {
@@ -192,10 +157,106 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
         "benchmark": benchmark_info or bench.summary(),
         "split": split.to_dict(),
         "method": method.describe() if hasattr(method, "describe") else {"name": getattr(method, "name", "?")},
-        "pool": {"kind": pool_kind, "n_sources": len(pool_ids), "n_queries": len(queries), "depth": depth,
-                 "gold_links_outside_pool": n_links_outside},
-        "ks": list(ks), "ties": ties, "seed": seed, "code_version": code_version(),
+        "pool": {"kind": grid.pool_kind, "n_sources": n_pool, "n_queries": len(grid.queries), "depth": grid.depth,
+                 "gold_links_outside_pool": grid.n_links_outside},
+        "ks": list(ks), "ties": ties, "seed": opts.seed, "code_version": code_version(),
     }
+    _summary_sections(report, summary, per_fold, grid, ks)
+    if opts.per_query:
+        _per_query_sections(report, grid, pq, M.mrr_at_k(hits, counts["all"], grid.depth), ranks, ks)
+    if opts.overlap and grid.links:
+        t = time.perf_counter()
+        _overlap_sections(report, grid, indices, scores, ranks, strata_ks=strata_ks, ties=ties)
+        timing["overlap_s"] = time.perf_counter() - t
+    timing["total_s"] = time.perf_counter() - t0
+    report["timing"] = timing
+    prog(1.0, "done")
+    return json_safe(report)
+
+
+@dataclass
+class _RetrievalGrid:
+    """What a retrieval evaluation ranks and scores: the held-out queries (in fold order) with their folds, the
+    source pool, and the gold links inside it as index arrays (query row, pool column, class id)."""
+
+    bench: Benchmark
+    split: Split
+    queries: list[str]
+    qfold: np.ndarray
+    pool_ids: list[str]
+    pool_kind: str
+    gq: np.ndarray
+    gs: np.ndarray
+    gc: np.ndarray
+    links: list
+    n_links_outside: int
+    depth: int
+    qseg: dict
+    sseg: dict
+
+    @property
+    def query_texts(self) -> list[str]:
+        return [self.qseg[q].text for q in self.queries]
+
+    @property
+    def source_texts(self) -> list[str]:
+        return [self.sseg[s].text for s in self.pool_ids]
+
+
+def _retrieval_grid(bench: Benchmark, split: Split, pool: str, fold_pools, *, depth_wanted: int) -> _RetrievalGrid:
+    pool_ids, pool_kind = source_pool(bench, pool, fold_pools)
+    sseg = {s.seg_id: s for s in bench.sources}
+    qseg = {s.seg_id: s for s in bench.queries}
+    queries = [q for f in range(split.n_folds) for q in split.fold_queries(f) if q in qseg]
+    q_index = {q: i for i, q in enumerate(queries)}
+    s_index = {s: j for j, s in enumerate(pool_ids)}
+    gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
+    return _RetrievalGrid(
+        bench, split, queries, np.asarray([split.query_fold[q] for q in queries], np.int64), pool_ids, pool_kind,
+        gq, gs, gc, links, sum(1 for g in bench.gold if g.query_id in q_index and g.source_id not in s_index),
+        int(min(depth_wanted, len(pool_ids))), qseg, sseg)
+
+
+def _rank(grid: _RetrievalGrid, method, prog, timing: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, scores) (queries x depth) of ``method``: fitted once on the pool when unsupervised, per fold on
+    the other folds' links when supervised; ``-1``/``-inf`` padding."""
+    n, depth = len(grid.queries), grid.depth
+    indices = np.full((n, depth), -1, np.int32)
+    scores = np.full((n, depth), -np.inf, np.float32)
+    q_texts, s_texts = grid.query_texts, grid.source_texts
+    t = time.perf_counter()
+    if not getattr(method, "supervised", False):
+        prog(0.05, "fit")
+        method.fit(grid.pool_ids, s_texts)
+        timing["fit_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        prog(0.3, "search")
+        _place(indices, scores, np.arange(n), *method.search(grid.queries, q_texts, depth))
+        timing["search_s"] = time.perf_counter() - t
+        return indices, scores
+    bench, split = grid.bench, grid.split
+    for f in range(split.n_folds):
+        prog(0.1 + 0.6 * f / split.n_folds, f"fold {f}")
+        tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (f, -1)]
+        trq = list(dict.fromkeys(g.query_id for g in tr_links))
+        trs = list(dict.fromkeys(g.source_id for g in tr_links))
+        train = TrainData(trq, [grid.qseg[q].text for q in trq], trs, [grid.sseg[s].text for s in trs], tr_links)
+        method.fit(grid.pool_ids, s_texts, train=train)
+        rows = np.nonzero(grid.qfold == f)[0]
+        _place(indices, scores, rows,
+               *method.search([grid.queries[i] for i in rows], [q_texts[i] for i in rows], depth))
+    timing["fit_search_s"] = time.perf_counter() - t
+    return indices, scores
+
+
+def _place(indices, scores, rows, idx, sc) -> None:
+    depth = indices.shape[1]
+    indices[rows, :idx.shape[1]] = idx[:, :depth]
+    scores[rows, :sc.shape[1]] = sc[:, :depth]
+
+
+def _summary_sections(report: dict, summary: dict, per_fold: list, grid: _RetrievalGrid, ks) -> None:
+    """Pooled ``recall@K``/``mrr@K`` at the top level, ``by_type``, ``metrics`` and ``folds``."""
     for k in ks:
         report[f"recall@{k}"] = summary["all"][f"recall@{k}"]["mean"]
         report[f"mrr@{k}"] = summary["all"][f"mrr@{k}"]["mean"]
@@ -203,40 +264,36 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, *, ks=M.DEFAULT_K
                              **{f"mrr@{k}": summary[v][f"mrr@{k}"]["mean"] for k in ks},
                              "n_queries": summary[v]["n_queries"]} for v in ("cit.", "cf.")}
     report["metrics"] = summary
+    qfold = grid.qfold
     report["folds"] = [{"fold": f, "n_queries": int((qfold == f).sum()),
-                        "n_gold": int(np.isin(gq, np.nonzero(qfold == f)[0]).sum()), "metrics": per_fold[f]}
-                       for f in range(split.n_folds)]
-    if per_query:
-        rows = []
-        rr_full = M.mrr_at_k(hits, counts["all"], depth)
-        for i, q in enumerate(queries):
-            row = {"query_id": q, "fold": int(qfold[i]), "n_gold": int(counts["all"][i]),
-                   "n_cit": int(counts["cit."][i]), "n_cf": int(counts["cf."][i])}
-            for k in ks:
-                row[f"recall@{k}"] = pq[("all", f"recall@{k}")][i]
-            row["rr"] = rr_full[i]
-            rows.append(row)
-        report["per_query"] = rows
-        report["per_pair"] = [{"query_id": g.query_id, "source_id": g.source_id, "label": g.label,
-                               "fold": int(qfold[gq[n]]), "rank": int(ranks[n]) or None}
-                              for n, g in enumerate(links)]
-    if overlap and links:
-        t = time.perf_counter()
-        _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, split, ranks, ks, strata_ks,
-                          len(pool_ids), ties, qseg, sseg)
-        timing["overlap_s"] = time.perf_counter() - t
-    timing["total_s"] = time.perf_counter() - t0
-    report["timing"] = timing
-    prog(1.0, "done")
-    return _clean(report)
+                        "n_gold": int(np.isin(grid.gq, np.nonzero(qfold == f)[0]).sum()), "metrics": per_fold[f]}
+                       for f in range(grid.split.n_folds)]
 
 
-def _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, split, ranks, ks, strata_ks,
-                      n_pool, ties, qseg, sseg):
+def _per_query_sections(report: dict, grid: _RetrievalGrid, pq: dict, rr_full, ranks, ks) -> None:
+    """``per_query`` (recall@k and reciprocal rank of each query) and ``per_pair`` (rank of each gold link)."""
+    counts = M.gold_counts(grid.gq, grid.gc, len(grid.queries))
+    rows = []
+    for i, q in enumerate(grid.queries):
+        row = {"query_id": q, "fold": int(grid.qfold[i]), "n_gold": int(counts["all"][i]),
+               "n_cit": int(counts["cit."][i]), "n_cf": int(counts["cf."][i])}
+        for k in ks:
+            row[f"recall@{k}"] = pq[("all", f"recall@{k}")][i]
+        row["rr"] = rr_full[i]
+        rows.append(row)
+    report["per_query"] = rows
+    report["per_pair"] = [{"query_id": g.query_id, "source_id": g.source_id, "label": g.label,
+                           "fold": int(grid.qfold[grid.gq[n]]), "rank": int(ranks[n]) or None}
+                          for n, g in enumerate(grid.links)]
+
+
+def _overlap_sections(report: dict, grid: _RetrievalGrid, indices, scores, ranks, *, strata_ks, ties) -> None:
+    """The lexical-overlap audit of the gold pairs, every metric per overlap bucket, the per-author-pair table
+    and the Spearman of shared lemmas vs correctness."""
+    links, qseg, sseg = grid.links, grid.qseg, grid.sseg
     an_q = {q: lexical.analyse(qseg[q].text) for q in {g.query_id for g in links}}
     an_s = {s: lexical.analyse(sseg[s].text) for s in {g.source_id for g in links}}
     ov = [lexical.pair_overlap(an_q[g.query_id], an_s[g.source_id]) for g in links]
-    buckets = np.asarray([o["bucket"] for o in ov])
     shared = np.asarray([o["shared_lemmas"] for o in ov], np.float64)
     aud = lexical.audit([(an_q[g.query_id], an_s[g.source_id]) for g in links], [g.label for g in links])
     aud.pop("per_pair")
@@ -245,23 +302,41 @@ def _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, 
         for row, o in zip(report["per_pair"], ov):
             row["shared_lemmas"], row["shared_bigrams"], row["bucket"] = (o["shared_lemmas"], o["shared_bigrams"],
                                                                           o["bucket"])
-    # strata: every metric restricted to the gold pairs of one overlap bucket
+    buckets = np.asarray([o["bucket"] for o in ov])
+    report["strata"] = {"overlap_bucket": _bucket_strata(grid, buckets, indices, scores, strata_ks, ties)}
+    report["author_pairs"] = _author_pair_rows(grid, shared, ranks, strata_ks)
+    gc = grid.gc
+    sp = {}
+    for k in strata_ks:
+        hit = ((ranks > 0) & (ranks <= k)).astype(np.float64)
+        sp[f"hit@{k}"] = {"all": spearman(shared, hit).as_dict(),
+                          "cit.": spearman(shared[gc == 1], hit[gc == 1]).as_dict(),
+                          "cf.": spearman(shared[gc == 2], hit[gc == 2]).as_dict()}
+    report["spearman"] = sp
+
+
+def _bucket_strata(grid: _RetrievalGrid, buckets, indices, scores, strata_ks, ties) -> dict:
+    """Every metric restricted to the gold pairs of one overlap bucket."""
+    gq, gs, gc = grid.gq, grid.gs, grid.gc
     strata = {}
-    nq = indices.shape[0]
     for b in lexical.BUCKETS:
         m = buckets == b
         if not m.any():
             strata[b] = {"n_pairs": 0}
             continue
-        hits = M.retrieved_gold_classes(indices, gq[m], gs[m], gc[m], n_pool, scores=scores, ties=ties)
-        counts = M.gold_counts(gq[m], gc[m], nq)
+        hits = M.retrieved_gold_classes(indices, gq[m], gs[m], gc[m], len(grid.pool_ids), scores=scores, ties=ties)
+        counts = M.gold_counts(gq[m], gc[m], indices.shape[0])
         pq = {(v, f"recall@{k}"): M.recall_at_k(hits, counts[v], k, v) for v in M.VIEWS for k in strata_ks}
-        summ, _ = _fold_summary(pq, None, qfold, split.n_folds)
+        summ, _ = _fold_summary(pq, None, grid.qfold, grid.split.n_folds)
         strata[b] = {"n_pairs": int(m.sum()), "n_cit": int((gc[m] == 1).sum()), "n_cf": int((gc[m] == 2).sum()),
                      **{v: {name: summ[v][name]["mean"] for name in summ[v] if name != "n_queries"}
                         for v in M.VIEWS}}
-    report["strata"] = {"overlap_bucket": strata}
-    # per author pair (Table 5 shape, retrieval version: pair-level hit rate at k)
+    return strata
+
+
+def _author_pair_rows(grid: _RetrievalGrid, shared, ranks, strata_ks) -> list[dict]:
+    """Per author pair (Table 5 shape, retrieval version): pair-level hit rate at k, by gold class."""
+    links, qseg, sseg, gc = grid.links, grid.qseg, grid.sseg, grid.gc
     qa = np.asarray([qseg[g.query_id].author or qseg[g.query_id].work for g in links])
     sa = np.asarray([sseg[g.source_id].author or sseg[g.source_id].work for g in links])
     rows = []
@@ -275,15 +350,7 @@ def _overlap_sections(report, bench, links, gq, gs, gc, indices, scores, qfold, 
                           "mean_shared_lemmas": float(shared[mm].mean()) if mm.any() else None,
                           **{f"hit@{k}": (float(((r > 0) & (r <= k)).mean()) if mm.any() else None) for k in strata_ks}}
         rows.append(row)
-    report["author_pairs"] = rows
-    # Spearman: lexical overlap vs per-pair correctness (retrieved within k), by gold class
-    sp = {}
-    for k in strata_ks:
-        hit = ((ranks > 0) & (ranks <= k)).astype(np.float64)
-        sp[f"hit@{k}"] = {"all": M.spearman(shared, hit),
-                          "cit.": M.spearman(shared[gc == 1], hit[gc == 1]),
-                          "cf.": M.spearman(shared[gc == 2], hit[gc == 2])}
-    report["spearman"] = sp
+    return rows
 
 
 # ----------------------------------------------------------------------------------------------- pairwise
@@ -310,34 +377,10 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
     prog = progress or (lambda f, m="": None)
     qseg = {s.seg_id: s for s in bench.queries}
     sseg = {s.seg_id: s for s in bench.sources}
-    grids = []
     timing = defaultdict(float)
-    for p in fold_pools:
-        prog(0.05 + 0.5 * p.fold / max(len(fold_pools), 1), f"fold {p.fold}: scoring")
-        q_index = {q: i for i, q in enumerate(p.queries)}
-        s_index = {s: j for j, s in enumerate(p.sources)}
-        gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
-        gold = np.zeros((len(p.queries), len(p.sources)), np.int8)
-        gold[gq, gs] = gc
-        g = {"pool": p, "gold": gold, "gq": gq, "gs": gs, "gc": gc, "links": links}
-        qt = [qseg[q].text for q in p.queries]
-        st = [sseg[s].text for s in p.sources]
-        if scorer is not None:
-            t = time.perf_counter()
-            g["scores"] = np.asarray(scorer.score_grid(p.queries, qt, p.sources, st), np.float64)
-            timing["score_s"] += time.perf_counter() - t
-        if retriever is not None:
-            t = time.perf_counter()
-            retriever.fit(p.sources, st)
-            depth = min(max(sweep_ks), len(p.sources))
-            idx, sc = retriever.search(p.queries, qt, depth)
-            g["indices"] = np.asarray(idx)
-            timing["retrieve_s"] += time.perf_counter() - t
-        if overlap:
-            t = time.perf_counter()
-            g["shared"] = lexical.shared_counts_grid(lexical.analyse_many(qt), lexical.analyse_many(st))
-            timing["overlap_s"] += time.perf_counter() - t
-        grids.append(g)
+    grids = [_fold_grid(bench, p, qseg, sseg, scorer=scorer, retriever=retriever, sweep_ks=sweep_ks, overlap=overlap,
+                        timing=timing, prog=lambda m, f=p.fold: prog(0.05 + 0.5 * f / max(len(fold_pools), 1), m))
+             for p in fold_pools]
     t = time.perf_counter()
     out = {"schema": SCHEMA_PAIRWISE, "benchmark": bench.summary(), "split": split.to_dict(),
            "table4": table4(fold_pools), "pool_notes": {p.fold: p.notes for p in fold_pools},
@@ -348,41 +391,11 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
     if scorer is not None:
         prog(0.6, "thresholds")
         typed = grids[0]["scores"].ndim == 3
-        out["thresholds"] = []
-        for f, g in enumerate(grids):
-            train = [h for h in grids if h is not g]
-            th = {}
-            if typed:
-                for cname, cid in (("cit.", 1), ("cf.", 2)):
-                    s = np.concatenate([h["scores"][..., cid].ravel() for h in train])
-                    y = np.concatenate([(h["gold"] == cid).ravel() for h in train])
-                    th[cname] = M.plateau_threshold(s, y, tol)
-            else:
-                s = np.concatenate([h["scores"].ravel() for h in train])
-                y = np.concatenate([(h["gold"] > 0).ravel() for h in train])
-                th["all"] = M.plateau_threshold(s, y, tol)
-            out["thresholds"].append({"fold": f, **th})
-            preds[f] = M.decide(g["scores"], {k: v["threshold"] for k, v in th.items()})
+        out["thresholds"], preds = _tune_thresholds(grids, typed, tol)
         out.update(_classification_sections(grids, preds, typed, bench, qseg, sseg, overlap))
     if retriever is not None:
         prog(0.85, "sweep")
-        per_fold = []
-        for f, g in enumerate(grids):
-            per_fold.append({v: M.depth_sweep(g["indices"], g["gq"], g["gs"], g["gc"], len(g["pool"].sources),
-                                              sweep_ks, rerank_pred=preds[f], view=v) for v in M.VIEWS})
-        sweep = {}
-        for v in M.VIEWS:
-            rows = []
-            for i, k in enumerate(sweep_ks):
-                row = {"k": k}
-                for stage in ("ret", "rer"):
-                    if stage not in per_fold[0][v][i]:
-                        continue
-                    row[stage] = {m: M.mean_std([pf[v][i][stage][m] for pf in per_fold])
-                                  for m in per_fold[0][v][i][stage]}
-                rows.append(row)
-            sweep[v] = rows
-        out["sweep"] = sweep
+        out["sweep"] = _depth_sweep_section(grids, preds, sweep_ks)
     timing["metrics_s"] = time.perf_counter() - t
     timing["total_s"] = time.perf_counter() - t0
     out["timing"] = dict(timing)
@@ -390,7 +403,77 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
         out["_grids"] = grids
         out["_preds"] = preds
         return out
-    return _clean(out)
+    return json_safe(out)
+
+
+def _fold_grid(bench: Benchmark, pool: FoldPool, qseg: dict, sseg: dict, *, scorer, retriever, sweep_ks, overlap,
+               timing, prog) -> dict:
+    """One fold's pairwise document: the gold grid (queries x sources, class ids), the scorer's grid, the
+    retriever's ranking and the shared-lemma counts, as asked."""
+    prog(f"fold {pool.fold}: scoring")
+    q_index = {q: i for i, q in enumerate(pool.queries)}
+    s_index = {s: j for j, s in enumerate(pool.sources)}
+    gq, gs, gc, links = _gold_arrays(bench, q_index, s_index)
+    gold = np.zeros((len(pool.queries), len(pool.sources)), np.int8)
+    gold[gq, gs] = gc
+    g = {"pool": pool, "gold": gold, "gq": gq, "gs": gs, "gc": gc, "links": links}
+    qt = [qseg[q].text for q in pool.queries]
+    st = [sseg[s].text for s in pool.sources]
+    if scorer is not None:
+        t = time.perf_counter()
+        g["scores"] = np.asarray(scorer.score_grid(pool.queries, qt, pool.sources, st), np.float64)
+        timing["score_s"] += time.perf_counter() - t
+    if retriever is not None:
+        t = time.perf_counter()
+        retriever.fit(pool.sources, st)
+        idx, _ = retriever.search(pool.queries, qt, min(max(sweep_ks), len(pool.sources)))
+        g["indices"] = np.asarray(idx)
+        timing["retrieve_s"] += time.perf_counter() - t
+    if overlap:
+        t = time.perf_counter()
+        g["shared"] = lexical.shared_counts_grid(lexical.analyse_many(qt), lexical.analyse_many(st))
+        timing["overlap_s"] += time.perf_counter() - t
+    return g
+
+
+def _tune_thresholds(grids: list[dict], typed: bool, tol: float) -> tuple[list[dict], list]:
+    """Per fold: plateau thresholds tuned on the other folds' grids (per class when the scores are typed), and
+    the held-out fold's decisions with them frozen."""
+    thresholds, preds = [], []
+    for f, g in enumerate(grids):
+        train = [h for h in grids if h is not g]
+        th = {}
+        if typed:
+            for cname, cid in (("cit.", 1), ("cf.", 2)):
+                s = np.concatenate([h["scores"][..., cid].ravel() for h in train])
+                y = np.concatenate([(h["gold"] == cid).ravel() for h in train])
+                th[cname] = M.plateau_threshold(s, y, tol)
+        else:
+            s = np.concatenate([h["scores"].ravel() for h in train])
+            y = np.concatenate([(h["gold"] > 0).ravel() for h in train])
+            th["all"] = M.plateau_threshold(s, y, tol)
+        thresholds.append({"fold": f, **th})
+        preds.append(M.decide(g["scores"], {k: v["threshold"] for k, v in th.items()}))
+    return thresholds, preds
+
+
+def _depth_sweep_section(grids: list[dict], preds: list, sweep_ks) -> dict:
+    """Table 12: per view and depth k, retrieval-only (and retrieve-and-rerank) P/R/F1, mean ± std over folds."""
+    per_fold = [{v: M.depth_sweep(g["indices"], g["gq"], g["gs"], g["gc"], len(g["pool"].sources), sweep_ks,
+                                  rerank_pred=preds[f], view=v) for v in M.VIEWS}
+                for f, g in enumerate(grids)]
+    sweep = {}
+    for v in M.VIEWS:
+        rows = []
+        for i, k in enumerate(sweep_ks):
+            row = {"k": k}
+            for stage in ("ret", "rer"):
+                if stage not in per_fold[0][v][i]:
+                    continue
+                row[stage] = {m: M.mean_std([pf[v][i][stage][m] for pf in per_fold]) for m in per_fold[0][v][i][stage]}
+            rows.append(row)
+        sweep[v] = rows
+    return sweep
 
 
 def _classification_sections(grids, preds, typed, bench, qseg, sseg, overlap):
@@ -453,7 +536,7 @@ def _classification_sections(grids, preds, typed, bench, qseg, sseg, overlap):
                                        "f1": float(np.mean(r[c]["f1"])) if r[c]["f1"] else None}
                                    for c in ("cit.", "cf.")}}
                                for (a, b), r in sorted(rows.items())]
-        out["spearman"] = {c: M.spearman(np.concatenate(x), np.concatenate(y).astype(np.float64))
+        out["spearman"] = {c: spearman(np.concatenate(x), np.concatenate(y)).as_dict()
                            for c, (x, y) in corr.items()}
     return out
 

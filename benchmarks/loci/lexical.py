@@ -1,18 +1,20 @@
 """Lexical analysis shared by the reference-type rule (§3.3), the lexical-overlap audit (the review's test)
 and the per-pair overlap features (Table 5, Figure 6).
 
-A text is cut into hard-punctuation segments (``. ! ?``), tokenised and lemmatised with the engine (see
-:mod:`benchmarks.loci.engine`), and stopwords are dropped to give the *content* sequence of each segment.
+A text is cut into hard-punctuation segments (``. ! ?``), tokenised and lemmatised by the project's one Latin
+pipeline (:func:`detection.latin.analysis.latin_tokens`, the retrievers' tokeniser), and stopwords are dropped
+to give the *content* sequence of each segment.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-
 import numpy as np
 
-from . import engine
+from detection.latin.analysis import latin_lemmas, latin_tokens
+from detection.latin.stopwords import LATIN_STOPWORDS
+from detection.methods.sparse import term_count_matrix
 
 HARD_PUNCT = re.compile(r"[.!?]+")
 
@@ -35,13 +37,13 @@ class Analysed:
 
 def analyse(text: str, stop: frozenset | None = None) -> Analysed:
     """Cut ``text`` at hard punctuation, tokenise, lemmatise, drop stopwords (by token or lemma)."""
-    stop = engine.stopwords() if stop is None else stop
+    stop = LATIN_STOPWORDS if stop is None else stop
     segs, surf = [], []
     for part in HARD_PUNCT.split(text or ""):
-        toks = engine.tokenize(part)
+        toks = latin_tokens(part)
         if not toks:
             continue
-        lems = engine.lemmatize(toks)
+        lems = latin_lemmas(toks)
         keep = [(t, lem) for t, lem in zip(toks, lems) if t not in stop and lem not in stop]
         segs.append(tuple(lem for _, lem in keep))
         surf.append(tuple(t for t, _ in keep))
@@ -49,7 +51,7 @@ def analyse(text: str, stop: frozenset | None = None) -> Analysed:
 
 
 def analyse_many(texts, stop: frozenset | None = None) -> list[Analysed]:
-    stop = engine.stopwords() if stop is None else stop
+    stop = LATIN_STOPWORDS if stop is None else stop
     return [analyse(t, stop) for t in texts]
 
 
@@ -181,33 +183,15 @@ def audit(pairs: list[tuple[Analysed, Analysed]], labels: list[str] | None = Non
 
 
 # ------------------------------------------------------------------------------------- grid (vectorised) form
-def _hash_rows(items_per_row: list, vocab: dict, grow: bool):
-    rows, cols = [], []
-    for i, items in enumerate(items_per_row):
-        for it in items:
-            j = vocab.get(it)
-            if j is None:
-                if not grow:
-                    continue
-                j = vocab[it] = len(vocab)
-            rows.append(i)
-            cols.append(j)
-    return rows, cols
-
-
 def feature_matrices(queries: list[Analysed], sources: list[Analysed], kind: str = "lemmas", max_gap: int = 2):
     """Binary sparse matrices (queries x features, sources x features) for ``lemmas`` (content lemmas),
     ``bigrams`` (content-lemma bigrams) or ``proximal`` (proximal lemma pairs of the §3.3 rule).
     ``Q @ S.T`` then counts what each query/source pair shares, for the whole grid at once."""
-    from scipy import sparse
     fn = {"lemmas": content_set, "bigrams": content_bigrams,
           "proximal": lambda a: proximal_pairs(a, max_gap)}[kind]
     vocab: dict = {}
-    rs, cs = _hash_rows([fn(a) for a in sources], vocab, True)
-    rq, cq = _hash_rows([fn(a) for a in queries], vocab, False)
-    nf = max(len(vocab), 1)
-    S = sparse.csr_matrix((np.ones(len(rs), np.float32), (rs, cs)), shape=(len(sources), nf))
-    Q = sparse.csr_matrix((np.ones(len(rq), np.float32), (rq, cq)), shape=(len(queries), nf))
+    S = term_count_matrix([fn(a) for a in sources], vocab, grow=True)  # sets: binary
+    Q = term_count_matrix([fn(a) for a in queries], vocab, grow=False)
     return Q, S
 
 

@@ -160,7 +160,7 @@ def attach_corpus(bench: Benchmark, query_corpus: list[Segment], source_corpus: 
         cseg = {c.seg_id: c for c in query_corpus}
         used = set(rq.mapping.values())
         gq = [Segment(s.seg_id, s.text, cseg[rq.mapping[s.seg_id]].author, cseg[rq.mapping[s.seg_id]].work,
-                      s.citation) if s.seg_id in rq.mapping else s for s in bench.queries]
+                      s.ref) if s.seg_id in rq.mapping else s for s in bench.queries]
         query_corpus = [c for c in query_corpus if c.seg_id not in used and c.seg_id not in {s.seg_id for s in gq}]
         bench = Benchmark(bench.name, gq, bench.sources, bench.gold, bench.raw_links, bench.file_folds, bench.version,
                           dict(bench.meta))
@@ -185,8 +185,8 @@ def attach_corpus(bench: Benchmark, query_corpus: list[Segment], source_corpus: 
             qmap[s.seg_id] = "gold:" + s.seg_id
         for s in clash_s:
             smap[s.seg_id] = "gold:" + s.seg_id
-    extra_q = [Segment(qmap[s.seg_id], s.text, s.author, s.work, s.citation) for s in extra_q]
-    extra_s = [Segment(smap[s.seg_id], s.text, s.author, s.work, s.citation) for s in extra_s]
+    extra_q = [Segment(qmap[s.seg_id], s.text, s.author, s.work, s.ref) for s in extra_q]
+    extra_s = [Segment(smap[s.seg_id], s.text, s.author, s.work, s.ref) for s in extra_s]
     remap = lambda links: [GoldLink(qmap[g.query_id], smap[g.source_id], g.label, g.pair_id, g.fold, g.provenance)
                            for g in links]
     raw = remap(bench.raw_links or bench.gold)

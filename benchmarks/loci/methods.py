@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine
+from detection.latin.lemmatize import LEMMATIZER_VERSION
+from detection.methods import get_retriever
 
 
 @dataclass
@@ -35,14 +36,19 @@ class TrainData:
 
 
 class EngineRetrieverMethod:
-    """A retriever from ``detection.methods`` (or the labelled fallback) as a retrieval method."""
+    """A retriever of the method registry (``detection.methods``) as a retrieval method.
+
+    There is no other implementation to fall back to: an unknown name raises ``UnknownMethod``, bad parameters
+    ``ParamError``, and a broken engine its own error.
+    """
 
     supervised = False
+    implementation = "detection.methods"
 
-    def __init__(self, name: str, allow_fallback: bool = True, **params):
+    def __init__(self, name: str, **params):
         self.name = name
         self.params = dict(params)
-        self._r, self.implementation = engine.get_retriever(name, allow_fallback=allow_fallback, **params)
+        self._r = get_retriever(name, **params)
 
     def fit(self, source_ids, source_texts, train=None, progress=None):
         self._r.fit(list(source_ids), list(source_texts), progress=progress)
@@ -54,7 +60,7 @@ class EngineRetrieverMethod:
 
     def describe(self) -> dict:
         return {"name": self.name, "params": self.params, "implementation": self.implementation,
-                "engine": engine.engine_info()}
+                "lemmatizer": LEMMATIZER_VERSION}
 
 
 class RankingFunctionMethod:
@@ -115,7 +121,6 @@ class LexicalRuleScorer:
         out[..., 1] = np.where(rule, grid, 0.0)
         out[..., 2] = np.where(rule, 0.0, grid)
         out[..., 0] = 1.0 - grid.clip(0, 1)
-        self.implementation = m.implementation
         return out
 
     def describe(self) -> dict:

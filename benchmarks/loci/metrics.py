@@ -375,15 +375,3 @@ def _sweep_row(tp, npred, n_gold, N):
     return {"inspect": npred, "tp": tp, "fp": fp, "fn": fn, "p": p, "r": r,
             "f1": (2 * tp / (2 * tp + fp + fn)) if (2 * tp + fp + fn) else 0.0,
             "fpr": fp / N if N else None, "fnr": fn / N if N else None, "smr": (fp + fn) / N if N else None}
-
-
-# ----------------------------------------------------------------------------------------------- correlations
-def spearman(x, y) -> dict:
-    """Spearman's rho and two-sided p (scipy); ``None`` when undefined (fewer than 3 pairs or a constant)."""
-    from scipy.stats import spearmanr
-    x = np.asarray(x, np.float64)
-    y = np.asarray(y, np.float64)
-    if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return {"rho": None, "p": None, "n": int(x.size)}
-    r = spearmanr(x, y)
-    return {"rho": float(r.statistic), "p": float(r.pvalue), "n": int(x.size)}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from core.csv_export import csv_text
 
-
 # The paper's lexical rows (arXiv 2601.07533 v2), for side-by-side display.
 PAPER_TABLE2 = {  # Recall x100 at 10/100/1000, verbatim (cit.) then allusion (cf.)
     "tfidf-surface": (60.63, 75.39, 87.55, 8.52, 23.59, 50.97),

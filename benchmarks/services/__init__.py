@@ -2,8 +2,9 @@
 from benchmarks.services.gold import (  # noqa: F401
     BenchmarkImportError,
     GoldImportError,
-    benchmark_import_545,
     GoldPublishError,
+    benchmark_import_545,
+    benchmark_import_files,
     gold_set_create_from_rows,
     gold_set_import_file,
     gold_set_publish,

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from django.db import transaction
 
+from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
 from benchmarks.loci import data as loci_data
+from benchmarks.loci import matching as loci_matching
 from benchmarks.models import (
     Benchmark,
     BenchmarkVersion,
@@ -22,7 +24,7 @@ from benchmarks.models import (
     GoldSimilaritySet,
     Segment,
 )
-from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
+from core.errors import DomainError
 
 
 class BenchmarkImportError(ValueError):
@@ -111,7 +113,7 @@ def check_545_files(with_text_path: Path, ref_type_path: Path | None) -> dict:
 def _bulk_segments(corpus: Corpus, segments) -> dict[str, int]:
     Segment.objects.bulk_create(
         [Segment(corpus=corpus, seg_id=s.seg_id, author=s.author[:100], work=s.work[:200],
-                 citation=s.citation[:100], text=s.text) for s in segments],
+                 citation=s.ref[:100], text=s.text) for s in segments],
         batch_size=500,
     )
     return dict(Segment.objects.filter(corpus=corpus).values_list("seg_id", "id"))
@@ -139,16 +141,6 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
     except (KeyError, ValueError) as exc:  # the check above should have caught it; say which file anyway
         raise BenchmarkImportError(f"{with_text_path.name}: {exc}") from None
     fold_split = "ref_type" if "ref_type" in bench.file_folds else "with_text"
-    query_fold = bench.file_folds.get(fold_split, {})
-
-    benchmark, _ = Benchmark.objects.get_or_create(
-        name=name, defaults={"description": description or "Loci Similes: Latin intertextual references"})
-    query_corpus = Corpus.objects.create(name=f"{name}@{version}", side=Corpus.Side.QUERY,
-                                         description="Citing segments (later authors)")
-    source_corpus = Corpus.objects.create(name=f"{name}@{version}", side=Corpus.Side.SOURCE,
-                                          description="Cited segments (earlier authors)")
-    q_ids = _bulk_segments(query_corpus, bench.queries)
-    s_ids = _bulk_segments(source_corpus, bench.sources)
     provenance = {
         "files": bench.meta.get("files", []),
         "counts": counts,
@@ -157,6 +149,49 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
         "n_distinct_pairs": len(bench.gold),
         "note": "One gold reference per file row; texts are the cleaned columns (verse slashes removed).",
     }
+    return _benchmark_store(bench, name=name, version=version, provenance=provenance,
+                            query_fold=bench.file_folds.get(fold_split, {}), description=description,
+                            benchmark_description="Loci Similes: Latin intertextual references"), True
+
+
+@transaction.atomic
+def benchmark_import_files(*, queries_path: Path, sources_path: Path, gold_path: Path, name: str, version: str = "1",
+                           description: str = "") -> tuple[BenchmarkVersion, bool]:
+    """Import any Latin benchmark in the plain-file shape, no code needed: a query corpus and a source corpus
+    (``seg_id,text[,author,work]``) and a gold file (``query_id,source_id[,label][,fold]``; label ``cit.``,
+    ``cf.`` or empty). Every gold id must be a segment of its corpus. Idempotent like the 545 import."""
+    existing = BenchmarkVersion.objects.filter(benchmark__name=name, version=version).first()
+    if existing is not None:
+        return existing, False
+    paths = [Path(queries_path), Path(sources_path), Path(gold_path)]
+    try:
+        bench = loci_data.benchmark_from_files(*paths, name=name)
+    except (OSError, KeyError, ValueError) as exc:
+        raise BenchmarkImportError(f"{', '.join(p.name for p in paths)}: {exc}") from None
+    check = loci_matching.check_gold_ids(bench)
+    if not check["ok"]:
+        raise BenchmarkImportError(
+            f"{paths[2].name}: gold ids not in the corpora: {(check['missing_query_ids'] + check['missing_source_ids'])[:5]}")
+    if not bench.gold:
+        raise BenchmarkImportError(f"{paths[2].name}: no gold links")
+    provenance = {"files": [p.name for p in paths], "fold_split": "file" if bench.file_folds else None,
+                  "fold_conflicts": bench.meta.get("fold_conflicts", {}), "n_distinct_pairs": len(bench.gold)}
+    return _benchmark_store(bench, name=name, version=version, provenance=provenance,
+                            query_fold=bench.file_folds.get("file", {}), description=description), True
+
+
+def _benchmark_store(bench, *, name: str, version: str, provenance: dict, query_fold: dict, description: str,
+                     benchmark_description: str = "") -> BenchmarkVersion:
+    """Store a pure ``benchmarks.loci.data.Benchmark`` as a version: its two corpora and one gold reference per
+    file row (each with its query's fold)."""
+    benchmark, _ = Benchmark.objects.get_or_create(
+        name=name, defaults={"description": description or benchmark_description})
+    query_corpus = Corpus.objects.create(name=f"{name}@{version}", side=Corpus.Side.QUERY,
+                                         description="Citing segments (later authors)")
+    source_corpus = Corpus.objects.create(name=f"{name}@{version}", side=Corpus.Side.SOURCE,
+                                          description="Cited segments (earlier authors)")
+    q_ids = _bulk_segments(query_corpus, bench.queries)
+    s_ids = _bulk_segments(source_corpus, bench.sources)
     bversion = BenchmarkVersion.objects.create(
         benchmark=benchmark, version=version, description=description, provenance=provenance,
         query_corpus=query_corpus, source_corpus=source_corpus)
@@ -167,7 +202,7 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
          for link in bench.raw_links],
         batch_size=500,
     )
-    return bversion, True
+    return bversion
 
 
 # ------------------------------------------------------------------------------- similarity gold sets
@@ -235,16 +270,19 @@ def gold_set_create_from_rows(*, name: str, rows: list[dict], source_description
     return gold_set
 
 
-class GoldPublishError(PermissionError):
+class GoldPublishError(DomainError, PermissionError):
     """Only a lead of the set's source project (or staff) may publish or withdraw it."""
+
+    status = 403
 
 
 @transaction.atomic
 def gold_set_publish(*, gold_set: GoldSimilaritySet, user, published: bool = True) -> GoldSimilaritySet:
     """Publish (or withdraw) a gold set made from annotation: published sets are readable by every
     researcher and lead. Only the source project's leads and staff may do it."""
-    from annotation.selectors import user_can_manage
     from django.utils import timezone
+
+    from annotation.selectors import user_can_manage
 
     project = gold_set.source_project
     if not (user.is_staff or (project is not None and user_can_manage(project=project, user=user))):

@@ -2,7 +2,6 @@
 `benchmarks.jobs`, which take the run id only). The numbers come from `benchmarks.loci` / `benchmarks.greek_sts`."""
 from __future__ import annotations
 
-import math
 from collections import Counter
 from pathlib import Path
 from typing import Callable
@@ -11,7 +10,15 @@ from django.conf import settings
 from django.db import transaction
 
 from benchmarks import selectors
-from benchmarks.models import BenchmarkVersion, EvaluationRun, GoldSimilaritySet, PilotRun, SimilarityRun
+from benchmarks.models import (
+    BenchmarkVersion,
+    EvaluationRun,
+    GoldSimilaritySet,
+    PilotRun,
+    SimilarityRun,
+)
+from core.errors import DomainError
+from core.numeric import finite_or_none
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -26,7 +33,7 @@ CALIBRATIONS = ("", "linear", "isotonic")
 Progress = Callable[[float, str], None]
 
 
-class RunError(ValueError):
+class RunError(DomainError, ValueError):
     """A run request that cannot be honoured (unknown method, bad parameters)."""
 
 
@@ -193,22 +200,18 @@ def _benchmark_from_db(version: BenchmarkVersion):
                        meta={"files": version.provenance.get("files", [])})
 
 
-def _finite(value):
-    return value if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)) else None
-
-
 def _loci_summary(report: dict, ks: list[int]) -> dict:
     summary = {}
     for k in ks:
-        summary[f"recall@{k}"] = _finite(report.get(f"recall@{k}"))
-        summary[f"mrr@{k}"] = _finite(report.get(f"mrr@{k}"))
+        summary[f"recall@{k}"] = finite_or_none(report.get(f"recall@{k}"))
+        summary[f"mrr@{k}"] = finite_or_none(report.get(f"mrr@{k}"))
         for view, short in (("cit.", "cit"), ("cf.", "cf")):
-            summary[f"{short}_recall@{k}"] = _finite(report.get("by_type", {}).get(view, {}).get(f"recall@{k}"))
+            summary[f"{short}_recall@{k}"] = finite_or_none(report.get("by_type", {}).get(view, {}).get(f"recall@{k}"))
     pairwise = report.get("pairwise") or {}
     pooled = (((pairwise.get("classification") or {}).get("all") or {}).get("mean") or {}).get("pooled") or {}
     for metric in ("p", "r", "f1"):
         if metric in pooled:
-            summary[f"pairwise_{metric}"] = _finite(pooled[metric].get("mean"))
+            summary[f"pairwise_{metric}"] = finite_or_none(pooled[metric].get("mean"))
     return summary
 
 
@@ -276,7 +279,7 @@ def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Calla
     report = evaluate_method(pairs, method, calibration=run.calibration or None,
                              progress=lambda f, m="": progress(0.1 + 0.85 * f, m))
     run.report = report
-    run.rmse, run.spearman, run.pearson = (_finite(report.get(k)) for k in ("rmse", "spearman", "pearson"))
+    run.rmse, run.spearman, run.pearson = (finite_or_none(report.get(k)) for k in ("rmse", "spearman", "pearson"))
     run.save(update_fields=["report", "rmse", "spearman", "pearson"])
     progress(1.0, "stored")
     return {"run_id": run.pk, "rmse": run.rmse, "spearman": run.spearman, "pearson": run.pearson}

@@ -31,3 +31,13 @@ def get(mapping, key):
         return mapping.get(key)
     except AttributeError:
         return None
+
+
+@register.filter
+def params(value):
+    """A parameter dict as ``k1=1.2, b=0.75`` (never a raw Python dict on a page); empty → "defaults"."""
+    if not value:
+        return "defaults"
+    if not isinstance(value, dict):
+        return str(value)
+    return ", ".join(f"{key}={val}" for key, val in value.items())

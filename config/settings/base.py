@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.env import BASE_DIR, env_broker, env_bool, env_int, env_list, env_str
+from config.env import BASE_DIR, env_bool, env_broker, env_int, env_list, env_str
 
 VAR_DIR = Path(env_str("SIMILIA_VAR_DIR", str(BASE_DIR / "var")))
 DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))
@@ -44,6 +44,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.FriendlyErrorPagesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -127,6 +128,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "core.exceptions.exception_handler",  # services' DomainError -> {"detail"}, its status
 }
 
 # Password guessing: after this many wrong passwords from one address within SIMILIA_FAILURE_WINDOW

@@ -3,6 +3,6 @@
 Pure Python (no Django). Entry points:
 
 - :class:`detection.greek.preprocess.GreekPreprocessor` – configurable normalisation/tokenisation.
-- :class:`detection.greek.lemmatize.GreekLemmatiser` – offline lemmatiser (simplemma ``grc`` + rules).
+- :class:`detection.greek.lemmatize.GreekLemmatizer` – offline lemmatiser (simplemma ``grc`` + rules).
 - :func:`detection.methods.greek_registry.get_method` / :func:`detection.methods.greek_registry.available`.
 """

@@ -1,7 +1,7 @@
 """Offline lemmatisation of Byzantine Greek: simplemma ``grc`` plus orthographic rules.
 
-Variants (``GreekLemmatiser(variant=...)``), measured on the DBBE 10k-token gold
-(``lingAnn_GS_medievalGreek.tsv``) by :func:`measure_lemmatiser`; see docs/greek_similarity.md:
+Variants (``GreekLemmatizer(variant=...)``), measured on the DBBE 10k-token gold
+(``lingAnn_GS_medievalGreek.tsv``) by :func:`measure_lemmatizer`; see docs/greek_similarity.md:
 
 - ``"simplemma"``: the token as is, ``simplemma.lemmatize(token, lang="grc")``.
 - ``"normalised"``: NFC, lowercase, grave → acute before the lookup.
@@ -52,27 +52,28 @@ def _adscript_to_subscript(t: str) -> str:
     return t
 
 
-class GreekLemmatiser:
-    """Token → lemma, cached. ``lemmatise_tokens`` maps a token list."""
+class GreekLemmatizer:
+    """Token → lemma, cached: the same API as the Latin lemmatiser (``detection.latin.lemmatize.LatinLemmatizer``):
+    ``lemma(token)`` for one token, ``lemmatize(tokens)`` for a list."""
 
     def __init__(self, variant: str = "rules"):
         if variant not in VARIANTS:
             raise ValueError(f"unknown lemmatiser variant {variant!r}; choose from {VARIANTS}")
         self.variant = variant
-        self._cached = lru_cache(maxsize=200_000)(self._lemmatise)
+        self._cached = lru_cache(maxsize=200_000)(self._lemma)
 
     def __repr__(self) -> str:
-        return f"GreekLemmatiser(variant={self.variant!r})"
+        return f"GreekLemmatizer(variant={self.variant!r})"
 
-    def lemmatise(self, token: str) -> str:
+    def lemma(self, token: str) -> str:
         return self._cached(token)
 
-    def lemmatise_tokens(self, tokens: list[str]) -> list[str]:
+    def lemmatize(self, tokens: list[str]) -> list[str]:
         return [self._cached(t) for t in tokens]
 
-    __call__ = lemmatise
+    __call__ = lemma
 
-    def _lemmatise(self, token: str) -> str:
+    def _lemma(self, token: str) -> str:
         if not token:
             return token
         if self.variant == "simplemma":
@@ -129,7 +130,7 @@ def lemma_key(lemma: str) -> str:
     return _clean(lemma)
 
 
-def measure_lemmatiser(path: str | Path, variant: str = "rules", *, halves: bool = True) -> dict:
+def measure_lemmatizer(path: str | Path, variant: str = "rules", *, halves: bool = True) -> dict:
     """Accuracy on the gold's word tokens (POS not punctuation, gold lemma present and not 'lacuna').
 
     ``accuracy``: normalised match (:func:`lemma_key`); ``exact``: NFC-identical; ``lemma_equals_form``: share of
@@ -137,7 +138,7 @@ def measure_lemmatiser(path: str | Path, variant: str = "rules", *, halves: bool
     half of the file are given too (the rules were written looking at errors on the first half).
     """
     rows = [r for r in read_lemma_gold(path) if r[1] and not r[1].startswith("u") and r[2] and r[2] != "lacuna"]
-    lem = GreekLemmatiser(variant)
+    lem = GreekLemmatizer(variant)
     correct = []
     exact = unchanged = 0
     for token, _pos, gold in rows:

@@ -1,10 +1,12 @@
 """Command-line entry points (no Django needed):
 
-    python -m detection.latin.cli detect --query Q.csv --source S.csv --retriever bm25-lemma \
+    python -m detection.latin.cli detect --query Q.csv --source S.csv --method bm25-lemma \
         --top-k 100 --output out.csv [--param k1=1.2 --param b=0.75] [--jobs 2]
+    python -m detection.latin.cli detect --method list
     python -m detection.latin.cli build_corpus --texts ../shared/data/latin_texts --out data/corpus
 
-``manage.py detect`` and ``manage.py build_corpus`` wrap the same functions.
+``manage.py detect`` and ``manage.py build_corpus`` wrap the same functions. Options follow the project's
+command-line convention (:mod:`core.cli`); bad input raises :class:`core.cli.CommandInputError`.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
 
 from .errors import InputError
 from .lemmatize import default_cache_dir
@@ -31,76 +35,72 @@ def _progress_printer(stream):
     return progress
 
 
-def _parse_params(items) -> dict:
-    params = {}
-    for item in items or []:
-        if "=" not in item:
-            raise InputError(f"--param expects name=value, got {item!r}")
-        key, value = item.split("=", 1)
-        for cast in (int, float):
-            try:
-                value = cast(value)
-                break
-            except ValueError:
-                continue
-        params[key.strip()] = value
-    return params
-
-
-def run_detect(query: str, source: str, output: str, retriever: str = "bm25-lemma", top_k: int = 100,
-               params: dict | None = None, jobs: int = 1, skip_bad: bool = False, cache_dir=None,
+def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemma", top_k: int = 100,
+               params: dict | None = None, jobs: int = 1, skip_bad_rows: bool = False, cache_dir=None,
                stream=sys.stderr) -> dict:
-    """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict."""
-    from detection.methods import get_retriever
+    """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict.
 
+    Raises CommandInputError for an unreadable file, an unknown retriever or a bad parameter.
+    """
+    from detection.methods import ParamError, UnknownMethod, registry
+
+    if top_k < 1:
+        raise CommandInputError(f"--top-k must be ≥ 1, not {top_k}")
+    with user_errors(InputError, ParamError, UnknownMethod):
+        spec = registry.get_spec(method)
+        if spec.kind != "retriever":
+            raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
+        queries, qskipped = _read_segments(query, "query", skip_bad_rows, stream)
+        sources, sskipped = _read_segments(source, "source", skip_bad_rows, stream)
+        internal = {"cache_dir": str(cache_dir or default_cache_dir()), "n_jobs": jobs}
+        retriever = spec.build(params or {}, **{k: v for k, v in internal.items() if k in spec.internal})
     progress = _progress_printer(stream)
-    qrep = ReadReport() if skip_bad else None
-    srep = ReadReport() if skip_bad else None
-    queries = read_segments_csv(query, report=qrep)
-    sources = read_segments_csv(source, report=srep)
-    for label, rep, path in (("query", qrep, query), ("source", srep, source)):
-        if rep is not None and rep.total_skipped:
-            print(f"{path}: {rep.summary()}", file=stream)
-            for m in rep.messages[:10]:
-                print(f"  {m}", file=stream)
-    if not queries:
-        raise InputError("no query segments", path=query)
-    if not sources:
-        raise InputError("no source segments", path=source)
-    params = dict(params or {})
-    params.setdefault("cache_dir", str(cache_dir or default_cache_dir()))
-    if retriever.startswith(("bm25", "tfidf")):
-        params.setdefault("n_jobs", jobs)
     t0 = time.perf_counter()
-    r = get_retriever(retriever, **params)
-    r.fit([s.seg_id for s in sources], [s.text for s in sources], progress=progress)
+    retriever.fit([s.seg_id for s in sources], [s.text for s in sources], progress=progress)
     t1 = time.perf_counter()
-    res = r.search([q.text for q in queries], top_k, progress=progress)
+    res = retriever.search([q.text for q in queries], top_k, progress=progress)
     t2 = time.perf_counter()
-    out = Path(output)
+    n = _write_rankings(Path(output), res.iter_rows([q.seg_id for q in queries]))
+    summary = {
+        "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name, "top_k": top_k,
+        "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(output),
+        "skipped_query_rows": qskipped, "skipped_source_rows": sskipped,
+    }
+    print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {output} "
+          f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
+    return summary
+
+
+def _read_segments(path, side: str, skip_bad_rows: bool, stream):
+    """(segments, rows skipped) of a ``seg_id,text`` CSV; bad rows stop the read unless ``skip_bad_rows``."""
+    report = ReadReport() if skip_bad_rows else None
+    segments = read_segments_csv(path, report=report)
+    if report is not None and report.total_skipped:
+        print(f"{path}: {report.summary()}", file=stream)
+        for message in report.messages[:10]:
+            print(f"  {message}", file=stream)
+    if not segments:
+        raise InputError(f"no {side} segments", path=path)
+    return segments, report.total_skipped if report else 0
+
+
+def _write_rankings(out: Path, rows) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with open(out, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["query_id", "source_id", "rank", "score"])
-        for qid, sid, rank, score in res.iter_rows([q.seg_id for q in queries]):
+        for qid, sid, rank, score in rows:
             w.writerow([qid, sid, rank, f"{score:.6g}"])
             n += 1
-    summary = {
-        "queries": len(queries), "sources": len(sources), "rows": n, "retriever": retriever, "top_k": top_k,
-        "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(out),
-        "skipped_query_rows": qrep.total_skipped if qrep else 0,
-        "skipped_source_rows": srep.total_skipped if srep else 0,
-    }
-    print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {out} "
-          f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
-    return summary
+    return n
 
 
-def run_build_corpus(texts: str, out: str, stream=sys.stdout) -> dict:
-    from .corpus import build_corpus, format_table1
+def run_build_corpus(*, texts: str, out: str, stream=sys.stdout) -> dict:
+    from .loci_corpus import build_corpus, format_table1
 
-    stats = build_corpus(texts, out, progress=_progress_printer(sys.stderr))
+    with user_errors(InputError):
+        stats = build_corpus(texts, out, progress=_progress_printer(sys.stderr))
     print(format_table1(stats), file=stream)
     for m in stats.messages[:20]:
         print(f"  skipped: {m}", file=stream)
@@ -109,12 +109,11 @@ def run_build_corpus(texts: str, out: str, stream=sys.stdout) -> dict:
 
 
 def add_detect_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--query", required=True, help="query CSV (seg_id,text)")
-    p.add_argument("--source", required=True, help="source CSV (seg_id,text)")
-    p.add_argument("--retriever", default="bm25-lemma")
-    p.add_argument("--top-k", type=int, default=100)
-    p.add_argument("--output", required=True, help="output CSV (query_id,source_id,rank,score)")
-    p.add_argument("--param", action="append", default=[], help="retriever parameter name=value (repeatable)")
+    p.add_argument("--query", help="query CSV (seg_id,text)")
+    p.add_argument("--source", help="source CSV (seg_id,text)")
+    add_method_arguments(p, default="bm25-lemma", what="retriever")
+    p.add_argument("--top-k", type=int, default=100, help="sources written per query")
+    p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
     p.add_argument("--jobs", type=int, default=1, help="processes for sparse retrievers")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")
@@ -131,17 +130,30 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     add_detect_arguments(sub.add_parser("detect", help="retrieve top-k sources for every query"))
     add_build_corpus_arguments(sub.add_parser("build_corpus", help="build query/source corpora"))
-    args = parser.parse_args(argv)
+    args = vars(parser.parse_args(argv))
+    command = args.pop("command")
     try:
-        if args.command == "detect":
-            run_detect(args.query, args.source, args.output, args.retriever, args.top_k,
-                       _parse_params(args.param), args.jobs, args.skip_bad_rows, args.cache_dir)
+        if command == "detect":
+            detect_command(args, stdout=sys.stdout, stderr=sys.stderr)
         else:
-            run_build_corpus(args.texts, args.out)
-    except (InputError, KeyError) as exc:
+            run_build_corpus(**args)
+    except CommandInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def detect_command(options: dict, *, stdout, stderr) -> dict | None:
+    """``detect`` from parsed options (shared by ``python -m`` and ``manage.py detect``)."""
+    from detection.methods import registry
+
+    if not method_command(options, required=("query", "source", "output"), stdout=stdout,
+                          listing=lambda: registry.format_specs(kind="retriever", language="la")):
+        return None
+    return run_detect(query=options["query"], source=options["source"], output=options["output"],
+                      method=options["method"], top_k=options["top_k"], params=parse_params(options["param"]),
+                      jobs=options["jobs"], skip_bad_rows=options["skip_bad_rows"], cache_dir=options["cache_dir"],
+                      stream=stderr)
 
 
 if __name__ == "__main__":

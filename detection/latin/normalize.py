@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["normalize_text", "tokenize", "split_enclitic", "latin_share", "ENCLITICS"]
+__all__ = ["normalize_text", "tokenize", "split_enclitic", "latin_share", "has_latin_word", "ENCLITICS"]
 
 ENCLITICS = ("que", "ne", "ue")
 
@@ -101,3 +101,12 @@ def latin_share(text: str) -> float:
         1 for chunk in letters for ch in chunk if ord(ch) > 127 and "LATIN" in unicodedata.name(ch, "")
     )
     return latin / total
+
+
+def has_latin_word(text: str) -> bool:
+    """True when ``text`` holds at least one word in Latin script (after normalisation, an ASCII word).
+
+    A mixed segment (``σκήψεις atque ἀναβολαί; sed nescio an``) qualifies: its Latin words are indexed and its
+    Greek words pass through as they are.
+    """
+    return any(word.isascii() for word in normalize_text(text).split())

@@ -27,6 +27,10 @@ class Unit:
 
 @dataclass(frozen=True)
 class Segment:
+    """One text segment (a sentence) of a corpus: the project's one segment record (the Latin readers, the corpus
+    builder and the Loci Similes benchmark all use it). ``ref`` is the locus inside the work (``21.2.5.1``,
+    ``2.774-2.775``)."""
+
     seg_id: str
     text: str
     author: str = ""

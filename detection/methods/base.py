@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import abc
-
 from dataclasses import dataclass
 from typing import Callable, Sequence
 

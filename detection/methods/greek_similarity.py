@@ -12,20 +12,19 @@ runs over the rows of the DP table for many pairs at once), never a Python loop 
 from __future__ import annotations
 
 import abc
-
 import os
 from typing import Callable, Sequence
 
 import numpy as np
 
-from detection.greek.lemmatize import GreekLemmatiser
+from detection.greek.lemmatize import GreekLemmatizer
 from detection.greek.preprocess import GreekPreprocessor, make_preprocessor
 
+from .device import resolve_device
+from .model_store import ModelUnavailable  # one error class everywhere
+from .model_store import resolve as resolve_model
+
 Progress = Callable[[float, str], None] | None
-
-
-from .device import resolve_device  # noqa: E402
-from .model_store import ModelUnavailable, resolve as resolve_model  # noqa: E402  (one error class everywhere)
 
 
 def _model_error(kind: str, model: str, exc: Exception) -> ModelUnavailable:
@@ -178,14 +177,14 @@ class StaticEmbedding(EmbeddingMethod):
         super().__init__(preprocess, algorithm=algorithm, sg=int(sg), lemmas=bool(lemmas), vector_size=int(vector_size),
                          window=int(window), min_count=int(min_count), epochs=int(epochs), seed=int(seed),
                          min_n=int(min_n), max_n=int(max_n), bucket=int(bucket), lemmatiser=lemmatiser)
-        self.lemmatiser = GreekLemmatiser(lemmatiser) if lemmas else None
+        self.lemmatiser = GreekLemmatizer(lemmatiser) if lemmas else None
         self.model = None
         self.n_training_texts = 0
 
     def tokens(self, text: str) -> list[str]:
         toks = self.preprocessor.tokenize(text)
         if self.lemmatiser is not None:
-            toks = [self.preprocessor.normalise(lemma) or lemma for lemma in self.lemmatiser.lemmatise_tokens(toks)]
+            toks = [self.preprocessor.normalise(lemma) or lemma for lemma in self.lemmatiser.lemmatize(toks)]
         return toks
 
     def fit(self, texts):

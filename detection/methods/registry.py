@@ -319,3 +319,18 @@ def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterabl
 def build(name: str, params: Mapping[str, Any] | None = None, **internal):
     """Instance of method ``name`` with validated user ``params`` and trusted ``internal`` arguments."""
     return get_spec(name).build(params, **internal)
+
+
+def format_specs(kind: str | None = None, language: str | None = None) -> str:
+    """The registry as text, for ``--method list`` in every command: name, kind, languages, GPU, description
+    and each parameter with its type, range and default."""
+    lines = []
+    for spec in specs(kind, language):
+        flags = f"{spec.kind}, {'/'.join(spec.languages)}" + (", GPU" if spec.needs_gpu else "") + (
+            ", supervised" if spec.supervised else "")
+        lines.append(f"{spec.name:<28} {spec.description} ({flags})")
+        for p in spec.params:
+            bounds = (f" in [{p.min:g}, {p.max:g}]" if p.min is not None and p.max is not None
+                      else f" one of {', '.join(map(str, p.choices))}" if p.choices else "")
+            lines.append(f"{'':<30}--param {p.name}=…  {p.type}{bounds}, default {p.default!r}")
+    return "\n".join(lines) + "\n"

@@ -23,20 +23,27 @@ l2-normalised rows, ``max_features`` most frequent terms, fit on the source side
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-import multiprocessing as mp
 from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
+
 from .base import Progress, Retriever, TopK
 from .topk import topk_csr
 
 
-def _count_matrix(docs: list[list[str]], vocab: dict[str, int], *, grow: bool) -> sp.csr_matrix:
+def term_count_matrix(docs, vocab: dict, *, grow: bool) -> sp.csr_matrix:
+    """The project's one document-term count matrix (float32 CSR, documents x ``len(vocab)``).
+
+    ``docs`` is a list of term lists (any hashable terms: strings, lemma pairs). ``vocab`` maps term -> column
+    and is extended in place when ``grow`` is true; otherwise unknown terms are dropped (query side). A term
+    repeated in a document counts once per occurrence; a set of terms gives a binary matrix.
+    """
     indptr = [0]
     indices: list[int] = []
     data: list[int] = []
@@ -91,7 +98,7 @@ class SparseRetriever(Retriever):
         self.source_ids = self._check_fit(source_ids, source_texts)
         docs = self.analyzer(source_texts, progress=_sub(progress, 0.0, 0.7, "source"))
         self.vocab = {}
-        counts = _count_matrix(docs, self.vocab, grow=True)
+        counts = term_count_matrix(docs, self.vocab, grow=True)
         counts = self._select_features(counts)
         self.W = self._weights(counts).T.tocsr().astype(np.float32)  # V x N, postings per term
         self.W.sort_indices()
@@ -104,7 +111,7 @@ class SparseRetriever(Retriever):
 
     def query_matrix(self, query_texts: Sequence[str], progress: Progress | None = None) -> sp.csr_matrix:
         docs = self.analyzer(query_texts, progress=progress)
-        return self._query(_count_matrix(docs, self.vocab, grow=False)).tocsr().astype(np.float32)
+        return self._query(term_count_matrix(docs, self.vocab, grow=False)).tocsr().astype(np.float32)
 
     def search(self, query_texts, k: int, *, progress: Progress | None = None) -> TopK:
         if self.W is None:

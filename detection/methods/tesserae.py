@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
+
 from .base import Progress, Retriever, TopK
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from detection.latin.analysis import Analyzer
+
 from .base import Progress, Retriever, TopK
 from .topk import topk_dense
 

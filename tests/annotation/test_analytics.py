@@ -100,8 +100,10 @@ def test_simulation_recovers_the_gold_ranking_and_dashboard_job_runs(sts_project
     client.force_login(users["staff"])
     sts_project.owner = users["staff"]
     html = client.get(f"/projects/{sts_project.pk}/dashboard/").content.decode()
-    assert "kappa between annotators" in html and "<svg" in html and "Top five" in html
-    assert "Bradley–Terry strength with 95% bootstrap interval" in html
+    assert "Pairwise agreement κ" in html and "<svg" in html and "Top five" in html
+    assert "Bradley–Terry strength with 95% credible interval" in html
+    assert "Top five by Bradley–Terry strength" in html and "Expected at random</strong> is" in html
+    assert "Kendall's coefficient of agreement" in html and "Paper-comparable figures" in html
 
 
 def test_dashboard_is_for_leads_and_researchers(sts_project, client, users):
@@ -138,6 +140,10 @@ def test_one_click_gold_set_from_a_batch(sts_project, client, users, annotators)
     gold = GoldSimilaritySet.objects.get(name="round 2")
     assert response.status_code == 302 and response["Location"].endswith(f"/benchmarks/gold-sets/{gold.pk}/")
     pairs = GoldSimilarityPair.objects.filter(gold_set=gold)
-    assert pairs.count() == 98
+    compared = {v for item in annotation_set.assignments.select_related("pair__verse_a", "pair__verse_b")
+                for v in (item.pair.verse_a.verse_id, item.pair.verse_b.verse_id)}
+    # Candidates nobody compared yet have no score and are left out of the gold set (not scored 0).
+    assert pairs.count() == len(compared) < 98
+    assert set(pairs.values_list("candidate_id", flat=True)) == compared
     assert max(pairs.values_list("score", flat=True)) == 1.0
     assert set(pairs.values_list("reference_id", flat=True)) == {"16977 2"}

@@ -80,3 +80,21 @@ def test_project_jobs_are_visible_to_every_lead_of_the_project(client_for, users
     assert client_for("lead").get(f"/api/v1/jobs/{job.pk}/").status_code == 200
     assert client_for("researcher").get(f"/api/v1/jobs/{job.pk}/").status_code == 200
     assert client_for("annotator").get(f"/api/v1/jobs/{job.pk}/").status_code == 404
+
+
+def test_page_forms_check_shape_and_keep_defaults(client, users):
+    from annotation.forms import PlanningForm, ProjectCreateForm
+
+    form = ProjectCreateForm({"name": " fresh2 ", "title": ""})
+    assert form.is_valid() and form.cleaned_data["name"] == "fresh2" and form.cleaned_data["set_size"] == 10
+    assert form.cleaned_data["overlap_mode"] == "inter" and form.cleaned_data["session_minutes"] is None
+    bad = ProjectCreateForm({"name": "x", "set_size": "ten", "overlap_mode": "bogus"})
+    assert not bad.is_valid() and set(bad.errors) == {"set_size", "overlap_mode"}
+    plan = PlanningForm({"n_items": "50"})
+    assert plan.is_valid() and plan.cleaned_data == {"n_items": 50, "strengths_sd": 1.5, "noise": 1.0,
+                                                     "n_annotators": 11, "target": 0.95, "n_reps": 3}
+    for field, value in (("noise", "0"), ("noise", "nan"), ("target", "1.5"), ("n_items", "2"), ("n_reps", "x")):
+        assert not PlanningForm({field: value}).is_valid(), (field, value)
+    client.force_login(users["lead"])
+    page = client.post("/projects/new/", {"name": "y", "set_size": "-1"}, follow=True).content.decode()
+    assert "Project not created: set_size:" in page

@@ -17,10 +17,10 @@ def world(users):
     """Objects every URL of the site can point at; `users['staff']` may read and write all of them."""
     import uuid
 
-    from benchmarks.services import benchmark_import_545, gold_set_import_file
     from annotation.services.judgements import judgement_submit
     from annotation.services.projects import batch_create, membership_add, project_create, verses_import
     from annotation.services.scheduling import set_next
+    from benchmarks.services import benchmark_import_545, gold_set_import_file
 
     project = project_create(owner=users["lead"], name="bad-input", set_size=4, overlap_per_set=1)
     verses = [{"verse_id": f"100 {k}", "text": f"στίχος {k}"} for k in range(6)]

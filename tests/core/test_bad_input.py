@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 from django.test import override_settings
-from tests.core.url_routes import url_routes
 
 from annotation.models import Batch, Judgement, Verse
+from tests.core.url_routes import url_routes
 
 pytestmark = pytest.mark.django_db
 

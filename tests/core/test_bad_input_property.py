@@ -13,12 +13,12 @@ import re
 import string
 
 import pytest
-from tests.core.url_routes import url_routes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.importing import VerseFileError, parse_verse_file
 from annotation.models import Verse
+from tests.core.url_routes import url_routes
 
 pytestmark = pytest.mark.django_db
 

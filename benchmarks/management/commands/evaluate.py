@@ -11,6 +11,9 @@ from django.core.management.base import BaseCommand, CommandError
 from benchmarks.exports import loci_report
 from benchmarks.models import BenchmarkVersion, EvaluationRun
 from benchmarks.services import RunError, evaluation_run_create
+from core.cli import add_method_arguments, parse_ks, parse_params
+from core.commands import command_errors
+from detection.methods import registry
 from jobs.runner import run_job
 
 
@@ -18,10 +21,9 @@ class Command(BaseCommand):
     help = "Evaluate a retrieval method on a stored benchmark (DB-backed; creates a run and a job) and write the report."
 
     def add_arguments(self, parser):
-        parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. loci-similes-545")
+        parser.add_argument("--benchmark", help="benchmark name, e.g. loci-similes-545 (required)")
         parser.add_argument("--benchmark-version", dest="bversion", default=None, help="version (default: the latest)")
-        parser.add_argument("--method", required=True, help="retriever name, e.g. bm25-lemma")
-        parser.add_argument("--params", default="{}", help="retriever parameters as a JSON object")
+        add_method_arguments(parser, what="retriever")
         parser.add_argument("--reranker", default="", help="'lexical-rule' or empty for retrieval only")
         parser.add_argument("--ks", default="1,5,10,20,50,100", help="comma-separated cut-offs")
         parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
@@ -30,6 +32,13 @@ class Command(BaseCommand):
         parser.add_argument("--output", default=None, help="report JSON path (default: stdout)")
 
     def handle(self, *args, **o):
+        if o["method"] == "list":
+            self.stdout.write(registry.format_specs(kind="retriever", language="la"), ending="")
+            return
+        if not o["benchmark"]:
+            raise CommandError("--benchmark is required (--method list prints the retrievers)")
+        with command_errors():
+            params, ks = parse_params(o["param"]), list(parse_ks(o["ks"]))
         versions = BenchmarkVersion.objects.filter(benchmark__name=o["benchmark"]).order_by("-created")
         if o["bversion"]:
             versions = versions.filter(version=o["bversion"])
@@ -37,11 +46,6 @@ class Command(BaseCommand):
         if version is None:
             raise CommandError(f"no benchmark {o['benchmark']!r}{' version ' + o['bversion'] if o['bversion'] else ''}"
                                " in the database (load it with manage.py load_demo)")
-        try:
-            params = json.loads(o["params"])
-            ks = [int(k) for k in o["ks"].split(",") if k.strip()]
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise CommandError(f"bad --params or --ks: {exc}") from None
         try:
             run = evaluation_run_create(version=version, method=o["method"], params=params, reranker=o["reranker"],
                                         ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], enqueue=False)

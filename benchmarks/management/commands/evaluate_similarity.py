@@ -1,7 +1,8 @@
 """manage.py evaluate_similarity --gold STS.tsv --method NAME --output report.json  (no database access)."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from benchmarks.greek_sts import cli
+from core.commands import command_errors
 
 
 class Command(BaseCommand):
@@ -13,7 +14,5 @@ class Command(BaseCommand):
         cli.add_evaluate_arguments(parser)
 
     def handle(self, *args, **options):
-        try:
-            cli.run_evaluate(options, stdout=self.stdout, stderr=self.stderr)
-        except cli.CommandError as exc:
-            raise CommandError(str(exc)) from exc
+        with command_errors():
+            cli.evaluate_command(options, stdout=self.stdout, stderr=self.stderr)

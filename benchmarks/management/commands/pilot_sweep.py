@@ -1,8 +1,9 @@
 """manage.py pilot_sweep --verses dbbe_verses_sample.csv --level verse|type --method NAME --output sweep.csv
 (no database access)."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from benchmarks.greek_sts import cli
+from core.commands import command_errors
 
 
 class Command(BaseCommand):
@@ -14,7 +15,5 @@ class Command(BaseCommand):
         cli.add_sweep_arguments(parser)
 
     def handle(self, *args, **options):
-        try:
-            cli.run_sweep(options, stdout=self.stdout, stderr=self.stderr)
-        except cli.CommandError as exc:
-            raise CommandError(str(exc)) from exc
+        with command_errors():
+            cli.sweep_command(options, stdout=self.stdout, stderr=self.stderr)

@@ -1,8 +1,8 @@
 """manage.py build_corpus: thin wrapper around detection.latin.cli.run_build_corpus (no database access)."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from core.commands import command_errors
 from detection.latin.cli import add_build_corpus_arguments, run_build_corpus
-from detection.latin.errors import InputError
 
 
 class Command(BaseCommand):
@@ -14,7 +14,5 @@ class Command(BaseCommand):
         add_build_corpus_arguments(parser)
 
     def handle(self, *args, **opts):
-        try:
-            run_build_corpus(opts["texts"], opts["out"], stream=self.stdout)
-        except InputError as exc:
-            raise CommandError(str(exc)) from exc
+        with command_errors():
+            run_build_corpus(texts=opts["texts"], out=opts["out"], stream=self.stdout)

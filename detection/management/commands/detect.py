@@ -1,12 +1,12 @@
-"""manage.py detect: thin wrapper around detection.latin.cli.run_detect (no database access)."""
-from django.core.management.base import BaseCommand, CommandError
+"""manage.py detect: thin wrapper around detection.latin.cli.detect_command (no database access)."""
+from django.core.management.base import BaseCommand
 
-from detection.latin.cli import _parse_params, add_detect_arguments, run_detect
-from detection.latin.errors import InputError
+from core.commands import command_errors
+from detection.latin.cli import add_detect_arguments, detect_command
 
 
 class Command(BaseCommand):
-    help = "Retrieve the top-k source segments for every query segment (CSV in, CSV out)."
+    help = "Retrieve the top-k source segments for every query segment (CSV in, CSV out); --method list lists them."
     requires_system_checks = []
     requires_migrations_checks = False
 
@@ -14,9 +14,5 @@ class Command(BaseCommand):
         add_detect_arguments(parser)
 
     def handle(self, *args, **opts):
-        try:
-            run_detect(opts["query"], opts["source"], opts["output"], opts["retriever"], opts["top_k"],
-                       _parse_params(opts["param"]), opts["jobs"], opts["skip_bad_rows"], opts["cache_dir"],
-                       stream=self.stderr)
-        except (InputError, KeyError) as exc:
-            raise CommandError(str(exc)) from exc
+        with command_errors():
+            detect_command(opts, stdout=self.stdout, stderr=self.stderr)

@@ -1,9 +1,12 @@
 // Polls the job API while jobs are queued or running, and wires the cancel button.
+// Times are shown in UTC like the server-rendered ones (one time zone per page). A box marked
+// data-reload-on-finish reloads the page once its job has finished, so results appear by themselves.
 (function () {
   "use strict";
   const finished = new Set(["succeeded", "failed", "cancelled"]);
   const gone = new Set();  // jobs this user may not read (4xx): stop asking
   let started = false;
+  function utc(iso) { return new Date(iso).toISOString().slice(0, 19).replace("T", " ") + " UTC"; }
   function csrf() {
     const m = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
     return m ? decodeURIComponent(m[1]) : "";
@@ -20,12 +23,19 @@
     set(".status", job.status);
     set(".pmsg", job.progress_message || "");
     set(".worker", job.worker || "–");
-    set(".finished", job.finished ? new Date(job.finished).toLocaleTimeString() : "–");
+    set(".finished", job.finished ? utc(job.finished) : "–");
     if (job.error !== undefined) set(".error-text", job.error || "–");
     if (job.log !== undefined) set(".log", job.log || "–");
     if (job.result !== undefined && job.result !== null) set(".result", JSON.stringify(job.result, null, 2));
     const bar = el.querySelector("progress"); if (bar) bar.value = job.progress;
-    if (finished.has(job.status)) { const b = el.querySelector("#cancel-job"); if (b) b.remove(); }
+    if (finished.has(job.status)) {
+      const b = el.querySelector("#cancel-job"); if (b) b.remove();
+      if (el.dataset.reloadOnFinish !== undefined && !el.dataset.reloaded) {
+        el.dataset.reloaded = "1";
+        const note = el.querySelector(".reload-note"); if (note) note.textContent = "finished: loading the result…";
+        setTimeout(() => window.location.reload(), 300);
+      }
+    }
   }
   function poll() {
     const nodes = Array.from(document.querySelectorAll("[data-job]"))

@@ -2,8 +2,16 @@
 import numpy as np
 import pytest
 
-from benchmarks.greek_sts.pilots import (DEFAULT_THRESHOLDS, PilotVerse, best_row, occurrence_similarity, read_verses_csv,
-                                   sweep, sweep_scores, write_sweep_csv)
+from benchmarks.greek_sts.pilots import (
+    DEFAULT_THRESHOLDS,
+    PilotVerse,
+    best_row,
+    occurrence_similarity,
+    read_verses_csv,
+    sweep,
+    sweep_scores,
+    write_sweep_csv,
+)
 
 # v1..v5; groups g1 = {v1, v2}, g2 = {v3, v4}, g3 = {v5}; v6 has no group.
 # occurrences O1 = {v1, v3} (type T1), O2 = {v2} (T1), O3 = {v4, v5, v6} (T2)

@@ -20,7 +20,7 @@ def test_load_545_counts_and_types():
     assert Counter(g.label for g in b.raw_links) == {"cit.": 483, "cf.": 62}
     assert s["label_counts"] == {"cit.": 481, "cf.": 59}
     assert b.queries[0].seg_id == "hier. epist. 21.2.5.1" and b.queries[0].work == "hier. epist."
-    assert b.queries[0].citation == "21.2.5.1" and b.queries[0].author == "Jerome"
+    assert b.queries[0].ref == "21.2.5.1" and b.queries[0].author == "Jerome"
     assert "/" not in b.sources[0].text
     # the older file's folds split some queries; the loader puts them in their majority fold
     assert b.meta["fold_conflicts"]["with_text"]["queries_in_several_folds"] > 0

@@ -7,6 +7,7 @@ import pytest
 
 from benchmarks.loci import cli, data, evaluate, methods, plots, report, splits
 from benchmarks.loci.data import Benchmark, GoldLink, Segment
+from core.cli import CommandInputError
 
 DATA = data.default_data_dir()
 needs_data = pytest.mark.skipif(not (DATA / "pairs_545_with_text.csv").exists(), reason="shared data missing")
@@ -56,6 +57,39 @@ def test_synthetic_perfect_and_shifted_rankings():
     assert all(r["rank"] for r in rep2["per_pair"])
 
 
+class _MemorisingMethod:
+    """Supervised toy: ranks first the sources its training links cite (so it can only help held-out queries
+    through sources shared with other folds), and records what it was trained on."""
+
+    name, params, supervised = "memorise", {}, True
+
+    def __init__(self):
+        self.trained_on = []
+
+    def fit(self, source_ids, source_texts, train=None, progress=None):
+        self.source_ids = list(source_ids)
+        self.trained_on.append(set(train.query_ids))
+        self.seen = {g.source_id for g in train.links}
+        return self
+
+    def search(self, query_ids, query_texts, k, progress=None):
+        order = sorted(range(len(self.source_ids)), key=lambda j: (self.source_ids[j] not in self.seen, j))[:k]
+        idx = np.tile(np.asarray(order, np.int32), (len(query_ids), 1))
+        return idx, np.tile(np.linspace(1, 0, len(order)).astype(np.float32), (len(query_ids), 1))
+
+
+def test_supervised_method_is_fitted_per_fold_on_the_other_folds_only():
+    b = _bench()
+    sp = splits.grouped_kfold(b, 3, seed=0)
+    m = _MemorisingMethod()
+    rep = evaluate.evaluate_retrieval(b, sp, m, ks=(1, 10), overlap=False)
+    assert len(m.trained_on) == 3 and "fit_search_s" in rep["timing"]
+    for f, trained in enumerate(m.trained_on):
+        held_out = set(sp.fold_queries(f))
+        assert trained and not (trained & held_out) and trained | held_out == {f"q{i}" for i in range(6)}
+    assert rep["recall@10"] == 1.0 and len(rep["per_query"]) == 6
+
+
 def test_pairwise_with_synthetic_scorer_tunes_on_other_folds():
     b = _bench()
     sp = splits.grouped_kfold(b, 3, seed=0)
@@ -93,7 +127,7 @@ def test_full_lexical_evaluation_on_545_pairs():
     assert rep["pool"] == {"kind": "gold", "n_sources": 408, "n_queries": 463, "depth": 408,
                            "gold_links_outside_pool": 0}
     assert 0.5 < rep["recall@10"] <= rep["recall@100"] <= rep["recall@1000"] <= 1.0
-    assert rep["method"]["implementation"] in ("engine", "fallback")
+    assert rep["method"]["implementation"] == "detection.methods"
     assert rep["by_type"]["cit."]["recall@10"] > rep["by_type"]["cf."]["recall@10"]
     assert rep["metrics"]["all"]["recall@10"]["std"] is not None and len(rep["folds"]) == 5
     assert sum(f["n_queries"] for f in rep["folds"]) == 463
@@ -126,7 +160,7 @@ def test_cli_evaluate_retrieval_on_files(tmp_path, capsys):
     _write_files(tmp_path)
     out = tmp_path / "report.json"
     assert cli.main(["evaluate_retrieval", "--queries", str(tmp_path / "q.csv"), "--sources", str(tmp_path / "s.csv"),
-                     "--gold", str(tmp_path / "g.csv"), "--retriever", "tfidf-surface", "--k", "10,100",
+                     "--gold", str(tmp_path / "g.csv"), "--method", "tfidf-surface", "--ks", "10,100",
                      "--output", str(out), "--csv", str(tmp_path / "pq.csv")]) == 0
     rep = json.loads(out.read_text())
     assert isinstance(rep["recall@10"], float) and isinstance(rep["mrr@100"], float)
@@ -144,19 +178,24 @@ def test_management_command_wrapper(tmp_path):
     assert cmd.requires_system_checks == []
     parser = cmd.create_parser("manage.py", "evaluate_retrieval")
     opts = vars(parser.parse_args(["--queries", str(tmp_path / "q.csv"), "--sources", str(tmp_path / "s.csv"),
-                                   "--gold", str(tmp_path / "g.csv"), "--retriever", "bm25-surface",
-                                   "--k", "10", "--output", str(tmp_path / "r.json")]))
+                                   "--gold", str(tmp_path / "g.csv"), "--method", "bm25-surface",
+                                   "--param", "k1=1.2", "--ks", "10", "--output", str(tmp_path / "r.json")]))
     cmd.execute(**opts)
-    assert "recall@10" in json.loads((tmp_path / "r.json").read_text())
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert "recall@10" in rep and rep["method"]["params"] == {"k1": "1.2"}
 
 
 def test_cli_rejects_unknown_gold_ids(tmp_path):
     (tmp_path / "q.csv").write_text("seg_id,text\nq1,arma\n")
     (tmp_path / "s.csv").write_text("seg_id,text\ns1,arma\n")
     (tmp_path / "g.csv").write_text("query_id,source_id\nq1,s404\n")
-    with pytest.raises(SystemExit):
+    with pytest.raises(CommandInputError, match="gold ids not in the corpora"):
         cli.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
-                                   retriever="bm25-lemma")
+                                   method="bm25-lemma")
+    with pytest.raises(CommandInputError, match="unknown parameter 'k2'"):
+        cli.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
+                                   method="bm25-lemma", params={"k2": "1"})
+    assert cli.main(["evaluate_retrieval", "--method", "nope", "--queries", "q", "--sources", "s", "--gold", "g"]) == 2
 
 
 def test_reports_and_plots():
@@ -178,20 +217,31 @@ def test_reports_and_plots():
     assert not math.isnan(rep["recall@10"])
 
 
-def test_fallback_retriever_ranks_shared_terms_first():
-    from benchmarks.loci.engine import FallbackSparseRetriever
+def test_benchmark_retriever_is_the_engine_and_has_no_fallback():
+    """The benchmark's retriever gives exactly the registry retriever's rankings; a bad name or parameter is an
+    error, never a switch to another implementation."""
+    from detection.methods import ParamError, UnknownMethod, get_retriever
     src = ["arma uirumque cano", "tityre tu patulae", "arma arma arma", "nihil"]
-    for kind in ("bm25", "tfidf"):
-        r = FallbackSparseRetriever(kind=kind, unit="surface").fit(["a", "b", "c", "d"], src)
-        res = r.search(["tityre patulae", "uirumque cano"], 3)
-        assert res.indices[0, 0] == 1 and res.indices[1, 0] == 0
-        assert res.indices.shape == (2, 3) and np.all(np.diff(res.scores[0][np.isfinite(res.scores[0])]) <= 0)
+    queries = ["tityre patulae", "uirumque cano"]
+    for name in ("bm25-surface", "tfidf-surface", "bm25-lemma", "tfidf-lemma-12"):
+        m = methods.EngineRetrieverMethod(name).fit(["a", "b", "c", "d"], src)
+        idx, sc = m.search(["q1", "q2"], queries, 3)
+        ref = get_retriever(name).fit(["a", "b", "c", "d"], src).search(queries, 3)
+        np.testing.assert_array_equal(idx, ref.indices)
+        np.testing.assert_array_equal(sc, ref.scores)
+        assert idx[0, 0] == 1 and idx[1, 0] == 0
+    with pytest.raises(UnknownMethod):
+        methods.EngineRetrieverMethod("bm25-lemmaa")
+    with pytest.raises(ParamError):
+        methods.EngineRetrieverMethod("bm25-lemma", k1="-1")
+    import importlib.util
+    assert importlib.util.find_spec("benchmarks.loci.engine") is None
 
 
 @needs_data
 def test_standard_runs_smoke(tmp_path):
-    from benchmarks.loci import runs
-    assert runs.main(["--out", str(tmp_path), "--retrievers", "bm25-lemma", "--pools", "gold"]) == 0
+    from benchmarks.loci import standard_runs
+    assert standard_runs.main(["--out", str(tmp_path), "--method", "bm25-lemma", "--pools", "gold"]) == 0
     rep = json.loads((tmp_path / "bm25-lemma__gold.json").read_text())
     assert rep["pool"]["n_sources"] == 408
     rt = json.loads((tmp_path / "reftype.json").read_text())
@@ -201,3 +251,16 @@ def test_standard_runs_smoke(tmp_path):
     pair = json.loads((tmp_path / "pairwise.json").read_text())
     assert pair["table4"]["total"]["pos"] == 540 and "sweep" in pair
     assert "Table 8 shape" in (tmp_path / "summary.md").read_text()
+
+
+def test_retrieval_options_object_and_keyword_overrides_agree():
+    b = _bench()
+    sp = splits.grouped_kfold(b, 3, seed=0)
+    method = methods.RankingFunctionMethod("oracle", _oracle(shift=1))
+    by_object = evaluate.evaluate_retrieval(b, sp, method, evaluate.RetrievalOptions(ks=(1, 2), overlap=False))
+    by_keywords = evaluate.evaluate_retrieval(b, sp, method, ks=(1, 2), overlap=False)
+    for rep in (by_object, by_keywords):
+        rep.pop("timing")
+    assert by_object == by_keywords and by_object["ks"] == [1, 2] and "audit" not in by_object
+    with pytest.raises(TypeError):
+        evaluate.evaluate_retrieval(b, sp, method, kz=(1,))

@@ -5,9 +5,9 @@ import sys
 import numpy as np
 import pytest
 
-from detection.methods import TopK, available, get_retriever
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
+from detection.methods import TopK, available, get_retriever
 
 FIG1 = "haesit uox faucibus et inter ruborem atque pallorem metumque ac laetitiam cogitationes uariae mutabantur."
 # the benchmark's 3.46.1 is 3.47.1 in the Tesserae edition's line numbering
@@ -110,7 +110,7 @@ def test_cli_without_django(tmp_path, data_dir):
     src = data_dir / "locisimiles/package_examples/vergil_samples.csv"
     out = tmp_path / "out.csv"
     proc = subprocess.run([sys.executable, "-m", "detection.latin.cli", "detect", "--query", str(q), "--source",
-                           str(src), "--retriever", "bm25-lemma", "--top-k", "3", "--output", str(out),
+                           str(src), "--method", "bm25-lemma", "--top-k", "3", "--output", str(out),
                            "--cache-dir", str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader(open(out, encoding="utf-8")))
@@ -120,3 +120,16 @@ def test_cli_without_django(tmp_path, data_dir):
     proc = subprocess.run([sys.executable, "-m", "detection.latin.cli", "detect", "--query", str(bad), "--source",
                            str(src), "--output", str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "bad.csv, line 1: missing column(s) seg_id" in proc.stderr
+    # the convention: --method list prints the registry; a bad parameter or method is one clear line, exit 2
+    proc = subprocess.run([sys.executable, "-m", "detection.latin.cli", "detect", "--method", "list"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "bm25-lemma" in proc.stdout and "--param k1=" in proc.stdout
+    assert "levenshtein" not in proc.stdout  # only the Latin retrievers
+    for extra, message in ((["--param", "k1=-3"], "parameter 'k1': must be ≥ 0.0"),
+                           (["--param", "path=/etc/passwd"], "unknown parameter 'path'"),
+                           (["--method", "levenshtein"], "is a pair_scorer; detect needs a retriever"),
+                           (["--method", "bm25"], "unknown method 'bm25'")):
+        proc = subprocess.run([sys.executable, "-m", "detection.latin.cli", "detect", "--query", str(q),
+                               "--source", str(src), "--output", str(out), *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -1,6 +1,7 @@
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from detection.latin.errors import InputError
 from detection.latin.lemmatize import get_lemmatizer, lemmatize_corpus

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0002_analytics_batch_result'),
+        ('annotation', '0004_analytics_batch_result'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import InputError
-from .normalize import tokenize, latin_share
-from .readers import MIN_LATIN_SHARE, ReadReport, read_tess
+from .normalize import has_latin_word, tokenize
+from .readers import ReadReport, read_tess
 from .segment import Segment, segment_units
 
 __all__ = ["WORKS", "PAPER_TABLE1", "AuthorStats", "CorpusStats", "build_corpus", "write_segments_csv",
@@ -156,8 +156,10 @@ def build_corpus(texts_dir, out_dir, progress: Callable[[float, str], None] | No
                  *, works: dict[str, tuple[str, str, str, bool]] | None = None) -> CorpusStats:
     """Read every known ``.tess`` work under ``texts_dir`` (searched recursively), segment, write corpora.
 
-    Segments without any word, segments not in Latin script and duplicate ids are skipped and counted in
-    ``CorpusStats.skipped`` (never dropped silently). A missing work raises :class:`InputError`.
+    Segments without any word, segments without a single Latin-script word and duplicate ids are skipped and
+    counted in ``CorpusStats.skipped`` (never dropped silently). A segment mixing Latin and Greek (Cicero's
+    letters) is kept whole: its Latin words are indexed, its Greek words pass through the analyser unchanged.
+    A missing work raises :class:`InputError`.
     """
     texts_dir = Path(texts_dir)
     works = WORKS if works is None else works
@@ -178,40 +180,46 @@ def build_corpus(texts_dir, out_dir, progress: Callable[[float, str], None] | No
         units = read_tess(path, report=report)
         line_of = {u.ref: u.line for u in units}
         for seg in segment_units(units, prefix, author=author, work=stem, verse=verse):
-            start_ref = seg.ref.split("-")[0]
-            line = line_of.get(start_ref)
             ntok = len(tokenize(seg.text))
-            if ntok == 0:
-                report.add("no words", InputError(f"segment {seg.seg_id!r} has no words", path=path, line=line))
-                continue
-            if latin_share(seg.text) < MIN_LATIN_SHARE:
-                report.add("not Latin script", InputError(
-                    f"segment {seg.seg_id!r} is not in Latin script: {seg.text[:40]!r}", path=path, line=line))
-                continue
-            if seg.seg_id in seen:
-                report.add("duplicate id", InputError(
-                    f"duplicate id {seg.seg_id!r} (also in {seen[seg.seg_id]})", path=path, line=line))
+            problem = _skip_reason(seg, ntok, seen)
+            if problem:
+                report.add(problem[0], InputError(problem[1], path=path, line=line_of.get(seg.ref.split("-")[0])))
                 continue
             seen[seg.seg_id] = path.name
             side_segments[side].append(seg)
             lengths.setdefault(author, []).append(ntok)
     out_dir = Path(out_dir)
-    stats = CorpusStats(files=len(stems))
-    stats.query_path = str(out_dir / "query.csv")
-    stats.source_path = str(out_dir / "source.csv")
+    stats = CorpusStats(files=len(stems), rows=_table1_rows(lengths), skipped=dict(report.skipped),
+                        messages=list(report.messages), query_path=str(out_dir / "query.csv"),
+                        source_path=str(out_dir / "source.csv"))
     write_segments_csv(stats.query_path, side_segments["query"])
     write_segments_csv(stats.source_path, side_segments["source"])
-    for label, authors in (("Query total", QUERY_AUTHORS), ("Source total", SOURCE_AUTHORS)):
-        allv: list[int] = []
-        for a in authors:
-            stats.rows.append(AuthorStats.from_lengths(a, lengths.get(a, [])))
-            allv.extend(lengths.get(a, []))
-        stats.rows.append(AuthorStats.from_lengths(label, allv))
-    stats.skipped = dict(report.skipped)
-    stats.messages = list(report.messages)
     if progress:
         progress(1.0, f"wrote {len(side_segments['query'])} query and {len(side_segments['source'])} source segments")
     return stats
+
+
+def _skip_reason(seg: Segment, n_tokens: int, seen: dict[str, str]) -> tuple[str, str] | None:
+    """(reason, message) when a segment is not written, else None."""
+    if n_tokens == 0:
+        return "no words", f"segment {seg.seg_id!r} has no words"
+    if not has_latin_word(seg.text):
+        return "no Latin word", f"segment {seg.seg_id!r} has no word in Latin script: {seg.text[:40]!r}"
+    if seg.seg_id in seen:
+        return "duplicate id", f"duplicate id {seg.seg_id!r} (also in {seen[seg.seg_id]})"
+    return None
+
+
+def _table1_rows(lengths: dict[str, list[int]]) -> list[AuthorStats]:
+    """Token statistics per author and per side, in Table 1's order."""
+    rows = []
+    for label, authors in (("Query total", QUERY_AUTHORS), ("Source total", SOURCE_AUTHORS)):
+        every: list[int] = []
+        for a in authors:
+            rows.append(AuthorStats.from_lengths(a, lengths.get(a, [])))
+            every.extend(lengths.get(a, []))
+        rows.append(AuthorStats.from_lengths(label, every))
+    return rows
 
 
 def format_table1(stats: CorpusStats) -> str:

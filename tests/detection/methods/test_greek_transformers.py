@@ -4,9 +4,9 @@ import pytest
 
 from benchmarks.greek_sts.evaluate import evaluate_method
 from benchmarks.greek_sts.gold import read_sts_gold
-from detection.methods.greek_similarity import ModelUnavailable
 from detection.methods import ParamError, model_store
 from detection.methods.greek_registry import get_method
+from detection.methods.greek_similarity import ModelUnavailable
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0001_initial'),
+        ('annotation', '0003_attention_checks'),
         ('jobs', '0002_job_delivery'),
     ]
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from detection.greek.lemmatize import GreekLemmatiser, measure_lemmatiser
+from detection.greek.lemmatize import GreekLemmatizer, measure_lemmatizer
 from detection.greek.preprocess import GreekPreprocessor
 from detection.methods.greek_registry import available, get_method, method_specs
 
@@ -25,15 +25,15 @@ def test_editorial_marks_and_options():
 
 
 def test_lemmatiser_rules():
-    lem = GreekLemmatiser("rules")
+    lem = GreekLemmatizer("rules")
     assert lem("δ᾽") == "δέ" and lem("παρ’") == "παρά"
     assert lem("τῶι") == lem("τῷ")
-    assert GreekLemmatiser("simplemma")("λιμένα") == "λιμήν"
+    assert GreekLemmatizer("simplemma")("λιμένα") == "λιμήν"
 
 
 def test_lemmatiser_measured_on_gold(lemma_file):
-    base = measure_lemmatiser(lemma_file, "simplemma")
-    rules = measure_lemmatiser(lemma_file, "rules")
+    base = measure_lemmatizer(lemma_file, "simplemma")
+    rules = measure_lemmatizer(lemma_file, "rules")
     assert base["n_tokens"] > 8000
     assert 0.6 < base["accuracy"] < rules["accuracy"] < 1.0
 

@@ -1,0 +1,13 @@
+"""The base of the domain errors (pure: no Django).
+
+A service that refuses a request raises a subclass of :class:`DomainError` with the HTTP status it means
+(``status``); the API's one exception handler (``core.exceptions.exception_handler``) answers it as
+``{"detail": message}`` with that status, so API views need no try/except of their own.
+"""
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """A request that breaks a rule of the domain; ``status`` is the HTTP status an API answers with."""
+
+    status = 400
