@@ -37,7 +37,7 @@ def test_pages_come_from_the_stored_result_and_match_a_full_recomputation(judged
     job = _analyse(judged)
     assert AnalyticsBatchResult.objects.filter(job=job).count() == 3
     assert "scores" not in job.result and job.result["n_rows"] == 296
-    expected = analytics.score_rows(analytics.load_project_data(judged), n_boot=20)
+    expected = analytics.project_report(judged, n_boot=20)["scores"]  # the same computation, returned whole
     client = client_for("researcher")
     got = []
     for page in (1, 2, 3):
@@ -80,7 +80,7 @@ def test_dashboard_reads_one_batch_piece(judged, client, users, django_assert_ma
     client.force_login(users["staff"])
     with django_assert_max_num_queries(16):
         html = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+16977+1").content.decode()
-    assert "<strong>ref 16977 1</strong>" in html and "Bradley–Terry strength with 95% bootstrap interval, ref 16977 1" in html
+    assert "<strong>ref 16977 1</strong>" in html and "Bradley–Terry strength with 95% credible interval, ref 16977 1" in html
     assert "interval, ref 16977 2" not in html
     other = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+17148+1").content.decode()
     assert "<strong>ref 17148 1</strong>" in other and "interval, ref 16977 1" not in other
