@@ -21,9 +21,9 @@ from rest_framework.views import APIView
 
 from annotation import analytics, selectors
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
-from jobs.models import Job
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
+from jobs.models import Job
 
 FILTERS = [
     OpenApiParameter("batch", OpenApiTypes.INT, description="batch id"),

@@ -12,9 +12,9 @@ from django.db import IntegrityError, transaction
 from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse
 from annotation.services.bulk import rows_insert
-from core.uploads import too_large_message
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
+from core.uploads import too_large_message
 
 
 @transaction.atomic
