@@ -330,3 +330,61 @@ class SimilarityRunCsvApi(_Api, APIView):
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
         return csv_response(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")
+
+
+# ------------------------------------------------------------------------------------ trained models
+class TrainedModelSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    method = serializers.CharField()
+    base_model = serializers.CharField()
+    training_job = serializers.IntegerField(source="training_job_id", allow_null=True)
+    benchmark = serializers.CharField()
+    train_folds = serializers.JSONField()
+    held_out_fold = serializers.IntegerField(allow_null=True)
+    params = serializers.JSONField()
+    files = serializers.JSONField()
+    metrics = serializers.JSONField()
+    versions = serializers.JSONField()
+    seed = serializers.IntegerField()
+    owner = serializers.CharField(source="owner.username", default=None)
+    created = serializers.DateTimeField()
+
+
+class TrainingInputSerializer(serializers.Serializer):
+    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    kind = serializers.CharField(max_length=30)
+    name = serializers.CharField(max_length=100)
+    method = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    base_model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    params = serializers.JSONField(required=False, default=dict)
+    retriever = serializers.CharField(max_length=100, required=False, default="bm25-lemma")
+    k = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
+
+
+class TrainedModelListApi(_Api, ListAPIView):
+    """Trained models (one per fold, plus ``<name>/all``); POST queues a training job."""
+
+    serializer_class = TrainedModelSerializer
+    filterset_fields = ["kind", "method"]
+
+    def get_queryset(self):
+        from detection.selectors import trained_model_list
+
+        return trained_model_list()
+
+    @extend_schema(request=TrainingInputSerializer, responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    def post(self, request):
+        from benchmarks.services.training import training_run_create
+
+        data = TrainingInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if not isinstance(data.validated_data["params"], dict):
+            return Response({"detail": "params must be a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
+        job = training_run_create(owner=request.user, **data.validated_data)  # a DomainError answers 400
+        error = job_enqueue_error(job)
+        if error:
+            return Response({"detail": f"Training job {job.pk} could not be queued. {error}", "job": job.pk},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "30"})
+        return Response({"job": job.pk, "queue": job.queue, "status": job.status}, status=status.HTTP_202_ACCEPTED)

@@ -52,6 +52,20 @@ def loci_run_context(run: EvaluationRun) -> dict:
                     for agg in ("macro_gold", "pooled")})
             for view, block in classification.items()]
         ctx["error_rates"] = (pairwise.get("error_rates") or {}).get("mean")
+    rerank = rep.get("rerank")
+    if rerank:
+        rks = [k for k in ks if f"mrr@{k}" in rerank.get("rerank", {})]
+        ctx["rerank_ks"] = rks
+        ctx["rerank_table"] = [
+            (f"{stage} {name}", [_ms(rerank[key]["metrics"].get(view, {}).get(f"{name}@{k}")) for k in rks])
+            for view in ("all", "cit.", "cf.") for name in ("mrr", "recall")
+            for stage, key in ((f"{view} first stage", "retrieval"), (f"{view} + rerank", "rerank"))]
+        ctx["rerank_classes"] = [(view, {m: _ms(block["mean"][m]) for m in ("p", "r", "f1")})
+                                 for view, block in rerank.get("classification", {}).items()]
+        ctx["rerank_sweep"] = [{"k": r["k"], **{stage: {m: _ms(v) for m, v in r.get(stage, {}).items()}
+                                                    for stage in ("ret", "rer")}}
+                               for r in rerank.get("sweep", {}).get("all", [])]
+        ctx["rerank_folds"] = rerank.get("folds", [])
     ctx["worst_queries"] = sorted(
         (row for row in run.per_query if row.get("rr") is not None), key=lambda row: row["rr"])[:20]
     return ctx

@@ -50,6 +50,9 @@ def _queue_demo_runs() -> str:
         for method in ("bm25-lemma", "tfidf-surface"):
             evaluation_run_create(version=version, method=method, owner=owner)
             queued.append(method)
+        # retrieve and rerank with the feature classifier, trained per fold inside the run (no download)
+        evaluation_run_create(version=version, method="bm25-lemma", reranker="feature-logreg", owner=owner)
+        queued.append("bm25-lemma + feature-logreg")
     gold = GoldSimilaritySet.objects.filter(name=STS_NAME).first()
     if gold is not None and not SimilarityRun.objects.filter(gold_set=gold).exists():
         for method in ("char_ngram", "levenshtein"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from benchmarks.models import EvaluationRun, GoldSimilaritySet, SimilarityRun
 from core.csv_export import MACHINE, csv_text
 
-LOCI_TABLES = ("per_query", "per_fold", "per_pair", "summary")
+LOCI_TABLES = ("per_query", "per_fold", "per_pair", "summary", "rerank_sweep")
 
 
 def _csv(header: list[str], rows: list[list], mode: str = MACHINE) -> str:
@@ -39,6 +39,13 @@ def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
             m = fold.get("metrics", {})
             rows.append([fold.get("fold"), fold.get("n_queries"), fold.get("n_gold")]
                         + [m.get(view, {}).get(name) for view in ("all", "cit.", "cf.") for name in metrics])
+        return _csv(header, rows, mode)
+    if table == "rerank_sweep":
+        header = ["view", "k"] + [f"{stage}_{m}" for stage in ("ret", "rer") for m in ("inspect", "p", "r", "f1")]
+        sweep = ((run.report or {}).get("rerank") or {}).get("sweep") or {}
+        rows = [[view, row["k"]] + [(row.get(stage, {}).get(m) or {}).get("mean") for stage in ("ret", "rer")
+                                    for m in ("inspect", "p", "r", "f1")]
+                for view, block in sweep.items() for row in block]
         return _csv(header, rows, mode)
     if table == "summary":
         return _csv(["metric", "value"], [[k, v] for k, v in run.summary.items()], mode)

@@ -1,6 +1,6 @@
 """Job kinds of the benchmarks app. Each takes a run id, loads the run and hands it to its service."""
 from benchmarks.models import EvaluationRun, PilotRun, SimilarityRun
-from benchmarks.services import runs
+from benchmarks.services import runs, training
 from jobs.registry import job_kind
 
 
@@ -30,3 +30,9 @@ def sts_evaluate(job, *, run_id: int) -> dict:
 def pilot_sweep(job, *, run_id: int) -> dict:
     run = PilotRun.objects.get(pk=run_id)
     return runs.pilot_run_execute(run=run, progress=job.progress, log=job.log)
+
+
+@job_kind(training.TRAIN_KIND, queue="gpu", description="Train a second-stage model per fold (never on its held-out "
+          "fold) and register it.", visible=benchmark_job_visible)
+def train_model(job, **params) -> dict:
+    return training.training_run_execute(job_id=job.id, progress=job.progress, log=job.log, **params)

@@ -11,6 +11,7 @@ urlpatterns = [
     path("benchmarks/runs/<int:pk>/", api.EvaluationRunDetailApi.as_view(), name="api-benchmark-run-detail"),
     path("benchmarks/runs/<int:pk>/report/", api.EvaluationRunReportApi.as_view(), name="api-benchmark-run-report"),
     path("benchmarks/runs/<int:pk>/report.csv", api.EvaluationRunCsvApi.as_view(), name="api-benchmark-run-csv"),
+    path("models/", api.TrainedModelListApi.as_view(), name="api-trained-model-list"),
     path("sts/gold-sets/", api.GoldSetListApi.as_view(), name="api-sts-gold-set-list"),
     path("sts/gold-sets/<int:pk>/", api.GoldSetDetailApi.as_view(), name="api-sts-gold-set-detail"),
     path("sts/gold-sets/<int:pk>/publish/", api.GoldSetPublishApi.as_view(), name="api-sts-gold-set-publish"),

@@ -107,7 +107,8 @@ def index(request):
 
 
 LEADERBOARD_SORTS = ("recall@1", "recall@5", "recall@10", "recall@20", "recall@50", "recall@100", "mrr@10",
-                     "cit_recall@10", "cf_recall@10", "cit_recall@100", "cf_recall@100")
+                     "cit_recall@10", "cf_recall@10", "cit_recall@100", "cf_recall@100", "rerank_mrr@10",
+                     "rerank_recall@10", "rerank_cit_f1", "rerank_cf_f1")
 
 
 @researcher_pages
@@ -273,3 +274,15 @@ def pilot_csv(request, pk: int):
     run = get_object_or_404(PilotRun, pk=pk)
     _report_or_404(run)
     return _csv_download(exports.pilot_csv(run, mode=SPREADSHEET), f"pilot-{run.pk}.csv")
+
+
+@researcher_pages
+def trained_models(request):
+    """The trained-model registry: every model a training job produced, per fold, with its metrics."""
+    from detection.selectors import trained_model_list
+
+    kind = request.GET.get("kind") or None
+    return render(request, "benchmarks/models.html", {
+        "models": trained_model_list(kind=kind)[:500], "kind": kind,
+        "kinds": ["feature-classifier", "cross-encoder", "bi-encoder"],
+        "rerankers": selectors.method_specs(kind="reranker")})

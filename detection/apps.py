@@ -11,3 +11,8 @@ class DetectionConfig(AppConfig):
         from detection.methods import model_store
 
         model_store.configure(settings.MODELS_DIR)
+        from core import demo_loaders
+        from detection import jobs  # noqa: F401  (registers the job kinds)
+        from detection.demo import load_demo_vectors
+
+        demo_loaders.register("detection.vectors", load_demo_vectors, order=40)

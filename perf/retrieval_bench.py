@@ -49,7 +49,12 @@ def measure(fn):
     a, b = ctx.Pipe(duplex=False)
     p = ctx.Process(target=_child, args=(fn, b))
     p.start()
-    res = a.recv()
+    b.close()  # the child holds the only write end: if it dies, recv() ends instead of waiting forever
+    try:
+        res = a.recv()
+    except EOFError:
+        p.join()
+        raise RuntimeError(f"measured child failed (exit code {p.exitcode})") from None
     p.join()
     return res
 

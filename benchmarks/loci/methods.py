@@ -49,9 +49,22 @@ class EngineRetrieverMethod:
         self.name = name
         self.params = dict(params)
         self._r = get_retriever(name, **params)
+        # A retriever with ``tune(query_texts, relevant_source_indices)`` learns from the training folds (the
+        # hybrid's fusion weight): it is then fitted per fold and tuned on the other folds' links only.
+        self.supervised = callable(getattr(self._r, "tune", None))
+        self.tunings: list[dict] = []
 
     def fit(self, source_ids, source_texts, train=None, progress=None):
-        self._r.fit(list(source_ids), list(source_texts), progress=progress)
+        source_ids = list(source_ids)
+        self._r.fit(source_ids, list(source_texts), progress=progress)
+        if train is not None and self.supervised:
+            pos = {s: j for j, s in enumerate(source_ids)}
+            rel: dict[str, set] = {q: set() for q in train.query_ids}
+            for g in train.links:
+                if g.source_id in pos and g.query_id in rel:
+                    rel[g.query_id].add(pos[g.source_id])
+            texts = dict(zip(train.query_ids, train.query_texts))
+            self.tunings.append(self._r.tune([texts[q] for q in rel], [sorted(r) for r in rel.values()]))
         return self
 
     def search(self, query_ids, query_texts, k, progress=None):
@@ -59,8 +72,13 @@ class EngineRetrieverMethod:
         return np.asarray(res.indices), np.asarray(res.scores)
 
     def describe(self) -> dict:
-        return {"name": self.name, "params": self.params, "implementation": self.implementation,
-                "lemmatizer": LEMMATIZER_VERSION}
+        out = {"name": self.name, "params": self.params, "implementation": self.implementation,
+               "lemmatizer": LEMMATIZER_VERSION}
+        if hasattr(self._r, "describe"):
+            out["retriever"] = self._r.describe()
+        if self.tunings:
+            out["tuning_per_fold"] = self.tunings
+        return out
 
 
 class RankingFunctionMethod:

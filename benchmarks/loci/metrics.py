@@ -16,6 +16,9 @@ import math
 
 import numpy as np
 
+# f1_curve and plateau_threshold live with the rerankers, which tune their thresholds the same way.
+from detection.methods.rerank.thresholds import f1_curve, plateau_threshold  # noqa: F401
+
 CLASS_IDS = {"none": 0, "cit.": 1, "cf.": 2, "link": 3}
 CLASS_NAMES = {v: k for k, v in CLASS_IDS.items()}
 VIEWS = ("all", "cit.", "cf.")  # pooled, then per class
@@ -258,42 +261,6 @@ def error_rates(fp_q, fn_q, n_q, *, query_mask=None) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ threshold tuning
-def f1_curve(scores: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled F1 for every distinct threshold t (predict positive iff score >= t).
-
-    Returns:
-        (thresholds descending, f1 at each threshold).
-    """
-    s = np.asarray(scores, np.float64).ravel()
-    yy = np.asarray(y, bool).ravel()
-    order = np.argsort(-s, kind="stable")
-    s, yy = s[order], yy[order]
-    tp = np.cumsum(yy)
-    npred = np.arange(1, s.size + 1)
-    last = np.r_[s[1:] != s[:-1], True]  # last index of each group of equal scores
-    tp, npred, thr = tp[last], npred[last], s[last]
-    pos = yy.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where(pos + npred > 0, 2 * tp / (pos + npred), 0.0)
-    return thr, f1
-
-
-def plateau_threshold(scores: np.ndarray, y: np.ndarray, tol: float = 0.01) -> dict:
-    """The plateau-high threshold of the paper (Appendix E.4): the largest threshold whose pooled F1 is
-    within ``tol`` of the best F1. Favours precision.
-
-    Returns:
-        ``{"threshold", "f1", "best_f1"}``; threshold ``inf`` (predict nothing) if there is no positive.
-    """
-    thr, f1 = f1_curve(scores, y)
-    if thr.size == 0 or not np.any(np.asarray(y, bool)):
-        return {"threshold": float("inf"), "f1": 0.0, "best_f1": 0.0}
-    best = f1.max()
-    ok = np.nonzero(f1 >= best - tol)[0]
-    i = ok[0]  # thresholds are descending: the first is the largest
-    return {"threshold": float(thr[i]), "f1": float(f1[i]), "best_f1": float(best)}
-
-
 def decide(probs: np.ndarray, thresholds: dict) -> np.ndarray:
     """Class decisions from class scores and per-class thresholds.
 

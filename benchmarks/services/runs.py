@@ -27,7 +27,16 @@ STS_KIND = "benchmarks.greek_sts_evaluate"
 PILOT_KIND = "benchmarks.pilot_sweep"
 
 DEFAULT_KS = [1, 5, 10, 20, 50, 100]
-RERANKERS = {"": "none (retrieval only)", "lexical-rule": "lexical rule scorer (TF-IDF lemma cosine, typed by the §3.3 rule)"}
+RERANK_DEPTH = 100  # at most this many candidates per query are reranked (the run's largest k, capped)
+
+
+def _registered_rerankers() -> dict:
+    from detection.methods import registry
+
+    return {"": "none (retrieval only)", **{s.name: s.description for s in registry.specs(kind="reranker")}}
+
+
+RERANKERS = _registered_rerankers()
 CALIBRATIONS = ("", "linear", "isotonic")
 
 Progress = Callable[[float, str], None]
@@ -77,9 +86,10 @@ def _reranker_params(reranker: str, params) -> dict:
         return {}
     if reranker not in RERANKERS:
         raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r for r in RERANKERS if r)}")
-    params = dict(params)
-    retriever = params.pop("retriever", "tfidf-lemma")
-    return {"retriever": retriever, **method_params(retriever, params, kind="retriever")}
+    params = method_params(reranker, params, kind="reranker")
+    if reranker == "cross-encoder" and not params.get("model"):
+        raise RunError("the cross-encoder reranker needs a trained model: {\"model\": \"NAME\"} (train one first)")
+    return params
 
 
 def _check_ks(ks) -> list[int]:
@@ -207,6 +217,15 @@ def _loci_summary(report: dict, ks: list[int]) -> dict:
         summary[f"mrr@{k}"] = finite_or_none(report.get(f"mrr@{k}"))
         for view, short in (("cit.", "cit"), ("cf.", "cf")):
             summary[f"{short}_recall@{k}"] = finite_or_none(report.get("by_type", {}).get(view, {}).get(f"recall@{k}"))
+    rerank = report.get("rerank") or {}
+    for k in ks:
+        for key in (f"recall@{k}", f"mrr@{k}"):
+            if key in (rerank.get("rerank") or {}):
+                summary[f"rerank_{key}"] = finite_or_none(rerank["rerank"][key])
+    for view, short in (("cit.", "cit"), ("cf.", "cf")):
+        f1 = (((rerank.get("classification") or {}).get(view) or {}).get("mean") or {}).get("f1") or {}
+        if "mean" in f1:
+            summary[f"rerank_{short}_f1"] = finite_or_none(f1["mean"])
     pairwise = report.get("pairwise") or {}
     pooled = (((pairwise.get("classification") or {}).get("all") or {}).get("mean") or {}).get("pooled") or {}
     for metric in ("p", "r", "f1"):
@@ -241,14 +260,18 @@ def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Calla
     # The per-fold pairwise documents give P/R/F1 vs retrieval depth k (Table 12), and with a reranker the
     # classification tables (Tables 3, 5) and retrieve-and-rerank beside retrieval-only.
     pools = S.build_fold_pools(bench, split, seed=run.seed)
-    scorer = LM.LexicalRuleScorer(**_reranker_params(run.reranker, run.reranker_params)) if run.reranker else None
+    # the parameter-free lexical scorer classifies the whole pairwise grid (Tables 3, 5); any reranker is also
+    # evaluated as retrieve-and-rerank against the full pool below
+    scorer = LM.LexicalRuleScorer() if run.reranker == "lexical-rule" else None
     retriever = method
 
     def pairwise_progress(fraction, message=""):
-        progress(0.75 + 0.23 * fraction, f"pairwise: {message}")
+        progress(0.75 + 0.14 * fraction, f"pairwise: {message}")
 
     report["pairwise"] = E.evaluate_pairwise(bench, split, pools, scorer=scorer, retriever=retriever,
                                              progress=pairwise_progress)
+    if run.reranker:
+        report["rerank"] = _rerank_section(run, bench, split, ks, progress, log)
     per_query = report.pop("per_query", [])
     run.report = report
     run.per_query = per_query
@@ -258,6 +281,25 @@ def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Calla
     run.save(update_fields=["report", "per_query", "per_fold", "summary", "code_version"])
     progress(1.0, "stored")
     return {"run_id": run.pk, **run.summary}
+
+
+def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, log) -> dict:
+    """Retrieve-and-rerank on held-out folds (``benchmarks.loci.rerank_eval``): the run's retriever over the
+    version's whole source pool, top-``RERANK_DEPTH``, the reranker trained per fold on the other folds."""
+    from benchmarks.loci import methods as LM
+    from benchmarks.loci.rerank_eval import evaluate_rerank
+
+    retriever = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
+    params = _reranker_params(run.reranker, run.reranker_params)
+    depth = min(RERANK_DEPTH, max(ks))
+    log(f"rerank: {run.reranker} {params} on the top {depth} of {run.method}")
+    rep = evaluate_rerank(bench, split, retriever, run.reranker, params, k=depth,
+                          ks=tuple(k for k in ks if k <= RERANK_DEPTH) or (1, 10),
+                          progress=lambda f, m="": progress(0.9 + 0.09 * f, f"rerank: {m}"))
+    leaks = sum(f["leaked_queries"] for f in rep["folds"])
+    if leaks and not params.get("model"):
+        raise RunError(f"rerank trained on {leaks} held-out queries")  # impossible by construction
+    return rep
 
 
 def _fit_texts(gold_pairs) -> list[str]:

@@ -37,8 +37,12 @@ def _progress_printer(stream):
 
 def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemma", top_k: int = 100,
                params: dict | None = None, jobs: int = 1, skip_bad_rows: bool = False, cache_dir=None,
-               stream=sys.stderr) -> dict:
+               stream=sys.stderr, reranker: str | None = None, reranker_params: dict | None = None) -> dict:
     """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict.
+
+    With ``reranker`` (a registered reranker; a supervised one needs a trained ``model`` in its params) the
+    top-k are reranked and the rows also get ``retrieval_rank,retrieval_score,p_none,p_cit,p_cf,label``;
+    ``rank``/``score`` are then the reranked position and 1 − p_none.
 
     Raises CommandInputError for an unreadable file, an unknown retriever or a bad parameter.
     """
@@ -54,14 +58,18 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         sources, sskipped = _read_segments(source, "source", skip_bad_rows, stream)
         internal = {"cache_dir": str(cache_dir or default_cache_dir()), "n_jobs": jobs}
         retriever = spec.build(params or {}, **{k: v for k, v in internal.items() if k in spec.internal})
+        rr = _build_reranker(reranker, reranker_params or {}, internal["cache_dir"]) if reranker else None
     progress = _progress_printer(stream)
     t0 = time.perf_counter()
     retriever.fit([s.seg_id for s in sources], [s.text for s in sources], progress=progress)
     t1 = time.perf_counter()
     res = retriever.search([q.text for q in queries], top_k, progress=progress)
     t2 = time.perf_counter()
-    n = _write_rankings(Path(output), res.iter_rows([q.seg_id for q in queries]))
-    summary = {
+    if rr is not None:
+        n = _write_reranked(Path(output), queries, sources, res, rr, progress)
+    else:
+        n = _write_rankings(Path(output), res.iter_rows([q.seg_id for q in queries]))
+    summary = {"reranker": reranker,
         "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name, "top_k": top_k,
         "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(output),
         "skipped_query_rows": qskipped, "skipped_source_rows": sskipped,
@@ -69,6 +77,36 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {output} "
           f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
     return summary
+
+
+def _build_reranker(name: str, params: dict, cache_dir):
+    from detection.methods import ParamError, UnknownMethod, registry
+
+    with user_errors(ParamError, UnknownMethod, ValueError):
+        spec = registry.get_spec(name)
+        if spec.kind != "reranker":
+            raise CommandInputError(f"{name!r} is a {spec.kind}, not a reranker")
+        if spec.supervised and not params.get("model"):
+            raise CommandInputError(f"reranker {name!r} needs a trained model: --reranker-param model=NAME")
+        return spec.build(params, **({"cache_dir": cache_dir} if "cache_dir" in spec.internal else {}))
+
+
+def _write_reranked(out: Path, queries, sources, res, reranker, progress) -> int:
+    from detection.methods.rerank import pipeline as P
+
+    cands = P.from_topk([q.seg_id for q in queries], [q.text for q in queries], [s.seg_id for s in sources],
+                        [s.text for s in sources], res.indices, res.scores)
+    rows = P.rows(P.rerank(reranker, cands, progress=progress))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["query_id", "source_id", "rank", "score", "retrieval_rank", "retrieval_score", "p_none",
+                    "p_cit", "p_cf", "label"])
+        for r in rows:
+            w.writerow([r["query_id"], r["source_id"], r["rerank_rank"], f"{1 - r['p_none']:.6g}",
+                        r["retrieval_rank"], f"{r['retrieval_score']:.6g}", f"{r['p_none']:.6g}",
+                        f"{r['p_cit']:.6g}", f"{r['p_cf']:.6g}", r["label"]])
+    return len(rows)
 
 
 def _read_segments(path, side: str, skip_bad_rows: bool, stream):
@@ -118,6 +156,10 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")
     p.add_argument("--cache-dir", default=None, help="lemma cache directory (default ~/.cache/similia/lemmas)")
+    p.add_argument("--reranker", default=None, help="rerank the top-k with a registered reranker (feature-logreg, "
+                   "feature-hgb, lexical-rule, cross-encoder)")
+    p.add_argument("--reranker-param", action="append", default=[],
+                   help="reranker parameter KEY=VALUE (repeatable), e.g. model=NAME/all")
 
 
 def add_build_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -153,7 +195,8 @@ def detect_command(options: dict, *, stdout, stderr) -> dict | None:
     return run_detect(query=options["query"], source=options["source"], output=options["output"],
                       method=options["method"], top_k=options["top_k"], params=parse_params(options["param"]),
                       jobs=options["jobs"], skip_bad_rows=options["skip_bad_rows"], cache_dir=options["cache_dir"],
-                      stream=stderr)
+                      stream=stderr, reranker=options.get("reranker"),
+                      reranker_params=parse_params(options.get("reranker_param")))
 
 
 if __name__ == "__main__":

@@ -66,14 +66,19 @@ register(MethodSpec(
     internal=("cache_dir", "block_size")))
 register(MethodSpec(
     "w2v-bigram", "retriever", _w2v_bigram,
-    "Word2Vec bigram similarity (Burns et al. 2021), vectors trained on the fitted texts",
+    "Word2Vec bigram similarity (Burns et al. 2021): each query bigram matched to the source's best bigram; "
+    "corpus-trained vectors by name, or vectors trained on the fitted texts",
     languages=LATIN,
-    params=(Param("vector_size", "int", 100, "dimension of the word vectors", min=4, max=1024),
+    params=(Param("vectors", "model", None, "a word-vector model from `manage.py train_embeddings` (null: train "
+                  "on the fitted texts)", nullable=True),
+            Param("match", "choice", "bigram", "match each query bigram (Burns et al.), or average over whole "
+                  "lines (older variant)", choices=("bigram", "lines")),
+            Param("vector_size", "int", 100, "dimension of the word vectors", min=4, max=1024),
             Param("window", "int", 5, "context window", min=1, max=50),
             Param("min_count", "int", 2, "ignore rarer lemmas", min=1, max=10_000),
             Param("epochs", "int", 5, "training epochs", min=1, max=200),
             Param("seed", "int", 42, "random seed", min=0, max=2**31 - 1)),
-    internal=("cache_dir", "block_size", "workers", "model_path")))
+    internal=("cache_dir", "block_size", "workers", "model_path", "word_vectors")))
 
 # ----------------------------------------------------------------------------------- Greek pair scorers
 
@@ -152,3 +157,6 @@ _greek_spec("contextual", "ContextualMean", "Contextual token embeddings (transf
             needs_gpu=True)
 _greek_spec("sentence_transformer", "SentenceTransformerMethod", "sentence-transformers verse embeddings, cosine",
             params=(_MODEL, _BATCH, _DEVICE), needs_gpu=True)
+
+# The semantic first stage and the rerankers register themselves on import.
+from . import catalog_rerank, catalog_semantic  # noqa: E402,F401

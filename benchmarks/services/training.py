@@ -1,0 +1,339 @@
+"""Training second-stage models per fold on a benchmark version: create (validate, queue a job) and execute.
+
+One job trains one model per fold, each on the *other* folds' queries only (never on its held-out fold), plus
+optionally one on all folds (``<name>/all``, the model to apply to new texts). Files are written to a work folder
+``MODELS_DIR/.training/job-<id>`` (neural trainers checkpoint there each epoch, so a restarted job resumes);
+only when every fold is done is the folder moved to ``MODELS_DIR/<name>`` and the models registered
+(:class:`detection.models.TrainedModel`, one row per fold), in one transaction: a failed job registers nothing.
+
+Kinds: ``feature-classifier`` (``method`` feature-logreg / feature-hgb; cpu queue), ``cross-encoder`` (3 classes)
+and ``bi-encoder`` (sentence-transformers), both on the gpu queue (the CPU when a worker has no GPU, saying so).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from django.db import transaction
+
+from benchmarks.models import BenchmarkVersion
+from benchmarks.services.runs import RunError, method_params
+from jobs.models import Job
+from jobs.services import job_create
+
+TRAIN_KIND = "benchmarks.train_model"
+KINDS = ("feature-classifier", "cross-encoder", "bi-encoder")
+FEATURE_METHODS = ("feature-logreg", "feature-hgb")
+NEURAL_DEFAULTS = {
+    "cross-encoder": {"epochs": 4, "lr": 2e-5, "batch_size": 32, "effective_batch": 64, "max_length": 256,
+                      "class_probs": "0.8,0.1,0.1", "neg_ratio": 4, "seed": 42, "max_steps": None},
+    "bi-encoder": {"epochs": 4, "lr": 2e-5, "batch_size": 32, "warmup": 0.1, "loss": "online-contrastive",
+                   "negatives": "query-random", "neg_ratio": 1, "seed": 42, "max_steps": None},
+}
+_RANGES = {"epochs": (1, 50), "lr": (1e-7, 1e-2), "batch_size": (1, 1024), "effective_batch": (1, 4096),
+           "max_length": (16, 4096), "neg_ratio": (1, 10), "seed": (0, 2**31 - 1), "warmup": (0.0, 0.5),
+           "max_steps": (1, 10**7)}
+
+
+class TrainingError(RunError):
+    """A training request that cannot be honoured."""
+
+
+def _check_neural_params(kind: str, params: dict) -> dict:
+    defaults = NEURAL_DEFAULTS[kind]
+    unknown = set(params) - set(defaults)
+    if unknown:
+        raise TrainingError(f"unknown training parameter(s) {sorted(unknown)} for a {kind}; allowed: "
+                            f"{', '.join(defaults)}")
+    out = {**defaults, **params}
+    for key, (lo, hi) in _RANGES.items():
+        if key in out and out[key] is not None:
+            value = out[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+                raise TrainingError(f"{key} must be a number between {lo} and {hi}")
+    if kind == "cross-encoder":
+        from detection.methods.rerank.cross_encoder import parse_class_probs
+
+        try:
+            parse_class_probs(out["class_probs"])
+        except (TypeError, ValueError) as exc:
+            raise TrainingError(str(exc)) from None
+        if out["effective_batch"] % out["batch_size"]:
+            raise TrainingError("effective_batch must be a multiple of batch_size")
+    else:
+        from detection.methods.rerank.bi_encoder import LOSSES, NEGATIVES
+
+        if out["loss"] not in LOSSES:
+            raise TrainingError(f"loss must be one of {', '.join(LOSSES)}")
+        if out["negatives"] not in NEGATIVES:
+            raise TrainingError(f"negatives must be one of {', '.join(NEGATIVES)}")
+    return out
+
+
+def _check_name(name: str) -> str:
+    from detection.methods import model_store
+    from detection.models import TrainedModel
+
+    try:
+        model_store.check_model_name(name)
+    except ValueError as exc:
+        raise TrainingError(str(exc)) from None
+    if "/" in name:
+        raise TrainingError("a trained model's name has no '/': its folds are stored as <name>/fold-<f>")
+    if TrainedModel.objects.filter(name__startswith=name + "/").exists() or model_store.local_path(name):
+        raise TrainingError(f"a model named {name!r} already exists")
+    return name
+
+
+@transaction.atomic
+def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, method: str = "",
+                        base_model: str = "", params: dict | None = None, retriever: str = "bm25-lemma",
+                        k: int = 100, final_model: bool | None = None, owner=None) -> Job:
+    """Validate a training request and queue its job (``gpu`` for neural kinds, ``cpu`` for features)."""
+    from detection.methods import model_store
+
+    if kind not in KINDS:
+        raise TrainingError(f"kind must be one of {', '.join(KINDS)}")
+    params = dict(params or {})
+    name = _check_name(name)
+    method_params(retriever, {}, kind="retriever")
+    if not 1 <= int(k) <= 1000:
+        raise TrainingError("k must be between 1 and 1000")
+    if kind == "feature-classifier":
+        if method not in FEATURE_METHODS:
+            raise TrainingError(f"a feature classifier's method is one of {', '.join(FEATURE_METHODS)}")
+        params.pop("model", None)
+        params = method_params(method, params, kind="reranker")
+        params.pop("model", None)
+        queue = "cpu"
+    else:
+        if not base_model:
+            raise TrainingError(f"a {kind} needs base_model: a model name in the models directory or a hub id")
+        try:
+            model_store.check_model_name(base_model)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
+        params = _check_neural_params(kind, params)
+        method = "cross-encoder" if kind == "cross-encoder" else ""
+        queue = "gpu"
+    final = (kind == "feature-classifier") if final_model is None else bool(final_model)
+    return job_create(kind=TRAIN_KIND, owner=owner, queue=queue, params={
+        "version_id": version.pk, "kind": kind, "name": name, "method": method, "base_model": base_model,
+        "params": params, "retriever": retriever, "k": int(k), "final_model": final})
+
+
+# --------------------------------------------------------------------------------------------- execute
+def _candidates(bench, split, retriever: str, k: int, log):
+    from benchmarks.loci import methods as LM
+    from benchmarks.loci.rerank_eval import gold_classes
+    from detection.methods.rerank import pipeline as P
+
+    queries = [q for f in range(split.n_folds) for q in split.fold_queries(f)]
+    qseg = {s.seg_id: s for s in bench.queries}
+    pool = [s.seg_id for s in bench.sources]
+    s_texts = [s.text for s in bench.sources]
+    m = LM.EngineRetrieverMethod(retriever)
+    m.fit(pool, s_texts)
+    q_texts = [qseg[q].text for q in queries]
+    idx, sc = m.search(queries, q_texts, min(k, len(pool)))
+    cands = P.from_topk(queries, q_texts, pool, s_texts, idx, sc)
+    log(f"{retriever}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(cands)} candidates")
+    return cands, gold_classes(bench)
+
+
+def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
+    """MRR@k of the held-out fold's candidates, retrieval order vs reranked (quick check stored with the model)."""
+    from detection.methods.rerank import pipeline as P
+
+    sub = cands.subset(rows)
+    out = {}
+    for stage, order_idx in (("retrieval", None), ("rerank", P.reranked_topk(sub, probs)[0])):
+        rr = []
+        for q in np.unique(sub.qi):
+            qid = sub.query_ids[q]
+            if order_idx is None:
+                m = sub.qi == q
+                ranked = [sub.source_ids[s] for s in sub.si[m][np.argsort(sub.rank[m])]]
+            else:
+                ranked = [sub.source_ids[s] for s in order_idx[q] if s >= 0]
+            hit = next((i for i, s in enumerate(ranked[:k], 1) if (qid, s) in gold), None)
+            rr.append(1.0 / hit if hit else 0.0)
+        out[f"{stage}_mrr@{k}"] = float(np.mean(rr)) if rr else None
+    return out
+
+
+def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, method: str, base_model: str,
+                         params: dict, retriever: str, k: int, final_model: bool,
+                         progress: Callable, log: Callable) -> dict:
+    """Train every fold's model, then move the files in place and register them (all or nothing)."""
+    from benchmarks.loci import splits as S
+    from benchmarks.services.runs import _benchmark_from_db
+    from detection.methods import model_store
+    from detection.methods.rerank.neural import TrainingFailed
+
+    version = BenchmarkVersion.objects.select_related("benchmark").get(pk=version_id)
+    bench = _benchmark_from_db(version)
+    split = S.split_from_file(bench, "db") if "db" in bench.file_folds else S.grouped_kfold(bench, 5, 0)
+    root = model_store.models_dir()
+    work = root / ".training" / f"job-{job_id}"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        cands, gold = _candidates(bench, split, retriever, k, log)
+        y = cands.labels(gold)
+        if not (y > 0).any() and kind != "bi-encoder":
+            raise TrainingError("no gold pair among the retrieved candidates: nothing to learn from")
+        qfold = np.asarray([split.query_fold[q] for q in cands.query_ids])
+        cand_fold = qfold[cands.qi]
+        targets = [(f"fold-{f}", f) for f in range(split.n_folds)] + ([("all", None)] if final_model else [])
+        trainer = {"feature-classifier": _train_feature, "cross-encoder": _train_cross,
+                   "bi-encoder": _train_bi}[kind]
+        shared: dict = {}
+        records = []
+        for i, (sub, fold) in enumerate(targets):
+            train_rows = np.nonzero(cand_fold != fold)[0] if fold is not None else np.arange(len(cands))
+            train_queries = {q for q, f in split.query_fold.items() if f != fold}
+            if not any(c > 0 for (q, _), c in gold.items() if q in train_queries):
+                raise TrainingError(f"{sub}: the training folds hold no positive pair")
+
+            def fold_progress(fraction, message="", i=i, sub=sub):
+                progress((i + fraction) / len(targets), f"{sub}: {message}")
+
+            record = trainer(work / sub, cands=cands, y=y, gold=gold, train_rows=train_rows,
+                             train_queries=train_queries, test_rows=np.nonzero(cand_fold == fold)[0]
+                             if fold is not None else None, method=method, base_model=base_model, params=params,
+                             shared=shared, progress=fold_progress, log=log)
+            leaked = set(record.pop("training_queries")) & set(split.fold_queries(fold)) if fold is not None else set()
+            if leaked:  # cannot happen by construction; refuse to register if it ever does
+                raise TrainingError(f"{sub}: trained on {len(leaked)} held-out queries")
+            records.append({"sub": sub, "fold": fold, "train_folds": sorted({f for f in range(split.n_folds)
+                                                                             if f != fold}), **record})
+            log(f"{sub}: {record['metrics']}")
+    except (TrainingError, TrainingFailed, ValueError) as exc:
+        shutil.rmtree(work, ignore_errors=True)  # a clear failure: nothing to resume, nothing registered
+        raise TrainingError(str(exc)) from exc
+    return _register(work, root, name, kind, method, base_model, params, version, job_id, records, split)
+
+
+def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, version,
+              job_id: int, records: list, split) -> dict:
+    from detection.models import TrainedModel
+
+    for leftover in work.glob("*/checkpoint-last"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    final = root / name
+    if final.exists():
+        raise TrainingError(f"a model folder {name!r} appeared meanwhile; not overwriting it")
+    os.replace(work, final)
+    try:
+        with transaction.atomic():
+            owner = Job.objects.filter(pk=job_id).values_list("owner_id", flat=True).first()
+            for r in records:
+                TrainedModel.objects.create(
+                    name=f"{name}/{r['sub']}", kind=kind, method=method, base_model=base_model,
+                    training_job_id=job_id, benchmark=f"{version.benchmark.name} v{version.version} ({split.name})",
+                    train_folds=r["train_folds"], held_out_fold=r["fold"], params=params,
+                    files=sorted(str(p.relative_to(final / r["sub"])) for p in (final / r["sub"]).rglob("*")
+                                 if p.is_file()),
+                    metrics=r["metrics"], versions=r.get("versions", {}), seed=int(params.get("seed", 0) or 0),
+                    owner_id=owner)
+    except Exception:
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+    return {"name": name, "models": [f"{name}/{r['sub']}" for r in records],
+            "metrics": {r["sub"]: r["metrics"] for r in records}}
+
+
+def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test_rows, method, params, shared,
+                   progress, log, **_):
+    from detection.methods import registry
+    from detection.methods.rerank.neural import versions
+
+    if "X" not in shared:
+        progress(0.05, "features of every candidate")
+        first = registry.build(method, params)
+        first.prepare(cands.source_texts)
+        shared["featurizer"] = first.featurizer
+        shared["X"] = first.features(cands)
+    X = shared["X"]
+    rr = registry.build(method, params, featurizer=shared["featurizer"])
+    progress(0.5, "training")
+    rr.fit(cands.subset(train_rows), y[train_rows], gold={k: c for k, c in gold.items() if k[0] in train_queries},
+           X=X[train_rows])
+    rr.save(out)
+    metrics = {"thresholds": {c: rr.thresholds[c]["threshold"] for c in ("cit.", "cf.")},
+               "n_train_pairs": int(train_rows.size)}
+    if test_rows is not None and test_rows.size:
+        metrics.update(_held_out_mrr(cands, rr.predict_proba(cands.subset(test_rows), X=X[test_rows]), test_rows,
+                                     gold))
+    return {"metrics": metrics, "training_queries": rr.training_queries, "versions": versions(("numpy", "sklearn"))}
+
+
+def _train_cross(out: Path, *, cands, y, gold, train_rows, train_queries, test_rows, base_model, params, progress,
+                 log, **_):
+    import json
+
+    from detection.methods import model_store
+    from detection.methods.rerank import cross_encoder as CE
+    from detection.methods.rerank.thresholds import class_thresholds
+
+    Q, C, Y = CE.training_pairs(cands, y, train_rows, gold, train_queries, params["neg_ratio"], params["seed"])
+    log(f"{out.name}: {len(Y)} training pairs ({int((Y == 1).sum())} cit., {int((Y == 2).sum())} cf.)")
+    summary = CE.train(base_model=model_store.resolve(base_model), queries=Q, candidates=C, labels=Y, out_dir=out,
+                       epochs=params["epochs"], lr=params["lr"], batch_size=params["batch_size"],
+                       effective_batch=params["effective_batch"], max_length=params["max_length"],
+                       class_probs=params["class_probs"], seed=params["seed"], max_steps=params["max_steps"],
+                       progress=lambda f, m="": progress(0.8 * f, m), log=log,
+                       card={"base_model": base_model})
+    tok, model, _ = CE.load(out, summary["device"])
+    progress(0.85, "thresholds on the training pairs")
+    probs = CE.predict_proba(tok, model, Q, C, max_length=params["max_length"], device=summary["device"])
+    th = class_thresholds(probs, Y)
+    metrics = {"thresholds": {c: th[c]["threshold"] for c in ("cit.", "cf.")}, "final_loss": summary["final_loss"],
+               "pairs_per_s": summary["pairs_per_s"], "device": summary["device"], "steps": summary["steps"]}
+    if test_rows is not None and test_rows.size:
+        progress(0.9, "held-out fold")
+        sub = cands.subset(test_rows)
+        hp = CE.predict_proba(tok, model, [sub.query_texts[q] for q in sub.qi], [sub.source_texts[s] for s in sub.si],
+                              max_length=params["max_length"], device=summary["device"])
+        metrics.update(_held_out_mrr(cands, hp, test_rows, gold))
+    (out / "reranker.json").write_text(json.dumps({"kind": "cross-encoder", "thresholds": th,
+                                                   "training_queries": sorted(train_queries)}), encoding="utf-8")
+    return {"metrics": metrics, "training_queries": train_queries, "versions": summary["versions"]}
+
+
+def _train_bi(out: Path, *, cands, gold, train_queries, test_rows, base_model, params, progress, log, **_):
+    from detection.methods import model_store
+    from detection.methods.rerank import bi_encoder as BE
+
+    base = model_store.resolve(base_model)
+    s_index = {s: j for j, s in enumerate(cands.source_ids)}
+    q_text = dict(zip(cands.query_ids, cands.query_texts))
+    positives = [(q_text[q], s_index[s]) for (q, s), c in gold.items()
+                 if c > 0 and q in train_queries and q in q_text and s in s_index]
+    examples = BE.build_examples(positives, cands.source_texts, negatives=params["negatives"],
+                                 neg_ratio=params["neg_ratio"], loss=params["loss"], seed=params["seed"],
+                                 base_dir=base)
+    log(f"{out.name}: {len(positives)} positives, {len(examples)} examples ({params['negatives']}, "
+        f"1:{params['neg_ratio']}, {params['loss']})")
+    summary = BE.train(base_model=base, examples=examples, out_dir=out, loss=params["loss"], epochs=params["epochs"],
+                       lr=params["lr"], batch_size=params["batch_size"], warmup=params["warmup"],
+                       seed=params["seed"], max_steps=params["max_steps"],
+                       progress=lambda f, m="": progress(0.85 * f, m), log=log, card={"base_model": base_model})
+    metrics = {"final_loss": summary["final_loss"], "pairs_per_s": summary["pairs_per_s"],
+               "device": summary["device"], "steps": summary["steps"]}
+    if test_rows is not None:
+        progress(0.9, "held-out fold: dense retrieval over the version's sources")
+        held = sorted({cands.query_ids[q] for q in cands.qi[test_rows]})
+        model = BE.load(out, summary["device"])
+        qe = BE.encode(model, [q_text[q] for q in held], prefix=BE.QUERY_PREFIX)
+        se = BE.encode(model, cands.source_texts, prefix=BE.CANDIDATE_PREFIX)
+        top = np.argsort(-(qe @ se.T), axis=1)[:, :10]
+        rr = []
+        for qid, row in zip(held, top):
+            hit = next((i for i, j in enumerate(row, 1) if (qid, cands.source_ids[j]) in gold), None)
+            rr.append(1.0 / hit if hit else 0.0)
+        metrics["dense_mrr@10"] = float(np.mean(rr)) if rr else None
+    return {"metrics": metrics, "training_queries": train_queries, "versions": summary["versions"]}

@@ -1,0 +1,26 @@
+"""Job kinds of the detection app: training word vectors on a registered corpus (``cpu`` queue)."""
+from django.conf import settings
+
+from detection.methods import model_store
+from detection.methods.word_vectors import TrainConfig, VectorsError, resolve_corpus, train_and_save
+from jobs.registry import job_kind
+
+TRAIN_EMBEDDINGS = "train_embeddings"
+
+
+@job_kind(TRAIN_EMBEDDINGS, queue="cpu", description="Train word vectors on a registered corpus and store them "
+          "under a model name.")
+def train_embeddings(job, *, corpus: str, name: str, config: dict | None = None) -> dict:
+    """``corpus``: a registered corpus name (never a path); ``config``: :class:`TrainConfig` fields."""
+    try:
+        cfg = TrainConfig(**(config or {}))
+    except TypeError as exc:
+        raise VectorsError(f"unknown training option: {exc}") from None
+    model_store.check_model_name(name)
+    path = resolve_corpus(corpus)
+    job.log(f"training {cfg.method} ({'skip-gram' if cfg.sg else 'CBOW'}) on {cfg.unit}s of corpus {corpus!r}, "
+            f"dim {cfg.dim}, {cfg.epochs} epochs, seed {cfg.seed}")
+    manifest = train_and_save(path, name, cfg, progress=job.progress, log=job.log, corpus_label=corpus,
+                              models_dir=settings.MODELS_DIR, cache_dir=settings.VAR_DIR / "cache" / "lemmas")
+    return {"model": name, "vocab_size": manifest["vocab_size"], "dim": manifest["dim"], "bytes": manifest["bytes"],
+            "train_seconds": manifest["train_seconds"], "corpus": manifest["corpus"], "versions": manifest["versions"]}

@@ -1,0 +1,69 @@
+"""The rerankers and what each declares (see :mod:`detection.methods.registry`); imported by ``catalog.py``.
+
+All are ``kind="reranker"``: they rescore a retriever's candidates with class probabilities for (no match,
+``cit.``, ``cf.``) and label them with per-class thresholds tuned on the training folds
+(:mod:`detection.methods.rerank`). ``model`` names a trained model in the models directory.
+"""
+from __future__ import annotations
+
+from .registry import MethodSpec, Param, register
+
+LATIN = ("la",)
+_MODEL = Param("model", "model", None, "a trained model in the models directory (null: train on the training folds)",
+               nullable=True)
+_TOL = Param("tol", "float", 0.01, "plateau tolerance of the threshold heuristic (F1 within tol of the best)",
+             min=0.0, max=0.5)
+_FEATURES = (Param("rare_df", "int", 50, "a shared lemma is rare when at most this many source segments hold it",
+                   min=1, max=1_000_000),
+             Param("gap", "int", 3, "ordered shared pairs: at most this many content words apart", min=1, max=20),
+             _TOL, Param("seed", "int", 0, "random seed", min=0, max=2**31 - 1))
+
+
+def _feature(classifier):
+    def factory(**kw):
+        from .rerank.rerankers import FeatureReranker
+
+        return FeatureReranker(classifier=classifier, **kw)
+
+    return factory
+
+
+def _lexical_rule(**kw):
+    from .rerank.rerankers import LexicalRuleReranker
+
+    return LexicalRuleReranker(**kw)
+
+
+def _cross_encoder(**kw):
+    from .rerank.rerankers import CrossEncoderReranker
+
+    return CrossEncoderReranker(**kw)
+
+
+register(MethodSpec(
+    "feature-logreg", "reranker", _feature("feature-logreg"),
+    "Logistic regression on per-pair lexical, positional and sound features (runs anywhere in seconds)",
+    languages=LATIN, supervised=True,
+    params=(_MODEL, Param("C", "float", 1.0, "inverse regularisation strength", min=1e-4, max=1e4)) + _FEATURES,
+    internal=("cache_dir", "featurizer")))
+register(MethodSpec(
+    "feature-hgb", "reranker", _feature("feature-hgb"),
+    "Histogram gradient boosting on the same per-pair features (stored with skops, trusted types only)",
+    languages=LATIN, supervised=True,
+    params=(_MODEL, Param("max_iter", "int", 200, "boosting iterations", min=1, max=5000),
+            Param("learning_rate", "float", 0.1, "shrinkage", min=1e-4, max=1.0)) + _FEATURES,
+    internal=("cache_dir", "featurizer")))
+register(MethodSpec(
+    "lexical-rule", "reranker", _lexical_rule,
+    "No training: TF-IDF lemma cosine, typed cit. by the §3.3 proximity rule, else cf.",
+    languages=LATIN, params=(Param("gap", "int", 3, "the rule's window in content words", min=1, max=20), _TOL),
+    internal=("cache_dir", "featurizer")))
+register(MethodSpec(
+    "cross-encoder", "reranker", _cross_encoder,
+    "A fine-tuned 3-class cross-encoder (no match / cit. / cf.); train one with a training job",
+    languages=LATIN, supervised=True, needs_gpu=True,
+    params=(Param("model", "model", None, "a trained cross-encoder in the models directory"),
+            Param("batch_size", "int", 64, "pairs per forward pass", min=1, max=4096),
+            Param("max_length", "int", 256, "token budget of a pair (half for each side)", min=16, max=4096),
+            Param("device", "choice", "auto", "where to run (auto: CUDA when present)",
+                  choices=("auto", "cpu", "cuda")))))

@@ -1,0 +1,165 @@
+"""Retrieve and rerank: any registered retriever → any registered reranker (seed 000 §4.2, Table 12).
+
+1. :func:`retrieve` ranks the source segments for every query with a first-stage retriever and keeps the top
+   ``k`` as :class:`Candidates` (flat arrays: one row per (query, candidate) pair, with retrieval score and rank);
+2. a reranker (:mod:`detection.methods.rerank.rerankers`) gives every candidate class probabilities for
+   (no match, ``cit.``, ``cf.``) and, with its thresholds, a label (:func:`rerank`);
+3. :func:`reranked_topk` reorders each query's candidates by the probability of a reference (1 − p_none) for
+   Recall/MRR; :func:`rows` gives the per-pair output; :func:`depth_sweep` the Table 12 trade-off: at each
+   depth k, retrieval alone (every top-k pair is a positive to inspect) against retrieve-and-rerank (only the
+   pairs the reranker labels positive), with precision, recall, F1 and the passages a philologist must read.
+
+No Django here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .thresholds import CLASSES, decide
+
+Progress = Callable[[float, str], None]
+SWEEP_KS = (1, 5, 10, 20, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
+
+
+@dataclass
+class Candidates:
+    """The first stage's top-k for every query, flattened: row n is (query ``qi[n]``, source ``si[n]``)."""
+
+    query_ids: list[str]
+    query_texts: list[str]
+    source_ids: list[str]
+    source_texts: list[str]
+    qi: np.ndarray  # int64 (n,)
+    si: np.ndarray  # int64 (n,)
+    score: np.ndarray  # float64 (n,)
+    rank: np.ndarray  # int64 (n,), 1-based within the query
+    k: int = 0
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.qi.size)
+
+    def subset(self, rows: np.ndarray) -> Candidates:
+        """The same queries/sources, only the given rows."""
+        return Candidates(self.query_ids, self.query_texts, self.source_ids, self.source_texts, self.qi[rows],
+                          self.si[rows], self.score[rows], self.rank[rows], self.k, self.meta)
+
+    def labels(self, gold: dict[tuple[str, str], int]) -> np.ndarray:
+        """Class ids (0/1/2) of every row from ``{(query_id, source_id): class id}``."""
+        return np.asarray([gold.get((self.query_ids[q], self.source_ids[s]), 0) for q, s in zip(self.qi, self.si)],
+                          np.int64)
+
+
+def from_topk(query_ids, query_texts, source_ids, source_texts, indices: np.ndarray, scores: np.ndarray,
+              meta: dict | None = None) -> Candidates:
+    """Candidates from (nq, k) retrieval arrays (``-1`` padding dropped)."""
+    indices = np.asarray(indices)
+    ok = indices >= 0
+    qi, r = np.nonzero(ok)
+    return Candidates(list(query_ids), list(query_texts), list(source_ids), list(source_texts), qi.astype(np.int64),
+                      indices[ok].astype(np.int64), np.asarray(scores, np.float64)[ok], (r + 1).astype(np.int64),
+                      int(indices.shape[1]), meta or {})
+
+
+def retrieve(retriever, query_ids, query_texts, source_ids, source_texts, k: int, *,
+             progress: Progress | None = None, fitted: bool = False) -> Candidates:
+    """Top-``k`` candidates of a ``detection.methods`` retriever (fitted here on the sources unless ``fitted``)."""
+    if not fitted:
+        retriever.fit(list(source_ids), list(source_texts), progress=progress)
+    res = retriever.search(list(query_texts), int(k), progress=progress)
+    return from_topk(query_ids, query_texts, source_ids, source_texts, res.indices, res.scores,
+                     {"retriever": getattr(retriever, "name", type(retriever).__name__)})
+
+
+@dataclass
+class Reranked:
+    """A reranker's output for a set of candidates."""
+
+    candidates: Candidates
+    probs: np.ndarray  # (n, 3)
+    labels: np.ndarray  # int8 (n,)
+    thresholds: dict
+
+
+def rerank(reranker, cands: Candidates, *, progress: Progress | None = None) -> Reranked:
+    """Class probabilities and labels (the reranker's frozen thresholds; ``cit.`` wins when both pass)."""
+    probs = np.asarray(reranker.predict_proba(cands, progress=progress), np.float64)
+    if probs.shape != (len(cands), 3):
+        raise ValueError(f"reranker {getattr(reranker, 'name', '?')} returned {probs.shape}, not ({len(cands)}, 3)")
+    th = reranker.thresholds
+    return Reranked(cands, probs, decide(probs, th) if len(cands) else np.zeros(0, np.int8), th)
+
+
+def reranked_topk(cands: Candidates, probs: np.ndarray, n_queries: int | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, scores) (nq, k): each query's candidates ordered by 1 − p_none (ties: retrieval rank)."""
+    nq = len(cands.query_ids) if n_queries is None else n_queries
+    k = max(cands.k, int(cands.rank.max()) if len(cands) else 0)
+    rel = 1.0 - np.asarray(probs, np.float64)[:, 0]
+    order = np.lexsort((cands.rank, -rel, cands.qi))
+    indices = np.full((nq, k), -1, np.int32)
+    scores = np.full((nq, k), np.nan, np.float32)
+    qi = cands.qi[order]
+    starts = np.searchsorted(qi, np.arange(nq))
+    pos = np.arange(qi.size) - starts[qi]
+    indices[qi, pos] = cands.si[order]
+    scores[qi, pos] = rel[order]
+    return indices, scores
+
+
+def rows(result: Reranked) -> list[dict]:
+    """One dict per pair: ids, retrieval score and rank, class probabilities, label and rerank position."""
+    c = result.candidates
+    idx, _ = reranked_topk(c, result.probs)
+    new_rank = {}
+    for q in range(idx.shape[0]):
+        for r, s in enumerate(idx[q], 1):
+            if s >= 0:
+                new_rank[(q, int(s))] = r
+    out = []
+    for n in range(len(c)):
+        q, s = int(c.qi[n]), int(c.si[n])
+        out.append({"query_id": c.query_ids[q], "source_id": c.source_ids[s], "retrieval_rank": int(c.rank[n]),
+                    "retrieval_score": float(c.score[n]), "p_none": float(result.probs[n, 0]),
+                    "p_cit": float(result.probs[n, 1]), "p_cf": float(result.probs[n, 2]),
+                    "label": CLASSES[int(result.labels[n])], "rerank_rank": new_rank[(q, s)]})
+    out.sort(key=lambda r: (r["query_id"], r["rerank_rank"]))
+    return out
+
+
+def depth_sweep(cands: Candidates, labels_pred: np.ndarray | None, gold: dict[tuple[str, str], int],
+                ks: Sequence[int] = SWEEP_KS, view: str = "all") -> list[dict]:
+    """Table 12 for one set of queries: per depth k, retrieval-only vs retrieve-and-rerank.
+
+    Retrieval-only predicts every candidate of rank ≤ k positive; rerank keeps a candidate of rank ≤ k only
+    when the reranker labels it positive (for a class ``view``, that class). Gold pairs of the queries that were
+    never retrieved are false negatives at every k. ``inspect`` = pairs predicted positive (to be read).
+
+    Returns:
+        one dict per k: ``{"k", "ret": {...}, "rer": {...}}`` with inspect, tp, fp, fn, p, r, f1.
+    """
+    cid = {"all": None, "cit.": 1, "cf.": 2}[view]
+    qset = set(cands.query_ids)
+    y = cands.labels(gold)
+    is_gold = (y > 0) if cid is None else (y == cid)
+    n_gold = sum(1 for (q, _), c in gold.items() if q in qset and (c > 0 if cid is None else c == cid))
+    out = []
+    for k in ks:
+        top = cands.rank <= k
+        row = {"k": int(k), "ret": _prf(int((top & is_gold).sum()), int(top.sum()), n_gold)}
+        if labels_pred is not None:
+            lp = np.asarray(labels_pred)
+            keep = top & ((lp > 0) if cid is None else (lp == cid))
+            row["rer"] = _prf(int((keep & is_gold).sum()), int(keep.sum()), n_gold)
+        out.append(row)
+    return out
+
+
+def _prf(tp: int, npred: int, n_gold: int) -> dict:
+    fp, fn = npred - tp, n_gold - tp
+    return {"inspect": npred, "tp": tp, "fp": fp, "fn": fn, "p": tp / npred if npred else 0.0,
+            "r": tp / n_gold if n_gold else 0.0,
+            "f1": 2 * tp / (2 * tp + fp + fn) if (2 * tp + fp + fn) else 0.0}

@@ -1,0 +1,265 @@
+"""The rerankers behind the registry (``kind="reranker"``; registered in :mod:`detection.methods.catalog_rerank`).
+
+Every reranker has ``fit(cands, labels)`` (training folds only; records the query ids it saw in
+``training_queries``), ``predict_proba(cands) -> (n, 3)`` for (no match, ``cit.``, ``cf.``), ``thresholds``
+(per class, plateau heuristic on the training folds) and ``save(directory) -> files``. A stored model is
+named with the ``model`` parameter and resolved in the models directory (never a path from a user).
+
+- :class:`FeatureReranker`: :mod:`features` → logistic regression or gradient boosting (:mod:`classifier`);
+  thresholds from out-of-fold probabilities *inside* the training folds (grouped by query), so they are tuned on
+  predictions for queries the classifier did not train on.
+- :class:`LexicalRuleReranker`: no training; p = TF-IDF lemma cosine, typed ``cit.`` when two shared lemmas stand
+  close together in the same order on both sides (the §3.3 rule), else ``cf.``.
+- :class:`CrossEncoderReranker`: a trained 3-class cross-encoder (:mod:`cross_encoder`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .classifier import CLASSIFIERS, load_classifier
+from .features import Analysed, PairFeaturizer, analyse_texts
+from .pipeline import Candidates
+from .thresholds import class_thresholds
+
+RERANKER_FILE = "reranker.json"
+
+
+class RerankerError(ValueError):
+    """A reranker that cannot run: no model, a model of another kind, training data without positives."""
+
+
+def _model_dir(name: str) -> Path:
+    from detection.methods import model_store
+
+    path = model_store.local_path(name)
+    if path is None:
+        raise RerankerError(f"model {name!r} is not in the models directory {model_store.models_dir()}")
+    return path
+
+
+def _read_meta(directory: Path) -> dict:
+    try:
+        return json.loads((directory / RERANKER_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RerankerError(f"model {directory.name} has no readable {RERANKER_FILE}: {exc}") from None
+
+
+def _missing_positives(cands: Candidates, gold: dict | None) -> dict:
+    """Gold pairs of the candidates' queries that were not retrieved, per class (for the plateau's FN)."""
+    if not gold:
+        return {}
+    qset = {cands.query_ids[q] for q in np.unique(cands.qi)}
+    seen = {(cands.query_ids[q], cands.source_ids[s]) for q, s in zip(cands.qi, cands.si)}
+    out = {"cit.": 0, "cf.": 0}
+    for (q, s), c in gold.items():
+        if q in qset and (q, s) not in seen and c in (1, 2):
+            out["cit." if c == 1 else "cf."] += 1
+    return out
+
+
+class FeatureReranker:
+    """Per-pair features + a scikit-learn classifier (``classifier``: ``feature-logreg`` or ``feature-hgb``)."""
+
+    supervised = True
+
+    def __init__(self, classifier: str = "feature-logreg", model: str | None = None, rare_df: int = 50,
+                 gap: int = 3, tol: float = 0.01, C: float = 1.0, max_iter: int = 200, learning_rate: float = 0.1,
+                 seed: int = 0, inner_folds: int = 4, cache_dir=None, featurizer: PairFeaturizer | None = None):
+        if classifier not in CLASSIFIERS:
+            raise RerankerError(f"classifier must be one of {', '.join(CLASSIFIERS)}")
+        self.classifier_kind = classifier
+        self.name = classifier
+        self.rare_df, self.gap, self.tol, self.seed = rare_df, gap, tol, seed
+        self.C, self.max_iter, self.learning_rate = C, max_iter, learning_rate
+        self.inner_folds = inner_folds
+        self.cache_dir = cache_dir
+        self.featurizer = featurizer
+        self.clf = None
+        self.thresholds: dict = {}
+        self.training_queries: set[str] = set()
+        self._analysed: dict[str, Analysed] = {}
+        if model is not None:
+            self._load(_model_dir(model))
+
+    # ------------------------------------------------------------------------------------- features
+    def prepare(self, pool_texts) -> FeatureReranker:
+        """Fit the featurizer's corpus statistics on the source pool (no labels)."""
+        an = self._analyse(list(pool_texts))
+        self.featurizer = PairFeaturizer(self.rare_df, self.gap, cache_dir=self.cache_dir).fit(pool_texts, an)
+        return self
+
+    def _analyse(self, texts: list[str]) -> list[Analysed]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._analysed]
+        if todo:
+            self._analysed.update(zip(todo, analyse_texts(todo, cache_dir=self.cache_dir)))
+        return [self._analysed[t] for t in texts]
+
+    def features(self, cands: Candidates) -> np.ndarray:
+        if self.featurizer is None:
+            self.prepare(cands.source_texts)
+        uq = np.unique(cands.qi)
+        us = np.unique(cands.si)
+        qa: list = [None] * len(cands.query_texts)
+        sa: list = [None] * len(cands.source_texts)
+        for i, a in zip(uq, self._analyse([cands.query_texts[i] for i in uq])):
+            qa[i] = a
+        for j, a in zip(us, self._analyse([cands.source_texts[j] for j in us])):
+            sa[j] = a
+        return self.featurizer.transform(qa, sa, cands.qi, cands.si, cands.score, cands.rank)
+
+    # ------------------------------------------------------------------------------------- training
+    def _new_classifier(self):
+        if self.classifier_kind == "feature-logreg":
+            return CLASSIFIERS["feature-logreg"](C=self.C)
+        return CLASSIFIERS["feature-hgb"](max_iter=self.max_iter, learning_rate=self.learning_rate)
+
+    def fit(self, cands: Candidates, labels, *, gold: dict | None = None, X: np.ndarray | None = None,
+            progress=None) -> FeatureReranker:
+        """Train on the candidates of the training folds (``X``: their features when already computed)."""
+        labels = np.asarray(labels, np.int64)
+        X = self.features(cands) if X is None else X
+        if not (labels > 0).any():
+            raise RerankerError("the training folds hold no positive pair among the retrieved candidates")
+        groups = cands.qi
+        oof = self._out_of_fold(X, labels, groups)
+        self.thresholds = class_thresholds(oof, labels, self.tol, _missing_positives(cands, gold))
+        self.clf = self._new_classifier().fit(X, labels, seed=self.seed)
+        self.training_queries = {cands.query_ids[q] for q in np.unique(groups)}
+        return self
+
+    def _out_of_fold(self, X, y, groups) -> np.ndarray:
+        from sklearn.model_selection import GroupKFold
+
+        uniq = np.unique(groups)
+        n_splits = min(self.inner_folds, len(uniq))
+        oof = np.zeros((len(y), 3))
+        if n_splits < 2:
+            return self._new_classifier().fit(X, y, seed=self.seed).predict_proba(X)
+        for tr, te in GroupKFold(n_splits=n_splits).split(X, y, groups):
+            if not (y[tr] > 0).any() or len(np.unique(y[tr])) < 2:
+                continue
+            oof[te] = self._new_classifier().fit(X[tr], y[tr], seed=self.seed).predict_proba(X[te])
+        return oof
+
+    def predict_proba(self, cands: Candidates, *, X: np.ndarray | None = None, progress=None) -> np.ndarray:
+        if self.clf is None:
+            raise RerankerError(f"reranker {self.name} has no trained model: train it or name one with 'model'")
+        if len(cands) == 0:
+            return np.zeros((0, 3))
+        return self.clf.predict_proba(self.features(cands) if X is None else X)
+
+    # ------------------------------------------------------------------------------------- storage
+    def save(self, directory) -> list[str]:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        files = self.clf.save(d)
+        (d / "featurizer.json").write_text(json.dumps(self.featurizer.state()), encoding="utf-8")
+        (d / RERANKER_FILE).write_text(json.dumps({
+            "kind": "feature-classifier", "reranker": self.classifier_kind, "thresholds": self.thresholds,
+            "feature_names": self.featurizer.feature_names, "training_queries": sorted(self.training_queries)}),
+            encoding="utf-8")
+        return files + ["featurizer.json", RERANKER_FILE]
+
+    def _load(self, d: Path) -> None:
+        meta = _read_meta(d)
+        if meta.get("kind") != "feature-classifier" or meta.get("reranker") != self.classifier_kind:
+            raise RerankerError(f"model {d.name} is a {meta.get('reranker') or meta.get('kind')}, not a "
+                                f"{self.classifier_kind} reranker")
+        self.clf = load_classifier(d)
+        try:
+            state = json.loads((d / "featurizer.json").read_text(encoding="utf-8"))
+            self.featurizer = PairFeaturizer.from_state(state, cache_dir=self.cache_dir)
+        except (OSError, KeyError, ValueError) as exc:
+            raise RerankerError(f"model {d.name}: unreadable featurizer.json: {exc}") from None
+        self.thresholds = meta["thresholds"]
+        self.training_queries = set(meta.get("training_queries", []))
+
+
+class LexicalRuleReranker:
+    """Parameter-free: p = TF-IDF lemma cosine, ``cit.`` when the pair shares an ordered pair of lemmas at most
+    ``gap`` words apart on both sides, else ``cf.``; only the thresholds are tuned on the training folds."""
+
+    supervised = False
+
+    def __init__(self, gap: int = 3, tol: float = 0.01, cache_dir=None, featurizer: PairFeaturizer | None = None):
+        self.name = "lexical-rule"
+        self._inner = FeatureReranker(gap=gap, tol=tol, cache_dir=cache_dir, featurizer=featurizer)
+        self.thresholds = {"cit.": {"threshold": 0.5}, "cf.": {"threshold": 0.5}}
+        self.training_queries: set[str] = set()
+
+    def prepare(self, pool_texts):
+        self._inner.prepare(pool_texts)
+        return self
+
+    def features(self, cands):
+        return self._inner.features(cands)
+
+    def _proba(self, X: np.ndarray) -> np.ndarray:
+        names = self._inner.featurizer.feature_names
+        p = np.clip(X[:, names.index("tfidf_lemma_1")].astype(np.float64), 0, 1)
+        rule = X[:, names.index("ordered_gapped_bigrams")] > 0
+        return np.column_stack([1 - p, np.where(rule, p, 0), np.where(rule, 0, p)])
+
+    def fit(self, cands, labels, *, gold=None, X=None, progress=None):
+        X = self.features(cands) if X is None else X
+        self.thresholds = class_thresholds(self._proba(X), labels, self._inner.tol, _missing_positives(cands, gold))
+        self.training_queries = {cands.query_ids[q] for q in np.unique(cands.qi)}
+        return self
+
+    def predict_proba(self, cands, *, X=None, progress=None):
+        if len(cands) == 0:
+            return np.zeros((0, 3))
+        return self._proba(self.features(cands) if X is None else X)
+
+
+class CrossEncoderReranker:
+    """A trained 3-class cross-encoder from the models directory (``model``), on ``device``."""
+
+    supervised = True
+
+    def __init__(self, model: str | None = None, batch_size: int = 64, max_length: int = 256, device: str = "auto"):
+        self.name = "cross-encoder"
+        self.model_name, self.batch_size, self.max_length, self.device = model, batch_size, max_length, device
+        self.thresholds: dict = {"cit.": {"threshold": 0.5}, "cf.": {"threshold": 0.5}}
+        self.training_queries: set[str] = set()
+        self._loaded = None
+        if model is not None:
+            meta_dir = _model_dir(model)
+            if (meta_dir / RERANKER_FILE).is_file():
+                meta = _read_meta(meta_dir)
+                if meta.get("kind") != "cross-encoder":
+                    raise RerankerError(f"model {model} is a {meta.get('kind')}, not a cross-encoder")
+                self.thresholds = meta.get("thresholds", self.thresholds)
+                self.training_queries = set(meta.get("training_queries", []))
+
+    def _model(self):
+        from . import cross_encoder
+        from .neural import pick_device
+
+        if self.model_name is None:
+            raise RerankerError("the cross-encoder reranker needs a trained model: name one with 'model'")
+        if self._loaded is None:
+            device = pick_device(self.device)
+            self._loaded = (*cross_encoder.load(_model_dir(self.model_name), device)[:2], device)
+        return self._loaded
+
+    def fit(self, cands, labels, *, gold=None, X=None, progress=None):
+        """Tune the thresholds of the stored model on the training folds' candidates (the paper tunes them on
+        the training fold)."""
+        probs = self.predict_proba(cands, progress=progress)
+        self.thresholds = class_thresholds(probs, labels, 0.01, _missing_positives(cands, gold))
+        self.training_queries = {cands.query_ids[q] for q in np.unique(cands.qi)}
+        return self
+
+    def predict_proba(self, cands, *, X=None, progress=None):
+        from . import cross_encoder
+
+        if len(cands) == 0:
+            return np.zeros((0, 3))
+        tok, model, device = self._model()
+        return cross_encoder.predict_proba(tok, model, [cands.query_texts[q] for q in cands.qi],
+                                           [cands.source_texts[s] for s in cands.si], batch_size=self.batch_size,
+                                           max_length=self.max_length, device=device, progress=progress)

@@ -1,0 +1,39 @@
+"""Trained models as artifacts: what was trained, from what, on which folds, where its files are, how it scored.
+
+A row is written only after the model's files are complete in the models directory (``MODELS_DIR``), in the same
+transaction that records the training job's outcome, so a failed or cancelled training leaves no half-registered
+model. ``name`` is what users pass as a method's ``model`` parameter (resolved by
+:mod:`detection.methods.model_store`, never a path).
+"""
+from django.conf import settings
+from django.db import models
+
+
+class TrainedModel(models.Model):
+    class Kind(models.TextChoices):
+        BI_ENCODER = "bi-encoder"
+        CROSS_ENCODER = "cross-encoder"
+        FEATURE_CLASSIFIER = "feature-classifier"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    method = models.CharField(max_length=100, blank=True, help_text="the registered method that uses it")
+    base_model = models.CharField(max_length=200, blank=True, help_text="hub id or local name it started from")
+    training_job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    benchmark = models.CharField(max_length=200, blank=True, help_text="benchmark name and version trained on")
+    train_folds = models.JSONField(default=list, blank=True)
+    held_out_fold = models.IntegerField(null=True, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    files = models.JSONField(default=list, blank=True, help_text="paths relative to the model's folder")
+    metrics = models.JSONField(default=dict, blank=True)
+    versions = models.JSONField(default=dict, blank=True)
+    seed = models.IntegerField(default=0)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"

@@ -1,0 +1,106 @@
+"""The neural first stage end to end on whatever device is present (CUDA when there is one, else the CPU).
+
+    .venv/bin/python perf/gpu_check.py [--corpus data/corpus] [--model NAME] [--queries 2000] [--device auto]
+
+1. embed every source segment with a small sentence-transformers encoder: ``--model`` (a name in the models
+   directory) or, by default, a 2-layer BERT built here with a WordPiece vocabulary trained on the corpus
+   (random weights: the speed is real, the ranking is not);
+2. exact top-1000 search of the queries over all sources (torch blocks on the device);
+3. hybrid fusion with BM25 on lemmas (reciprocal-rank fusion of the two top-1000 lists);
+
+and prints embeddings/s and queries/s for each step. Sized to finish in well under five minutes: on a CPU
+the source side is capped by ``--max-sources`` (default 20,000 without CUDA, all with it).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from detection.methods import dense, get_retriever, model_store  # noqa: E402
+from detection.methods.device import resolve_device  # noqa: E402
+from detection.methods.encoders import BiEncoderRetriever  # noqa: E402
+from detection.methods.hybrid import fuse  # noqa: E402
+from perf.retrieval_bench import load  # noqa: E402
+from perf.semantic_bench import _corpus  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--corpus", default=str(ROOT / "data" / "corpus"))
+    p.add_argument("--model", default=None)
+    p.add_argument("--queries", type=int, default=2000)
+    p.add_argument("--max-sources", type=int, default=None)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--batch-size", type=int, default=256)
+    a = p.parse_args(argv)
+    corpus = _corpus(Path(a.corpus))
+    if corpus is None:
+        print("gpu_check: no corpus (pass --corpus DIR with query.csv/source.csv, or provide ../shared): skipped")
+        return 0
+    import torch
+
+    device = resolve_device(a.device)
+    cuda = device.startswith("cuda")
+    s_ids, s_texts = load(corpus / "source.csv")
+    _, q_texts = load(corpus / "query.csv")
+    cap = a.max_sources or (len(s_ids) if cuda else 20_000)
+    s_ids, s_texts = s_ids[:cap], s_texts[:cap]
+    q_texts = q_texts[:: max(1, len(q_texts) // a.queries)][: a.queries]
+    name = torch.cuda.get_device_name(0) if cuda else f"CPU ({os.cpu_count()} cores, {torch.get_num_threads()} threads)"
+    print(f"device {device}: {name}; {len(s_ids)} sources, {len(q_texts)} queries")
+    with tempfile.TemporaryDirectory() as tmp:
+        models = Path(tmp)
+        model = a.model
+        if model is None:
+            from tests.tiny_models import build_tiny_bert, build_tiny_sentence_transformer
+
+            t0 = time.perf_counter()
+            bert = build_tiny_bert(models / "tiny-bert", s_texts[:5000], vocab_size=4000)
+            build_tiny_sentence_transformer(models / "tiny-st", bert)
+            model = "tiny-st"
+            print(f"built a 2-layer BERT (hidden 64) with a WordPiece vocabulary in {time.perf_counter() - t0:.1f} s")
+        ctx = model_store.using(models) if a.model is None else model_store.using(model_store.models_dir())
+        with ctx:
+            enc = BiEncoderRetriever(model=model, device=device, batch_size=a.batch_size, fp16=True)
+            t0 = time.perf_counter()
+            enc.fit(s_ids, s_texts)
+            if cuda:
+                torch.cuda.synchronize()
+            t_emb = time.perf_counter() - t0
+            print(f"embed      {len(s_ids)} sources in {t_emb:.1f} s: {len(s_ids) / t_emb:,.0f} embeddings/s "
+                  f"(fp16: {cuda})")
+            t0 = time.perf_counter()
+            Q = enc.encode(q_texts)
+            d_idx, d_val = dense.torch_topk(Q, enc.S, 1000, device=device, half=cuda)
+            t_q = time.perf_counter() - t0
+            print(f"search     {len(q_texts)} queries (encode + exact top-1000) in {t_q:.1f} s: "
+                  f"{len(q_texts) / t_q:,.0f} queries/s")
+    t0 = time.perf_counter()
+    bm25 = get_retriever("bm25-lemma").fit(s_ids, s_texts)
+    lex = bm25.search(q_texts, 1000)
+    t_lex = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for i in range(len(q_texts)):
+        cand = np.union1d(lex.indices[i][lex.indices[i] >= 0], d_idx[i][d_idx[i] >= 0])
+        ls = dict(zip(lex.indices[i].tolist(), lex.scores[i].tolist()))
+        ds = dict(zip(d_idx[i].tolist(), d_val[i].tolist()))
+        fused = fuse(np.array([ls.get(c, np.nan) for c in cand]), np.array([ds.get(c, np.nan) for c in cand]), 0.5,
+                     "rrf")
+        _ = cand[np.argsort(-fused)[:100]]
+    t_f = time.perf_counter() - t0
+    print(f"hybrid     bm25-lemma index + top-1000 {t_lex:.1f} s; RRF fusion of the two lists {t_f:.1f} s: "
+          f"{len(q_texts) / (t_lex + t_f + t_q):,.0f} queries/s end to end (after the source embeddings)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
