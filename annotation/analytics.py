@@ -10,10 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from annotation import stats
-from annotation.models import Batch, BatchCandidate, Judgement, Project
+from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
 from core.numeric import json_safe
 from jobs.registry import job_kind
 
@@ -40,16 +44,22 @@ class ProjectData:
 
 def load_project_data(project: Project, *, batch_ids: list[int] | None = None, annotator: str | None = None,
                       since=None, until=None) -> ProjectData:
-    """Live judgements of a project (optionally filtered) in array form."""
+    """Live judgements of a project (optionally filtered) in array form.
+
+    One query for the judgements, read through the raw cursor into one numpy array (no model or
+    datetime objects per row; times as epoch seconds computed by the database), then mapped to
+    candidate positions with numpy.
+    """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
     if batch_ids is not None:
-        batches = [b for b in batches if b.pk in set(batch_ids)]
+        wanted = set(batch_ids)
+        batches = [b for b in batches if b.pk in wanted]
     batch_index = {b.pk: i for i, b in enumerate(batches)}
     candidates: dict[int, list[BatchCandidate]] = {i: [] for i in range(len(batches))}
-    position: dict[tuple[int, int], int] = {}
+    keys = []
     for cand in BatchCandidate.objects.filter(batch__in=batches).select_related("verse").order_by("batch_id", "position"):
         bi = batch_index[cand.batch_id]
-        position[(bi, cand.verse_id)] = len(candidates[bi])
+        keys.append(((bi << 32) | cand.verse_id, len(candidates[bi])))
         candidates[bi].append(cand)
     # Attention checks (known-answer pairs, possibly with the reference as a candidate) are never scored.
     rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True, pair__attention_answer__isnull=True)
@@ -59,26 +69,38 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         rows = rows.filter(created__gte=since)
     if until:
         rows = rows.filter(created__lte=until)
-    data = list(rows.order_by("id").values_list(
-        "batch_id", "annotator__username", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "created",
-        "response_ms"))
-    annotators = sorted({r[1] for r in data})
-    ann_index = {name: i for i, name in enumerate(annotators)}
-    n = len(data)
-    bidx = np.empty(n, np.int64)
-    aidx = np.empty(n, np.int64)
-    left = np.empty(n, np.int64)
-    right = np.empty(n, np.int64)
-    winner = np.empty(n, np.int64)
-    created = np.empty(n, np.float64)
-    response = np.full(n, np.nan)
-    for k, (batch_id, name, va, vb, chosen, when, ms) in enumerate(data):
-        bi = batch_index[batch_id]
-        bidx[k], aidx[k] = bi, ann_index[name]
-        left[k], right[k], winner[k] = position[(bi, va)], position[(bi, vb)], position[(bi, chosen)]
-        created[k] = when.timestamp()
-        if ms is not None:
-            response[k] = ms
+    epoch = ("CAST(EXTRACT(EPOCH FROM annotation_judgement.created) AS double precision)"
+             if connection.vendor == "postgresql" else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
+    query = rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
+        "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "response_ms", "epoch")
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
+    n = len(fetched)
+    # ids < 2**53 are exact in float64; a missing response time becomes NaN
+    table = np.array(fetched, dtype=np.float64).reshape(n, 7) if n else np.zeros((0, 7))
+    del fetched
+    batch_col, annotator_ids, verse_a, verse_b, chosen = (table[:, k].astype(np.int64) for k in range(5))
+    response, created = table[:, 5].copy(), table[:, 6].copy()
+    del table
+    ids = np.unique(annotator_ids)
+    names = dict(get_user_model().objects.filter(pk__in=ids.tolist()).values_list("pk", "username"))
+    annotators = sorted(names.values())
+    rank = {name: i for i, name in enumerate(annotators)}
+    aidx = (np.array([rank[names[int(i)]] for i in ids], np.int64)[np.searchsorted(ids, annotator_ids)] if n
+            else np.zeros(0, np.int64))
+    bmap_ids = np.array(sorted(batch_index), np.int64)
+    bmap_pos = np.array([batch_index[b] for b in sorted(batch_index)], np.int64)
+    bidx = bmap_pos[np.searchsorted(bmap_ids, batch_col)] if n else np.zeros(0, np.int64)
+    keys.sort()
+    key_arr = np.array([k for k, _ in keys], np.int64)
+    pos_arr = np.array([p for _, p in keys], np.int64)
+
+    def positions(verse_col: np.ndarray) -> np.ndarray:
+        return pos_arr[np.searchsorted(key_arr, (bidx << 32) | verse_col)] if n else np.zeros(0, np.int64)
+
+    left, right, winner = positions(verse_a), positions(verse_b), positions(chosen)
     sizes = [len(candidates[i]) for i in range(len(batches))]  # batches differ in size (e.g. 98 vs 99)
     n_items = max(sizes, default=0)
     j = stats.from_winner_ids(aidx, left, right, winner, n_items=max(n_items, 1), batch=bidx, timestamp=created,
@@ -100,7 +122,8 @@ def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray
     return exact.reshape(n_batches, j.n_items)
 
 
-def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None) -> list[dict]:
+def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
+               workers: int = 1) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
     as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
     interval (Laplace posterior, see annotation/stats/bt_bayes.py) and rank.
@@ -111,41 +134,63 @@ def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: di
     of posterior draws for rank intervals). ``aware``: ``{batch index: strengths}`` of the
     annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``.
     """
-    j = data.judgements
-    rows: list[dict] = []
+    return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, aware=aware, workers=workers)
+            for row in rows]
+
+
+def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
+                     workers: int = 1) -> list[list[dict]]:
+    """:func:`score_rows`, one list per batch of `data.batches`; `workers` > 1 fits batches in that
+    many threads (numpy's linear algebra releases the GIL)."""
     if not data.batches:
-        return rows
-    seen = _annotators_per_candidate(j, len(data.batches))
-    for bi, batch in enumerate(data.batches):
-        cands = data.candidates[bi]
-        n = len(cands)
-        counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
-        post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed)
-        wins = counts.sum(axis=1)
-        comparisons = wins + counts.sum(axis=0)
-        top = wins.max() if n else 0
-        aware_theta = (aware or {}).get(bi)
-        aware_rank = np.zeros(n, np.int64)
-        if aware_theta is not None:
-            ok = np.flatnonzero(np.isfinite(aware_theta[:n]))
-            aware_rank[ok] = (-aware_theta[ok]).argsort(kind="stable").argsort(kind="stable") + 1
-        for pos, cand in enumerate(cands):
-            compared = bool(comparisons[pos])
-            rows.append({
-                "batch": batch.name, "batch_id": batch.pk, "reference_id": batch.reference.verse_id,
-                "reference_text": batch.reference.text,
-                "candidate_id": cand.verse.verse_id, "candidate_text": cand.verse.text,
-                "wins": int(wins[pos]), "comparisons": int(comparisons[pos]),
-                "normalized_score": float(wins[pos] / top) if top and compared else None,
-                "win_share": float(wins[pos] / comparisons[pos]) if compared else None,
-                "bt_strength": float(post.strengths[pos]) if compared else None,
-                "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
-                "rank": int(post.rank[pos]) if compared else None,
-                "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
-                "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
-                "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
-                "interval_note": post.reason if compared else "never compared: no strength, rank or interval",
-            })
+        return []
+    seen = _annotators_per_candidate(data.judgements, len(data.batches))
+
+    def one(bi: int) -> list[dict]:
+        return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware)
+
+    if workers > 1 and len(data.batches) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(one, range(len(data.batches))))
+    return [one(bi) for bi in range(len(data.batches))]
+
+
+def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: int, seed: int,
+                      aware: dict | None) -> list[dict]:
+    j = data.judgements
+    batch = data.batches[bi]
+    cands = data.candidates[bi]
+    n = len(cands)
+    counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
+    post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed)
+    wins = counts.sum(axis=1)
+    comparisons = wins + counts.sum(axis=0)
+    top = wins.max() if n else 0
+    aware_theta = (aware or {}).get(bi)
+    aware_rank = np.zeros(n, np.int64)
+    if aware_theta is not None:
+        ok = np.flatnonzero(np.isfinite(aware_theta[:n]))
+        aware_rank[ok] = (-aware_theta[ok]).argsort(kind="stable").argsort(kind="stable") + 1
+    rows = []
+    for pos, cand in enumerate(cands):
+        compared = bool(comparisons[pos])
+        rows.append({
+            "batch": batch.name, "batch_id": batch.pk, "reference_id": batch.reference.verse_id,
+            "reference_text": batch.reference.text,
+            "candidate_id": cand.verse.verse_id, "candidate_text": cand.verse.text,
+            "wins": int(wins[pos]), "comparisons": int(comparisons[pos]),
+            "normalized_score": float(wins[pos] / top) if top and compared else None,
+            "win_share": float(wins[pos] / comparisons[pos]) if compared else None,
+            "bt_strength": float(post.strengths[pos]) if compared else None,
+            "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
+            "rank": int(post.rank[pos]) if compared else None,
+            "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
+            "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
+            "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
+            "interval_note": post.reason if compared else "never compared: no strength, rank or interval",
+        })
     return json_safe(rows)
 
 
@@ -309,33 +354,79 @@ def directionality(rows: list[dict]) -> list[dict]:
     return json_safe(result)
 
 
-def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dict:
-    """Everything the lead dashboard shows, JSON-ready."""
+def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
+                         workers: int = 1) -> tuple[dict, list[dict]]:
+    """What the lead dashboard shows, JSON-ready, in two parts: the project-wide summary (agreement,
+    per-annotator figures, timeline, triad totals, the batch index) and one piece per batch (its score
+    rows, its triads per annotator, its directionality rows), stored separately by the job."""
     step = progress or (lambda fraction, message: None)
     step(0.05, "loading judgements")
     data = load_project_data(project)
     step(0.2, "annotator-aware Bradley–Terry")
     aware, aware_strengths = annotator_aware_report(data)
     step(0.35, f"scores for {len(data.batches)} batch(es)")
-    rows = score_rows(data, n_boot=n_boot, aware=aware_strengths)
+    per_batch = batch_score_rows(data, n_boot=n_boot, aware=aware_strengths, workers=workers)
+    rows = [row for batch_rows in per_batch for row in batch_rows]
     step(0.6, "agreement")
     agreement = agreement_report(data)
     step(0.75, "circular triads")
     triads = triads_report(data)
     step(0.9, "timeline")
-    return {
+    direction = directionality(rows)
+    per_annotator: dict[str, list[dict]] = {}
+    for row in triads["per_annotator"]:
+        per_annotator.setdefault(row["batch"], []).append(row)
+    pieces, index, offset = [], [], 0
+    for batch, batch_rows in zip(data.batches, per_batch):
+        ref = batch.reference.verse_id
+        pieces.append({"batch": batch, "row_offset": offset, "scores": batch_rows,
+                       "triads": per_annotator.get(batch.name, []),
+                       "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])]}})
+        index.append({"id": batch.pk, "name": batch.name, "reference_id": ref, "n_rows": len(batch_rows),
+                      "row_offset": offset, "n_judged": sum(1 for r in batch_rows if r["comparisons"])})
+        offset += len(batch_rows)
+    summary = {
         "annotator_aware": aware,
         "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project)),
         "project": project.name,
         "computed_at": timezone.now().isoformat(),
         "n_judgements": len(data.judgements),
-        "scores": rows,
         "agreement": agreement,
-        "triads": triads,
         "timeline": timeline(data),
-        "directionality": directionality(rows),
+        "directionality": direction if len(direction) <= DIRECTIONALITY_IN_SUMMARY else [],
+        "n_directionality": len(direction),
+        "triad_totals": _triad_totals(triads["per_annotator"]),
+        "majority_triads": triads["majority"],
+        "batches": index,
+        "n_rows": offset,
         "n_boot": n_boot,
+        "stored": "per batch",
     }
+    return summary, pieces
+
+
+def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dict:
+    """The whole report in one dict (summary plus every batch's scores and triads)."""
+    summary, pieces = project_report_parts(project, n_boot=n_boot, progress=progress)
+    return dict(summary, scores=[row for piece in pieces for row in piece["scores"]],
+                triads={"per_annotator": [row for piece in pieces for row in piece["triads"]],
+                        "majority": summary["majority_triads"]})
+
+
+DIRECTIONALITY_IN_SUMMARY = 200  # more rows than this are read per batch from the pieces
+
+
+def _triad_totals(rows: list[dict]) -> list[dict]:
+    """Per-annotator triad totals over all batches."""
+    totals: dict[str, dict] = {}
+    for row in rows:
+        total = totals.setdefault(row["annotator"], {"annotator": row["annotator"], "batches": 0, "n_circular": 0,
+                                                     "n_complete_triples": 0, "expected_random": 0.0})
+        total["batches"] += 1
+        total["n_circular"] += row["n_circular"] or 0
+        total["n_complete_triples"] += row["n_complete_triples"] or 0
+        total["expected_random"] += row["expected_random"] or 0.0
+    return sorted(totals.values(), key=lambda t: t["annotator"])
 
 
 def project_job_visible(job, user) -> bool:
@@ -357,7 +448,24 @@ def project_job_manageable(job, user) -> bool:
 @job_kind("annotation.analytics", queue="cpu", description="Recompute a project's agreement and scores.",
           visible=project_job_visible, manageable=project_job_manageable)
 def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
+    """The summary becomes the job's result; each batch's piece an AnalyticsBatchResult row."""
+    from threadpoolctl import threadpool_limits
+
     project = Project.objects.get(pk=project_id)
-    report = project_report(project, n_boot=n_boot, progress=job.progress)
-    job.log(f"{report['n_judgements']} judgements, {len(report['scores'])} candidate rows")
-    return report
+    with threadpool_limits(1):  # small matrices: BLAS threads only contend with the batch threads
+        summary, pieces = project_report_parts(project, n_boot=n_boot, progress=job.progress,
+                                               workers=settings.ANALYTICS_WORKERS)
+    analytics_store(job=job, project=project, pieces=pieces)
+    job.log(f"{summary['n_judgements']} judgements, {summary['n_rows']} candidate rows in {len(pieces)} batch(es)")
+    return summary
+
+
+def analytics_store(*, job, project: Project, pieces: list[dict]) -> None:
+    """Write the job's per-batch pieces (replacing any from an earlier run of the same job)."""
+    job_id = getattr(job, "id", None) or job.pk
+    AnalyticsBatchResult.objects.filter(job_id=job_id).delete()
+    AnalyticsBatchResult.objects.bulk_create([
+        AnalyticsBatchResult(job_id=job_id, project=project, batch=piece["batch"], position=position,
+                             row_offset=piece["row_offset"], n_rows=len(piece["scores"]), scores=piece["scores"],
+                             triads=piece["triads"], details=json_safe(piece["details"]))
+        for position, piece in enumerate(pieces)], batch_size=200)

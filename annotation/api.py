@@ -16,6 +16,7 @@ from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
 from core.permissions import IsAnnotator, IsLead
+from core.uploads import upload_refusal
 
 
 def _project_for(request, pk: int, *, manage: bool = False) -> Project:
@@ -93,6 +94,12 @@ class BatchSerializer(serializers.ModelSerializer):
         model = Batch
         fields = ["id", "project", "name", "reference_id", "reference_text", "pilot", "status", "n_candidates",
                   "n_pairs", "created"]
+
+
+class BatchJobSerializer(serializers.Serializer):
+    job = serializers.IntegerField(help_text="the job creating the batch")
+    status = serializers.CharField()
+    detail = serializers.CharField()
 
 
 class BatchUpdateSerializer(serializers.Serializer):
@@ -223,13 +230,16 @@ class VerseImportApi(APIView):
     @extend_schema(request={"multipart/form-data": VerseImportSerializer}, responses={201: dict})
     def post(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
+        refused = upload_refusal(request)
+        if refused:
+            return Response({"detail": refused}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         serializer = VerseImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         project_services.check_upload_size(size=upload.size, filename=upload.name)
         summary = project_services.verses_import(
             project=project, data=upload.read(), filename=upload.name,
-            create_batches=serializer.validated_data["create_batches"],
+            create_batches=serializer.validated_data["create_batches"], owner=request.user,
         )
         return Response(summary, status=status.HTTP_201_CREATED)
 
@@ -242,13 +252,24 @@ class BatchListApi(APIView):
         project = _project_for(request, pk)
         return Response(BatchSerializer(project.batches.select_related("reference"), many=True).data)
 
-    @extend_schema(request=BatchInputSerializer, responses={201: BatchSerializer})
+    @extend_schema(request=BatchInputSerializer, responses={201: BatchSerializer, 202: BatchJobSerializer})
     def post(self, request, pk: int):
+        """201 with the batch; 202 with a job id when the batch is large enough to be made by a job
+        (above SIMILIA_BATCH_JOB_PAIRS pairs): follow `/api/v1/jobs/<job>/`, whose result names the batch."""
         project = _project_for(request, pk, manage=True)
         serializer = BatchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        batch = project_services.batch_create(project=project, **serializer.validated_data)
-        return Response(BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
+        made = project_services.batch_create_or_job(project=project, owner=request.user, **serializer.validated_data)
+        if not isinstance(made, Batch):
+            from jobs.services import job_enqueue_error
+
+            failed = job_enqueue_error(made)
+            if failed:
+                return Response({"job": made.pk, "detail": failed}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+            return Response({"job": made.pk, "status": made.status,
+                             "detail": "The batch is being created by a job; it opens when its pairs are written."},
+                            status=status.HTTP_202_ACCEPTED)
+        return Response(BatchSerializer(made).data, status=status.HTTP_201_CREATED)
 
 
 class BatchDetailApi(APIView):

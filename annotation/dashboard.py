@@ -9,8 +9,8 @@ from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import selectors
-from annotation.models import Project
+from annotation import analytics, selectors
+from annotation.models import AnalyticsBatchResult, Project
 from frontend import svg
 from jobs.models import Job
 from jobs.services import job_create
@@ -29,53 +29,59 @@ def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
     return done, running
 
 
-def _batch_sections(report: dict, selected: str | None) -> tuple[list[dict], list[str], str | None]:
-    """Charts and tables for one batch at a time (the selected one, else the first): a page with
-    100 batches × 99 candidates stays small. Returns (sections, all batch names, shown name)."""
-    by_batch: dict[str, list[dict]] = {}
+def _section(rows: list[dict]) -> dict:
+    """Charts and tables of one batch (the page shows one batch at a time: 100 batches × 99
+    candidates stay out of it)."""
+    name = rows[0]["batch"]
+    ranked = sorted(rows, key=lambda r: (r["rank"] if r["rank"] is not None else 10**9))
+    judged = [r for r in ranked if r["comparisons"] and r["rank"] is not None]
+    chart = svg.interval_chart(
+        [r["candidate_id"] for r in judged], [r["bt_strength"] for r in judged], [r["bt_low"] for r in judged],
+        [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% credible interval, {name}",
+        xlabel="Bradley–Terry strength (log scale, centred)",
+        tooltips=[f"{r['candidate_id']}: {r['candidate_text']} — wins {r['wins']}/{r['comparisons']}" for r in judged],
+    ) if judged else ""
+    hist = svg.histogram([r["normalized_score"] for r in judged], title=f"Normalised score distribution, {name}",
+                         xlabel="normalised similarity (wins / max wins)") if judged else ""
+    return {
+        "name": name, "id": rows[0]["batch_id"], "reference_id": rows[0]["reference_id"],
+        "reference_text": rows[0]["reference_text"], "rows": ranked, "top": judged[:5],
+        "bottom": judged[-5:][::-1] if len(judged) > 5 else [], "chart": chart, "hist": hist, "n_judged": len(judged),
+        "n_never": sum(1 for r in rows if not r["comparisons"]),
+        "interval_note": next((r.get("interval_note") for r in judged if r.get("interval_note")), None),
+        "has_aware": any(r.get("bt_aware_strength") is not None for r in judged),
+    }
+
+
+def _shown_batch(summary: dict, selected: str | None) -> dict | None:
+    """The batch to show: the selected one, else the first with judgements, else the first."""
+    index = summary.get("batches", [])
+    by_name = {b["name"]: b for b in index}
+    if selected in by_name:
+        return by_name[selected]
+    return next((b for b in index if b["n_judged"]), index[0] if index else None)
+
+
+def _legacy_parts(report: dict) -> tuple[dict, dict[int, dict]]:
+    """A report stored whole (before results were stored per batch) as (summary, pieces by batch id)."""
+    pieces: dict[int, dict] = {}
     for row in report.get("scores", []):
-        by_batch.setdefault(row["batch"], []).append(row)
-    names = list(by_batch)
-    judged = [name for name in names if any(r["comparisons"] for r in by_batch[name])]
-    shown = selected if selected in by_batch else (judged or names or [None])[0]
-    sections = []
-    for name, rows in by_batch.items():
-        if name != shown:
-            continue
-        ranked = sorted(rows, key=lambda r: (r["rank"] if r["rank"] is not None else 10**9))
-        judged = [r for r in ranked if r["comparisons"] and r["rank"] is not None]
-        chart = svg.interval_chart(
-            [r["candidate_id"] for r in judged], [r["bt_strength"] for r in judged], [r["bt_low"] for r in judged],
-            [r["bt_high"] for r in judged], title=f"Bradley–Terry strength with 95% credible interval, {name}",
-            xlabel="Bradley–Terry strength (log scale, centred)",
-            tooltips=[f"{r['candidate_id']}: {r['candidate_text']} — wins {r['wins']}/{r['comparisons']}" for r in judged],
-        ) if judged else ""
-        hist = svg.histogram([r["normalized_score"] for r in judged], title=f"Normalised score distribution, {name}",
-                             xlabel="normalised similarity (wins / max wins)") if judged else ""
-        sections.append({
-            "name": name, "id": rows[0]["batch_id"], "reference_id": rows[0]["reference_id"], "reference_text": rows[0]["reference_text"],
-            "rows": ranked, "top": judged[:5], "bottom": judged[-5:][::-1] if len(judged) > 5 else [],
-            "chart": chart, "hist": hist, "n_judged": len(judged),
-            "n_never": sum(1 for r in rows if not r["comparisons"]),
-            "interval_note": next((r.get("interval_note") for r in judged if r.get("interval_note")), None),
-            "has_aware": any(r.get("bt_aware_strength") is not None for r in judged),
-        })
-    return sections, names, shown
+        pieces.setdefault(row["batch_id"], {"scores": [], "triads": [], "details": {}})["scores"].append(row)
+    names = {piece["scores"][0]["batch"]: batch_id for batch_id, piece in pieces.items()}
+    for row in report.get("triads", {}).get("per_annotator", []):
+        if row["batch"] in names:
+            pieces[names[row["batch"]]]["triads"].append(row)
+    index = [{"id": batch_id, "name": piece["scores"][0]["batch"], "reference_id": piece["scores"][0]["reference_id"],
+              "n_rows": len(piece["scores"]), "n_judged": sum(1 for r in piece["scores"] if r["comparisons"])}
+             for batch_id, piece in pieces.items()]
+    summary = dict(report, batches=index, triad_totals=analytics._triad_totals(report.get("triads", {}).get(
+        "per_annotator", [])), majority_triads=report.get("triads", {}).get("majority", []),
+        n_directionality=len(report.get("directionality", [])))
+    return summary, pieces
 
 
-def _triads(report: dict, shown: str | None) -> tuple[list[dict], list[dict]]:
-    """The shown batch's per-annotator triad rows (with the listed cycles), and per-annotator totals
-    over all batches, so the page stays small with 100 batches × 11 annotators."""
-    rows = report.get("triads", {}).get("per_annotator", [])
-    totals: dict[str, dict] = {}
-    for row in rows:
-        total = totals.setdefault(row["annotator"], {"annotator": row["annotator"], "batches": 0, "n_circular": 0,
-                                                     "n_complete_triples": 0, "expected_random": 0.0})
-        total["batches"] += 1
-        total["n_circular"] += row["n_circular"] or 0
-        total["n_complete_triples"] += row["n_complete_triples"] or 0
-        total["expected_random"] += row["expected_random"] or 0.0
-    return [row for row in rows if row["batch"] == shown], sorted(totals.values(), key=lambda t: t["annotator"])
+def _stored_piece(job: Job, batch_id: int) -> dict | None:
+    return AnalyticsBatchResult.objects.filter(job=job, batch_id=batch_id).values("scores", "triads", "details").first()
 
 
 @login_required
@@ -84,9 +90,13 @@ def dashboard(request, pk: int):
     done, running = last_analytics(project)
     report = done.result if done else None
     context = {"project": project, "job": done, "running": running, "report": report,
-               "progress": selectors.project_progress(project=project),
+               "progress": selectors.project_progress(project=project, per_annotator=False),
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
     if report:
+        legacy = None
+        if report.get("stored") != "per batch":
+            report, legacy = _legacy_parts(report)
+            context["report"] = report
         agreement = report["agreement"]
         pairwise = (agreement.get("symmetric") or {}).get("cohen_symmetric") or agreement.get("cohen")
         if pairwise:
@@ -113,9 +123,18 @@ def dashboard(request, pk: int):
             {name: list(zip(xs, values)) for name, values in tl["progress"].items()},
             title="Judgements per annotator over time", xlabel="minutes since first judgement", ylabel="judgements")
         context["timeline_span"] = (labels[0], labels[-1]) if labels else None
-        context["batches"], context["batch_names"], context["shown_batch"] = _batch_sections(
-            report, request.GET.get("batch"))
-        context["triads_shown"], context["triad_totals"] = _triads(report, context["shown_batch"])
+        shown = _shown_batch(report, request.GET.get("batch"))
+        piece = None
+        if shown is not None:
+            piece = legacy.get(shown["id"]) if legacy is not None else _stored_piece(done, shown["id"])
+        context["batch_names"] = [b["name"] for b in report.get("batches", [])]
+        context["shown_batch"] = shown["name"] if shown else None
+        context["batches"] = [_section(piece["scores"])] if piece and piece["scores"] else []
+        context["triads_shown"] = piece["triads"] if piece else []
+        context["triad_totals"] = report.get("triad_totals", [])
+        context["directionality"] = report.get("directionality") or (piece or {}).get("details", {}).get(
+            "directionality", [])
+        context["directionality_partial"] = not report.get("directionality") and report.get("n_directionality", 0) > 0
         retest = agreement.get("retest") or []
         context["show_retest"] = any(r.get("n_repeated") for r in retest)
     return render(request, "annotation/dashboard.html", context)

@@ -1,15 +1,18 @@
 """Export API for leads and researchers: similarity scores, raw judgements, agreement report.
 
 JSON is paginated; `?format=csv` returns the whole filtered table as CSV. Filters: `batch` (id),
-`annotator` (username), `since`/`until` (ISO datetimes).
+`annotator` (username), `since`/`until` (ISO datetimes). Scores come from the last analytics run,
+stored per batch, unless a judgement filter asks for something it does not hold.
 """
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery
+from django.conf import settings
+from django.db.models import F, OuterRef, Subquery, Sum
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -17,9 +20,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import analytics, selectors
-from annotation.models import Batch, BatchCandidate, Project
+from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
+from jobs.models import Job
 
 FILTERS = [
     OpenApiParameter("batch", OpenApiTypes.INT, description="batch id"),
@@ -99,16 +103,138 @@ class _ExportBase(APIView):
         return paginator.get_paginated_response(page)
 
 
+class StoredScoreRows:
+    """The scores table of a stored analytics result, read a page at a time: only the batches a
+    page covers are decoded (each batch's rows are one AnalyticsBatchResult row)."""
+
+    def __init__(self, job_id: int, batch_id: int | None = None):
+        self.pieces = AnalyticsBatchResult.objects.filter(job_id=job_id)
+        if batch_id is not None:
+            self.pieces = self.pieces.filter(batch_id=batch_id)
+        self.batch_id = batch_id
+
+    def count(self) -> int:
+        return self.pieces.aggregate(n=Sum("n_rows"))["n"] or 0
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            return self[index:index + 1][0]
+        start, stop = index.start or 0, index.stop
+        pieces = self.pieces.order_by("position")
+        if self.batch_id is None:  # the project's table: pieces overlapping [start, stop)
+            pieces = pieces.alias(end=F("row_offset") + F("n_rows")).filter(end__gt=start)
+            if stop is not None:
+                pieces = pieces.filter(row_offset__lt=stop)
+            first = pieces.values_list("row_offset", flat=True).first()
+        else:
+            first = 0
+        rows = [row for scores in pieces.values_list("scores", flat=True) for row in scores]
+        offset = first or 0
+        return rows[start - offset: None if stop is None else stop - offset]
+
+
+class LiveScoreRows:
+    """Scores computed now from the filtered judgements, only for the batches a page covers."""
+
+    def __init__(self, project: Project, filters: dict, n_boot: int):
+        self.project, self.filters, self.n_boot = project, filters, n_boot
+        batches = Batch.objects.filter(project=project).order_by("id")
+        if filters["batch_ids"]:
+            batches = batches.filter(pk__in=filters["batch_ids"])
+        self.sizes = list(batches.values_list("pk", "n_candidates"))
+
+    def count(self) -> int:
+        return sum(size for _, size in self.sizes)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def batches_for(self, start: int, stop: int | None) -> tuple[list[int], int]:
+        """Batch ids whose rows fall in [start, stop), and the row index where the first begins."""
+        ids, offset, first = [], 0, None
+        for batch_id, size in self.sizes:
+            if offset + size > start and (stop is None or offset < stop):
+                ids.append(batch_id)
+                first = offset if first is None else first
+            offset += size
+        return ids, first or 0
+
+    def __getitem__(self, index):
+        if not isinstance(index, slice):
+            return self[index:index + 1][0]
+        start, stop = index.start or 0, index.stop
+        ids, first = self.batches_for(start, stop)
+        if not ids:
+            return []
+        data = analytics.load_project_data(self.project, **dict(self.filters, batch_ids=ids))
+        rows = analytics.score_rows(data, n_boot=self.n_boot)
+        return rows[start - first: None if stop is None else stop - first]
+
+
+def latest_stored_analytics(project: Project) -> Job | None:
+    """The last succeeded analytics job of the project whose result is stored per batch (no result decoded)."""
+    job = (Job.objects.filter(kind="annotation.analytics", params__project_id=project.pk, status=Job.Status.SUCCEEDED)
+           .order_by("-finished").only("pk", "finished", "params").first())
+    if job is None or not AnalyticsBatchResult.objects.filter(job=job).exists():
+        return None
+    return job
+
+
 class ProjectScoresApi(_ExportBase):
+    """Scores from the last analytics run (the dashboard's "Recompute"), a page at a time, when no
+    judgement filter and no other `n_boot` is asked for; otherwise computed now for the batches of
+    the requested page only, with at most SIMILIA_EXPORT_MAX_REFITS bootstrap refits per request.
+    Responses say which (`source`, `computed_at`, `n_boot`; CSV: `X-Similia-*` headers)."""
+
     csv_columns = analytics.SCORE_COLUMNS
 
-    @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description="posterior draws for the rank intervals (default 200; the strength intervals need none)")],
-                   responses=ScoreRowSerializer(many=True))
+    @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description=(
+        "posterior draws for the rank intervals; default: the stored result's, or 200 computed now (fewer if "
+        "the request would exceed SIMILIA_EXPORT_MAX_REFITS draws × batches)"))], responses=ScoreRowSerializer(many=True))
     def get(self, request, pk: int):
         project = self.project(pk)
-        n_boot = query_int(request.query_params, "n_boot", default=200, min_value=0, max_value=2000)
-        data = analytics.load_project_data(project, **self.filters())
-        return self.respond(analytics.score_rows(data, n_boot=n_boot))
+        n_boot = query_int(request.query_params, "n_boot", default=None, min_value=0, max_value=2000)
+        return self.scores(project, self.filters(), n_boot)
+
+    def scores(self, project: Project, filters: dict, n_boot: int | None):
+        filtered = filters["annotator"] or filters["since"] or filters["until"]
+        job = None if filtered else latest_stored_analytics(project)
+        if job is not None and n_boot in (None, job.params.get("n_boot", 200)):
+            batch_id = filters["batch_ids"][0] if filters["batch_ids"] else None
+            rows = StoredScoreRows(job.pk, batch_id)
+            return self.respond_rows(rows, source="stored", n_boot=job.params.get("n_boot", 200), job=job)
+        rows = LiveScoreRows(project, filters, 0)
+        csv = self.request.accepted_renderer.format == "csv"
+        page_size = PageNumberPagination.page_size or 100
+        page = self.request.query_params.get("page", "1")
+        start = (int(page) - 1) * page_size if page.isascii() and page.isdigit() and 0 < int(page) < 10**9 else 0
+        n_batches = max(len(rows.sizes) if csv else len(rows.batches_for(start, start + page_size)[0]), 1)
+        budget = settings.SIMILIA_EXPORT_MAX_REFITS
+        if n_boot is not None and n_boot * n_batches > budget:
+            raise ValidationError({"n_boot": [
+                f"n_boot={n_boot} over {n_batches} batch(es) is {n_boot * n_batches:,} posterior draws; at most "
+                f"{budget:,} are computed in a request (setting SIMILIA_EXPORT_MAX_REFITS). Ask for fewer, filter by "
+                "batch, or recompute on the dashboard and read the stored result (no filters, no n_boot)."]})
+        rows.n_boot = n_boot if n_boot is not None else min(200, budget // n_batches)
+        return self.respond_rows(rows, source="live", n_boot=rows.n_boot, job=None)
+
+    def respond_rows(self, rows, *, source: str, n_boot: int, job: Job | None):
+        about = {"source": source, "n_boot": n_boot, "computed_at": job.finished.isoformat() if job else None,
+                 "job": job.pk if job else None}
+        if self.request.accepted_renderer.format == "csv":
+            response = Response(rows[0:None])
+        else:
+            paginator = PageNumberPagination()
+            page = paginator.paginate_queryset(rows, self.request, view=self)
+            response = paginator.get_paginated_response(page)
+            response.data.update(about)
+        for key, value in about.items():
+            if value is not None:
+                response[f"X-Similia-{key.replace('_', '-').title()}"] = str(value)
+        return response
 
 
 class BatchScoresApi(ProjectScoresApi):
@@ -118,8 +244,7 @@ class BatchScoresApi(ProjectScoresApi):
         project = self.project(batch.project_id)
         filters = self.filters()
         filters["batch_ids"] = [batch.pk]
-        data = analytics.load_project_data(project, **filters)
-        return self.respond(analytics.score_rows(data))
+        return self.scores(project, filters, None)
 
 
 class ProjectJudgementsApi(_ExportBase):
@@ -169,6 +294,17 @@ class ProjectAgreementApi(_ExportBase):
     @extend_schema(parameters=FILTERS[:4], responses=OpenApiTypes.OBJECT)
     def get(self, request, pk: int):
         project = self.project(pk)
-        data = analytics.load_project_data(project, **self.filters())
+        filters = self.filters()
+        job = None if any(filters.values()) else latest_stored_analytics(project)
+        if job is not None:  # the last analytics run, without recomputing (listed triads left out, as below)
+            summary = Job.objects.filter(pk=job.pk).values_list("result", flat=True).get()
+            per_annotator = [dict(row, triads=[])
+                             for triads in AnalyticsBatchResult.objects.filter(job=job).order_by("position")
+                             .values_list("triads", flat=True) for row in triads]
+            majority = [dict(row, triads=[]) for row in summary["majority_triads"]]
+            return Response({"agreement": summary["agreement"], "triads": {"per_annotator": per_annotator,
+                                                                         "majority": majority},
+                             "source": "stored", "computed_at": job.finished.isoformat(), "job": job.pk})
+        data = analytics.load_project_data(project, **filters)
         return Response({"agreement": analytics.agreement_report(data),
-                         "triads": analytics.triads_report(data, list_cap=0)})
+                         "triads": analytics.triads_report(data, list_cap=0), "source": "live"})

@@ -1,2 +1,2 @@
 """Job kinds of the annotation app."""
-from annotation import analytics, planning  # noqa: F401  (each registers its kind)
+from annotation import analytics, batch_job, planning  # noqa: F401  (each registers its kind)

@@ -204,7 +204,9 @@ class Judgement(models.Model):
                 fields=["assignment"], condition=Q(undone_at__isnull=True), name="one_live_judgement_per_assignment"
             )
         ]
-        indexes = [models.Index(fields=["batch", "undone_at"]), models.Index(fields=["annotator", "created"])]
+        # (batch, undone_at, pair) covers the per-batch progress counts: no table row is read for them.
+        indexes = [models.Index(fields=["batch", "undone_at", "pair"], name="judgement_batch_live_pair"),
+                   models.Index(fields=["annotator", "created"])]
 
 
 class Invitation(models.Model):
@@ -224,3 +226,24 @@ class Invitation(models.Model):
 
     class Meta:
         ordering = ["-created"]
+
+
+class AnalyticsBatchResult(models.Model):
+    """One batch's part of an `annotation.analytics` job's result (the job's own result keeps the
+    project-wide part: agreement, timeline, the batch index). The dashboard and the scores export
+    read the batches they show, never the whole report."""
+
+    job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField(help_text="the batch's place in the report (by batch id)")
+    row_offset = models.PositiveIntegerField(help_text="index of the batch's first score row in the project's table")
+    n_rows = models.PositiveIntegerField()
+    scores = models.JSONField(default=list, blank=True)
+    triads = models.JSONField(default=list, blank=True, help_text="per annotator, with the listed cycles")
+    details = models.JSONField(default=dict, blank=True, help_text="everything else computed per batch")
+
+    class Meta:
+        ordering = ["job_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["job", "batch"], name="analytics_piece_unique")]
+        indexes = [models.Index(fields=["job", "row_offset"])]

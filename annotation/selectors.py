@@ -85,23 +85,25 @@ def verses_of(*, project: Project) -> QuerySet[Verse]:
     return Verse.objects.filter(project=project).order_by("id")
 
 
-def project_progress(*, project: Project) -> dict:
+def project_progress(*, project: Project, per_annotator: bool = True) -> dict:
     """Progress per batch and per annotator × batch, from live (not undone) judgements.
 
     Returns {"batches": [...], "annotators": [...]} with judged counts, pairs covered, overlap pairs
-    judged twice, and sets with live judgements. Five queries whatever the project size.
+    judged twice, and sets with live judgements. Five queries whatever the project size; without
+    `per_annotator` (the dashboard) four.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
-    live = Judgement.objects.filter(batch__project=project, undone_at__isnull=True,
+    batch_ids = [b.pk for b in batches]  # by id: the index (batch, undone_at, pair) is read as ranges
+    live = Judgement.objects.filter(batch_id__in=batch_ids, undone_at__isnull=True,
                                     pair__attention_answer__isnull=True)  # attention checks are not progress
     per_batch = {row["batch"]: row for row in live.values("batch").annotate(
         judgements=Count("id"), pairs_covered=Count("pair", distinct=True))}
-    planned_sum = dict(Pair.objects.filter(batch__project=project, attention_answer__isnull=True).values("batch").annotate(
+    planned_sum = dict(Pair.objects.filter(batch_id__in=batch_ids, attention_answer__isnull=True).values("batch").annotate(
         planned=Sum("planned")).values_list("batch", "planned"))
-    per_annotator = list(
+    annotator_rows = list(
         live.values("batch", "annotator__username").annotate(judgements=Count("id"), sets=Count("set", distinct=True))
         .order_by("annotator__username", "batch")
-    )
+    ) if per_annotator else []
     n_annotators = Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).count()
     batch_rows = []
     for batch in batches:
@@ -115,14 +117,14 @@ def project_progress(*, project: Project) -> dict:
             "pairs_covered": covered, "pairs_progress": covered / batch.n_pairs if batch.n_pairs else 0.0,
             "planned_judgements": planned,
         })
-    return {"batches": batch_rows, "annotators": per_annotator, "n_annotators": n_annotators}
+    return {"batches": batch_rows, "annotators": annotator_rows, "n_annotators": n_annotators}
 
 
 def batch_progress_for(*, batch: Batch, user) -> dict:
     """What the annotator page shows: this annotator's count and the batch's coverage."""
-    live = Judgement.objects.filter(batch=batch, undone_at__isnull=True, pair__attention_answer__isnull=True)
-    covered = live.values("pair").distinct().count()
-    mine = live.filter(annotator=user).count()
+    counts = Judgement.objects.filter(batch=batch, undone_at__isnull=True, pair__attention_answer__isnull=True).aggregate(
+        covered=Count("pair", distinct=True), mine=Count("id", filter=Q(annotator=user)))
+    covered, mine = counts["covered"], counts["mine"]
     total_for_me = batch.n_pairs if batch.pilot else None
     return {"pairs": batch.n_pairs, "pairs_covered": covered, "my_judgements": mine, "my_total": total_for_me}
 

@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
@@ -15,6 +16,7 @@ from annotation.models import Batch, Judgement, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from core.roles import LEAD, has_role
+from core.uploads import upload_refusal
 
 
 def _managed_project(request, pk: int) -> Project:
@@ -99,10 +101,20 @@ def member_add(request, pk: int):
     return redirect("annotation:project", pk=pk)
 
 
+@csrf_exempt  # checked below, once the body is known to be within the size limit
 @login_required
 @require_POST
 def verses_upload(request, pk: int):
     project = _managed_project(request, pk)
+    refused = upload_refusal(request)  # the limit applies while the body streams in, before anything else reads it
+    if refused:  # nothing is stored, so answering without the CSRF check changes nothing
+        messages.error(request, f"Nothing imported. {refused}")
+        return redirect("annotation:project", pk=pk)
+    return csrf_protect(_verses_upload)(request, project)
+
+
+def _verses_upload(request, project: Project):
+    pk = project.pk
     upload = request.FILES.get("file")
     if upload is None:
         messages.error(request, "Choose a file to import.")
@@ -110,7 +122,8 @@ def verses_upload(request, pk: int):
     try:
         project_services.check_upload_size(size=upload.size, filename=upload.name)
         summary = project_services.verses_import(project=project, data=upload.read(), filename=upload.name,
-                                                 create_batches=bool(request.POST.get("create_batches")))
+                                                 create_batches=bool(request.POST.get("create_batches")),
+                                                 owner=request.user)
     except (VerseFileError, AnnotationError) as exc:
         messages.error(request, f"Nothing imported. {exc}")
         return redirect("annotation:project", pk=pk)
@@ -131,13 +144,19 @@ def batch_create(request, pk: int):
     if request.POST.get("all_others"):
         candidates = [v for v in project.verses.values_list("verse_id", flat=True) if v != reference_id]
     try:
-        batch = project_services.batch_create(project=project, reference_id=reference_id, candidate_ids=candidates,
-                                              name=request.POST.get("name", "").strip(),
-                                              pilot=bool(request.POST.get("pilot")))
-        messages.success(request, f"Batch {batch.name} created with {batch.n_pairs} pairs.")
+        made = project_services.batch_create_or_job(project=project, reference_id=reference_id,
+                                                    candidate_ids=candidates, name=request.POST.get("name", "").strip(),
+                                                    pilot=bool(request.POST.get("pilot")), owner=request.user)
     except AnnotationError as exc:
         messages.error(request, f"Batch not created: {exc}")
-    return redirect("annotation:project", pk=pk)
+        return redirect("annotation:project", pk=pk)
+    if isinstance(made, Batch):
+        messages.success(request, f"Batch {made.name} created with {made.n_pairs} pairs.")
+        return redirect("annotation:project", pk=pk)
+    n = len(made.params["candidate_ids"])
+    messages.success(request, f"Batch {made.params['name']} ({n:,} candidates, {n * (n - 1) // 2:,} pairs) is being "
+                              "created by this job; it opens for annotators when all its pairs are written.")
+    return redirect("job", pk=made.pk)
 
 
 @login_required

@@ -1,51 +1,108 @@
-"""Dashboard and export timings on a database full of judgements.
+"""Analytics job, dashboard page and scores export on a database full of judgements.
 
-Usage: .venv/bin/python perf/dashboard_bench.py [--batches 10] [--per-pair 2]   (DATABASE_URL picks the database)
+Usage: .venv/bin/python perf/dashboard_bench.py [--batches 100] [--per-pair 2] [--annotators 11]
+       (DATABASE_URL picks the database)
 
-Fills a throw-away test database with B batches × 4,851 pairs × R judgements (rows written in bulk,
-not through the API), then times: loading the judgements into arrays, the full analytics job, the
-dashboard page render from the stored result, and the CSV export of one batch (scores with a
-200-resample bootstrap). The named alternative is the pure-statistics time on the same arrays
-(`perf/analytics_bench.py` measures that part alone at 1M judgements), so the ratio shows what the
-database and report assembly add.
+Fills a throw-away test database with B batches × 4,851 pairs × R judgements (plain rows written in
+bulk), then measures, each beside the old way or a named alternative in the same run:
+- the bootstrap refits of 10 batches: batched Newton (this code) vs choix one resample at a time;
+- the full `annotation.analytics` job (stores its result per batch) and its peak traced memory;
+- the dashboard page from the per-batch result vs from the same report stored whole (the old layout:
+  one JSON document decoded on every view);
+- a page of the scores export from the stored result vs recomputing it (the old export recomputed
+  every batch with its bootstrap for every page; timed on 10 batches and scaled).
 """
 from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import time
 import tracemalloc
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+
+
+def fill(project, people, batches: int, per_pair: int, seed: int = 0) -> int:
+    """Batches of 99 candidates with `per_pair` judgements per pair by distinct annotators (BT choices)."""
+    import numpy as np
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair
+    from annotation.services.bulk import rows_insert
+    from annotation.services.projects import batch_create
+
+    rng = np.random.default_rng(seed)
+    strength = rng.normal(0, 1.5, 100)
+    now = timezone.now()
+    uuid_prep = Judgement._meta.get_field("client_uuid").get_db_prep_value
+    time_prep = Judgement._meta.get_field("created").get_db_prep_value
+    total = 0
+    next_assignment = (Assignment.objects.order_by("-id").values_list("id", flat=True).first() or 0) + 1
+    for b in range(batches):
+        ref = b % 100
+        batch = batch_create(project=project, reference_id=f"1 {ref}", candidate_ids=[f"1 {k}" for k in range(100) if k != ref],
+                             name=f"b{b}")
+        sets = AnnotationSet.objects.bulk_create([AnnotationSet(batch=batch, annotator=u, status="completed", expires_at=now)
+                                                  for u in people])
+        pairs = np.array(list(Pair.objects.filter(batch=batch).values_list("id", "verse_a__verse_id", "verse_b__verse_id",
+                                                                          "verse_a_id", "verse_b_id")), dtype=object)
+        va = np.array([int(v.split()[1]) for v in pairs[:, 1]])
+        vb = np.array([int(v.split()[1]) for v in pairs[:, 2]])
+        judges = np.argsort(rng.random((len(pairs), len(people))), axis=1)[:, :per_pair]
+        p_a = 1 / (1 + np.exp(strength[vb] - strength[va]))
+        assignments, judgements = [], []
+        for r in range(per_pair):
+            win_a = rng.random(len(pairs)) < p_a
+            for i in range(len(pairs)):
+                k = int(judges[i, r])
+                aid = next_assignment
+                next_assignment += 1
+                chosen = pairs[i, 3] if win_a[i] else pairs[i, 4]
+                assignments.append((aid, sets[k].pk, pairs[i, 0], people[k].pk, 0, pairs[i, 3], pairs[i, 4], False, False,
+                                    "done"))
+                judgements.append((aid, people[k].pk, pairs[i, 0], batch.pk, sets[k].pk, chosen, pairs[i, 3],
+                                   chosen == pairs[i, 3], 1000, uuid_prep(uuid.uuid4(), connection), time_prep(now, connection)))
+        rows_insert(Assignment._meta.db_table, ["id", "set_id", "pair_id", "annotator_id", "position", "left_id", "right_id",
+                                                "is_overlap", "is_repeat", "status"], assignments)
+        rows_insert(Judgement._meta.db_table, ["assignment_id", "annotator_id", "pair_id", "batch_id", "set_id", "chosen_id",
+                                               "left_id", "chose_left", "response_ms", "client_uuid", "created"], judgements)
+        total += len(judgements)
+    Batch.objects.filter(project=project).count()
+    return total
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--per-pair", type=int, default=2)
     parser.add_argument("--annotators", type=int, default=11)
     args = parser.parse_args()
     import django
 
     django.setup()
-    from django.db import transaction
+    from django.db import connection
     from django.test import Client
     from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-    from django.utils import timezone
 
     setup_test_environment()
     old = setup_databases(verbosity=0, interactive=False)
     try:
         import json
 
-        from annotation import analytics
-        from annotation.models import AnnotationSet, Assignment, Judgement, Pair
-        from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+        import choix
+        import numpy as np
+        from django.utils import timezone
+        from rest_framework.test import APIClient
+        from threadpoolctl import threadpool_limits
+
+        from annotation import analytics, stats
+        from annotation.services.projects import membership_add, project_create, verses_import
         from core.services import user_create_or_update
         from jobs.models import Job
         from jobs.runner import run_job
@@ -58,78 +115,94 @@ def main() -> None:
             user, _ = user_create_or_update(username=f"bench-{k}", password="x" * 12, roles=("annotator",))
             membership_add(project=project, username=user.username)
             people.append(user)
-        rng = random.Random(0)
-        strength = {k: rng.gauss(0, 1.5) for k in range(100)}
         t0 = time.perf_counter()
-        total = 0
-        for b in range(args.batches):
-            ref = b % 100
-            cands = [f"1 {k}" for k in range(100) if k != ref]
-            batch = batch_create(project=project, reference_id=f"1 {ref}", candidate_ids=cands, name=f"b{b}")
-            pairs = list(Pair.objects.filter(batch=batch).select_related("verse_a", "verse_b"))
-            with transaction.atomic():
-                sets = {u.pk: AnnotationSet.objects.create(batch=batch, annotator=u, status="completed",
-                                                           expires_at=timezone.now()) for u in people}
-                assignments, chosen = [], []
-                for pair in pairs:
-                    for judge in rng.sample(people, args.per_pair):
-                        assignments.append(Assignment(set=sets[judge.pk], pair=pair, annotator=judge, position=0,
-                                                      left_id=pair.verse_a_id, right_id=pair.verse_b_id, status="done"))
-                        sa = strength[int(pair.verse_a.verse_id.split()[1])]
-                        sb = strength[int(pair.verse_b.verse_id.split()[1])]
-                        chosen.append(pair.verse_a_id if rng.random() < 1 / (1 + pow(2.718281828, sb - sa)) else pair.verse_b_id)
-                Assignment.objects.bulk_create(assignments, batch_size=5000)
-                Judgement.objects.bulk_create([
-                    Judgement(assignment=a, annotator=a.annotator, pair=a.pair, batch=batch, set=a.set, chosen_id=c,
-                              left_id=a.left_id, chose_left=c == a.left_id, response_ms=1000, client_uuid=uuid.uuid4())
-                    for a, c in zip(assignments, chosen)], batch_size=5000)
-                total += len(assignments)
-        fill = time.perf_counter() - t0
-        print(f"filled {total:,} judgements in {args.batches} batches in {fill:.1f} s")
+        total = fill(project, people, args.batches, args.per_pair)
+        print(f"database: {connection.vendor}; filled {total:,} judgements in {args.batches} batches in "
+              f"{time.perf_counter() - t0:.1f} s")
 
         t0 = time.perf_counter()
         data = analytics.load_project_data(project)
-        load = time.perf_counter() - t0
-        from annotation import stats
+        load_s = time.perf_counter() - t0
+        print(f"load {len(data.judgements):,} judgements into arrays: {load_s:.2f} s")
 
+        # Bootstrap refits of 10 batches: batched Newton vs choix one resample at a time (1 BLAS thread each).
+        sample = min(10, len(data.batches))
+        counts = [data.judgements.count_matrix(batch=bi)[:99, :99] for bi in range(sample)]
+        with threadpool_limits(1):
+            t0 = time.perf_counter()
+            for c in counts:
+                stats.bootstrap_bradley_terry(c, n_boot=200)
+            new_boot = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for c in counts:
+                point = stats.bradley_terry(c)
+                total_c = int(c.sum())
+                draws = np.random.default_rng(0).multinomial(total_c, c.ravel() / total_c, size=200).reshape(200, 99, 99)
+                for d in draws:
+                    choix.ilsr_pairwise_dense(d.astype(float), alpha=point.alpha, initial_params=point.strengths, max_iter=500)
+            old_boot = time.perf_counter() - t0
+        print(f"200 bootstrap refits × {sample} batches: batched Newton {new_boot:.2f} s, choix per resample "
+              f"{old_boot:.2f} s ({old_boot / new_boot:.1f}x)")
+
+        # The dashboard as it was: the whole report stored in the job row, decoded on every view.
+        summary, pieces = analytics.project_report_parts(project, n_boot=0)
+        whole = dict(summary, scores=[r for p in pieces for r in p["scores"]],
+                     triads={"per_annotator": [r for p in pieces for r in p["triads"]], "majority": summary["majority_triads"]},
+                     directionality=[d for p in pieces for d in p["details"]["directionality"]])
+        whole.pop("stored")
+        legacy = Job.objects.create(kind="annotation.analytics", params={"project_id": project.pk}, status="succeeded",
+                                    finished=timezone.now(), result=whole)
+        client = Client()
+        client.force_login(lead)
+        client.get(f"/projects/{project.pk}/dashboard/")
         t0 = time.perf_counter()
-        table = stats.label_table(data.judgements)
-        stats.cohen_kappa_matrix(table)
-        stats.fleiss_kappa_judgements(table)
-        stats.krippendorff_alpha_judgements(table)
-        stats.batch_scores(data.judgements)
-        stats.bradley_terry_batches(data.judgements)
-        pure = time.perf_counter() - t0
+        response = client.get(f"/projects/{project.pk}/dashboard/")
+        old_page = time.perf_counter() - t0
+        old_kib = len(response.content) // 1024
+        assert response.status_code == 200
+        legacy.delete()
 
         job = Job.objects.create(kind="annotation.analytics", params={"project_id": project.pk})
         t0 = time.perf_counter()
         assert run_job(job.pk) == "succeeded"
-        job_time = time.perf_counter() - t0
-        # Peak memory in a second run under tracemalloc (which slows numpy code, so not timed).
+        job_s = time.perf_counter() - t0
+        job.refresh_from_db()
+        client.get(f"/projects/{project.pk}/dashboard/")
+        t0 = time.perf_counter()
+        response = client.get(f"/projects/{project.pk}/dashboard/")
+        new_page = time.perf_counter() - t0
+        assert response.status_code == 200
+        print(f"analytics job (load, 200-resample bootstrap per batch in {analytics.settings.ANALYTICS_WORKERS} threads, "
+              f"triads, timeline, stored per batch): {job_s:.1f} s")
+        print(f"dashboard page: {new_page * 1000:.0f} ms ({len(response.content) // 1024} KiB) from the per-batch result; "
+              f"{old_page * 1000:.0f} ms ({old_kib} KiB) from the same report stored whole ({old_page / new_page:.1f}x)")
+
+        api = APIClient()
+        api.force_authenticate(lead)
+        page = max(1, (len(data.batches) * 99 // 100) // 2)
+        api.get(f"/api/v1/projects/{project.pk}/scores/?page=1")
+        t0 = time.perf_counter()
+        response = api.get(f"/api/v1/projects/{project.pk}/scores/?page={page}")
+        stored_ms = (time.perf_counter() - t0) * 1000
+        assert response.status_code == 200 and response.json()["source"] == "stored", response.content[:300]
+        t0 = time.perf_counter()
+        response = api.get(f"/api/v1/projects/{project.pk}/scores/?format=csv")
+        csv_ms = (time.perf_counter() - t0) * 1000
+        sub = data.batches[: min(10, len(data.batches))]
+        t0 = time.perf_counter()
+        with threadpool_limits(1):
+            analytics.score_rows(analytics.load_project_data(project, batch_ids=[b.pk for b in sub]), n_boot=200)
+        recompute = (time.perf_counter() - t0) * len(data.batches) / len(sub)
+        print(f"scores export, page {page} of 100 rows from the stored result: {stored_ms:.0f} ms; whole table as CSV "
+              f"({len(data.batches) * 99:,} rows): {csv_ms:.0f} ms; recomputing every batch per page as the old "
+              f"export did: ~{recompute:.0f} s (timed on {len(sub)} batches) = {recompute * 1000 / stored_ms:.0f}x")
+
         tracemalloc.start()
         job = Job.objects.create(kind="annotation.analytics", params={"project_id": project.pk})
         assert run_job(job.pk) == "succeeded"
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
-
-        client = Client()
-        client.force_login(lead)
-        t0 = time.perf_counter()
-        response = client.get(f"/projects/{project.pk}/dashboard/")
-        render = time.perf_counter() - t0
-        assert response.status_code == 200
-        page_kib = len(response.content) // 1024
-        first = project.batches.order_by("id").first()
-        t0 = time.perf_counter()
-        response = client.get(f"/api/v1/batches/{first.pk}/scores/?format=csv")
-        export = time.perf_counter() - t0
-        assert response.status_code == 200
-        print(f"load judgements into arrays: {load:.2f} s")
-        print(f"agreement + scores + BT on the arrays (no bootstrap): {pure:.2f} s")
-        print(f"full analytics job (load, 200-resample bootstrap per batch, triads, timeline): {job_time:.2f} s, "
-              f"peak traced memory {peak:.0f} MiB; {job_time / max(pure, 1e-9):.1f}x the pure statistics")
-        print(f"dashboard render from the stored result: {render * 1000:.0f} ms ({page_kib} KiB of HTML with inline SVG)")
-        print(f"CSV export of one batch (99 rows, bootstrap 200): {export * 1000:.0f} ms")
+        print(f"analytics job peak traced memory: {peak:.0f} MiB")
     finally:
         teardown_databases(old, verbosity=0)
 

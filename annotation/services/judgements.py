@@ -5,13 +5,13 @@ import datetime as dt
 import uuid
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair
 from annotation.services.errors import AnnotationError, Conflict, NotAllowed, NotFound
 
 
-@transaction.atomic
 def judgement_submit(
     *, annotator, assignment_id: int, chosen_verse_id: int, client_uuid: uuid.UUID | str, response_ms: int | None = None,
     pair_id: int | None = None,
@@ -24,26 +24,49 @@ def judgement_submit(
     nothing; the same `client_uuid` with another choice, or after its judgement was undone, is a
     conflict (a new choice needs a new UUID). `pair_id`, when given, is the pair the annotator saw:
     a choice sent for an assignment that shows another pair is refused.
+
+    The usual path is seven SQL statements including authentication: the UUID is looked up only
+    when the insert says it is taken (unique constraint) or the pair is already judged (a retry).
     """
     client_uuid = _as_uuid(client_uuid)
-    set_id = Assignment.objects.filter(pk=assignment_id).values_list("set_id", flat=True).first()
-    if set_id is None:
+    try:
+        return _submit(annotator=annotator, assignment_id=assignment_id, chosen_verse_id=chosen_verse_id,
+                       client_uuid=client_uuid, response_ms=response_ms, pair_id=pair_id)
+    except IntegrityError:
+        # Rolled back whole: the UUID was used before, or a concurrent duplicate of this choice won.
+        existing = Judgement.objects.filter(client_uuid=client_uuid).first()
+        if existing is not None:
+            return _replay(existing, annotator=annotator, assignment_id=assignment_id, chosen_verse_id=chosen_verse_id)
+        raise Conflict("This pair was judged concurrently; reload the set.") from None
+
+
+def _replay(existing: Judgement, *, annotator, assignment_id: int, chosen_verse_id: int) -> tuple[Judgement, bool]:
+    """A submit whose client_uuid is stored already: the stored row for a true retry, else 409."""
+    if existing.annotator_id != annotator.pk or existing.assignment_id != assignment_id:
+        raise Conflict("This client_uuid was already used for another judgement.")
+    if existing.undone_at is not None:
+        raise Conflict("This choice was undone; a new choice needs a new client_uuid.")
+    if existing.chosen_id != chosen_verse_id:
+        raise Conflict(f"This client_uuid was already used for another choice (verse {existing.chosen_id}); "
+                       "a new choice needs a new client_uuid.")
+    return existing, False
+
+
+@transaction.atomic
+def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid: uuid.UUID, response_ms: int | None,
+            pair_id: int | None) -> tuple[Judgement, bool]:
+    annotation_set = (AnnotationSet.objects.select_for_update(of=("self",), no_key=True).select_related("batch")
+                      .filter(assignments__pk=assignment_id).first())
+    if annotation_set is None:
         raise NotFound(f"No assignment {assignment_id}.")
-    annotation_set = AnnotationSet.objects.select_for_update(of=("self",), no_key=True).select_related("batch").get(pk=set_id)
     assignment = Assignment.objects.select_for_update(of=("self",), no_key=True).select_related("pair").get(pk=assignment_id)
     if pair_id is not None and pair_id != assignment.pair_id:
         raise Conflict(f"This choice was made on pair {pair_id}, but assignment {assignment.pk} shows pair "
                        f"{assignment.pair_id}; nothing was stored.")
-    existing = Judgement.objects.filter(client_uuid=client_uuid).first()
-    if existing is not None:
-        if existing.annotator_id != annotator.pk or existing.assignment_id != assignment.pk:
-            raise Conflict("This client_uuid was already used for another judgement.")
-        if existing.undone_at is not None:
-            raise Conflict("This choice was undone; a new choice needs a new client_uuid.")
-        if existing.chosen_id != chosen_verse_id:
-            raise Conflict(f"This client_uuid was already used for another choice (verse {existing.chosen_id}); "
-                           "a new choice needs a new client_uuid.")
-        return existing, False
+    if assignment.status == Assignment.Status.DONE:
+        existing = Judgement.objects.filter(client_uuid=client_uuid).first()
+        if existing is not None:
+            return _replay(existing, annotator=annotator, assignment_id=assignment.pk, chosen_verse_id=chosen_verse_id)
     if assignment.annotator_id != annotator.pk:
         raise NotAllowed("This pair is not assigned to you.")
     batch: Batch = annotation_set.batch
@@ -56,21 +79,16 @@ def judgement_submit(
         raise Conflict("This pair is already judged in this set; undo it first to change the choice.")
     if assignment.status == Assignment.Status.EXPIRED:
         _retake_expired(assignment, batch, annotator)
-    try:
-        with transaction.atomic():
-            judgement = Judgement.objects.create(
-                assignment=assignment, annotator=annotator, pair=pair, batch=batch, set=annotation_set,
-                chosen_id=chosen_verse_id, left_id=assignment.left_id, chose_left=chosen_verse_id == assignment.left_id,
-                response_ms=response_ms, client_uuid=client_uuid,
-            )
-    except IntegrityError:
-        raise Conflict("This pair was judged concurrently; reload the set.") from None
+    judgement = Judgement.objects.create(
+        assignment=assignment, annotator=annotator, pair=pair, batch=batch, set=annotation_set,
+        chosen_id=chosen_verse_id, left_id=assignment.left_id, chose_left=chosen_verse_id == assignment.left_id,
+        response_ms=response_ms, client_uuid=client_uuid,
+    )
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
-    if annotation_set.status == AnnotationSet.Status.OPEN and not Assignment.objects.filter(
-            set=annotation_set, status=Assignment.Status.OPEN).exists():
-        AnnotationSet.objects.filter(pk=annotation_set.pk).update(
-            status=AnnotationSet.Status.COMPLETED, completed_at=timezone.now()
-        )
+    if annotation_set.status == AnnotationSet.Status.OPEN:  # completed when no open assignment is left (one statement)
+        AnnotationSet.objects.filter(pk=annotation_set.pk, status=AnnotationSet.Status.OPEN).exclude(
+            Exists(Assignment.objects.filter(set_id=OuterRef("pk"), status=Assignment.Status.OPEN))
+        ).update(status=AnnotationSet.Status.COMPLETED, completed_at=timezone.now())
     return judgement, True
 
 

@@ -11,8 +11,10 @@ from django.db import IntegrityError, transaction
 
 from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse
+from annotation.services.bulk import rows_insert
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
+from core.uploads import too_large_message
 
 
 @transaction.atomic
@@ -79,7 +81,8 @@ def membership_add(*, project: Project, username: str, role: str = Membership.Ro
 
 
 @transaction.atomic
-def verses_import(*, project: Project, data: bytes, filename: str = "file", create_batches: bool = True) -> dict:
+def verses_import(*, project: Project, data: bytes, filename: str = "file", create_batches: bool = True,
+                  owner=None) -> dict:
     """Import a verse file into a project, all or nothing.
 
     Returns a summary dict (created, unchanged, batches, format, notes). Raises VerseFileError naming
@@ -108,29 +111,25 @@ def verses_import(*, project: Project, data: bytes, filename: str = "file", crea
             group_id=verse.group_id, metadata=verse.metadata,
         ))
     Verse.objects.bulk_create(to_create, batch_size=1000)
-    batches = []
+    batches, jobs = [], []
     if create_batches:
-        batches = _batches_from_file(project=project, parsed=parsed, filename=filename)
+        batches, jobs = _batches_from_file(project=project, parsed=parsed, filename=filename, owner=owner)
     return {
         "format": parsed.format, "created": len(to_create), "unchanged": unchanged,
-        "batches": [batch.name for batch in batches], "notes": parsed.notes,
+        "batches": [batch.name for batch in batches], "batch_jobs": [job.pk for job in jobs], "notes": parsed.notes,
     }
 
 
-def _size(n_bytes: int) -> str:
-    return f"{round(n_bytes / 2**20, 1):g} MB" if n_bytes >= 2**20 else f"{n_bytes:,} bytes"
-
-
 def check_upload_size(*, size: int, filename: str = "file") -> None:
-    """413 for a file above settings.SIMILIA_MAX_UPLOAD_BYTES (checked before it is read)."""
-    limit = settings.SIMILIA_MAX_UPLOAD_BYTES
-    if size > limit:
-        raise AnnotationError(f"{filename} is {_size(size)}; the limit is {_size(limit)} per file "
-                              "(setting SIMILIA_MAX_UPLOAD_MB). Split the file.", status=413)
+    """413 for a file above settings.SIMILIA_MAX_UPLOAD_BYTES (uploads are stopped earlier, while they
+    stream in: core/uploads.py; this guards the commands and direct calls)."""
+    if size > settings.SIMILIA_MAX_UPLOAD_BYTES:
+        raise AnnotationError(too_large_message(size=size, filename=filename), status=413)
 
 
 def check_batch_size(n_candidates: int) -> None:
-    """A batch's N(N-1)/2 pairs are created in the request: refuse above settings.SIMILIA_MAX_BATCH_PAIRS."""
+    """Refuse a batch above settings.SIMILIA_MAX_BATCH_PAIRS pairs (batches above
+    SIMILIA_BATCH_JOB_PAIRS are accepted but created by a job, see `batch_create_or_job`)."""
     limit = settings.SIMILIA_MAX_BATCH_PAIRS
     n_pairs = n_candidates * (n_candidates - 1) // 2
     if n_pairs > limit:
@@ -139,35 +138,24 @@ def check_batch_size(n_candidates: int) -> None:
                               f"pairs per batch ({most:,} candidates). Split the candidates into several batches.")
 
 
-def _batches_from_file(*, project: Project, parsed: ParsedFile, filename: str) -> list[Batch]:
-    """Batches defined by the file (the STS pair file: one per reference), with any gold scores."""
-    created = []
+def _batches_from_file(*, project: Project, parsed: ParsedFile, filename: str, owner=None) -> tuple[list[Batch], list]:
+    """Batches defined by the file (the STS pair file: one per reference), with any gold scores.
+    Returns (batches created now, jobs creating the large ones after the import commits)."""
+    created, jobs = [], []
     for spec in parsed.batches:
         name = f"ref {spec.reference_id}"
         if Batch.objects.filter(project=project, name=name).exists():
             continue
-        created.append(batch_create(
+        made = batch_create_or_job(
             project=project, reference_id=spec.reference_id, candidate_ids=spec.candidate_ids, name=name,
-            gold_scores=spec.gold_scores,
-        ))
-    return created
+            gold_scores=spec.gold_scores, owner=owner,
+        )
+        (created if isinstance(made, Batch) else jobs).append(made)
+    return created, jobs
 
 
-@transaction.atomic
-def batch_create(
-    *, project: Project, reference_id: str, candidate_ids: Iterable[str], name: str = "", pilot: bool = False,
-    seed: int | None = None, gold_scores: dict[str, float] | None = None,
-) -> Batch:
-    """Create a batch: one reference verse, N candidates and all N(N-1)/2 unordered pairs in bulk.
-
-    Args:
-        reference_id, candidate_ids: DBBE-style verse ids of verses already in the project.
-        pilot: full overlap — every member judges every pair.
-        seed: seeds the random serving order (for reproducible tests).
-        gold_scores: imported gold similarity per candidate id (e.g. from the STS file), kept for
-            simulation and comparison.
-    """
-    candidate_ids = list(dict.fromkeys(str(c) for c in candidate_ids))
+def _batch_check(*, project: Project, reference_id: str, candidate_ids: list[str], name: str) -> dict[str, Verse]:
+    """Everything that can refuse a batch, checked before anything is written; returns verse id → Verse."""
     if reference_id in candidate_ids:
         raise AnnotationError(f"The reference verse {reference_id!r} cannot also be a candidate.")
     if len(candidate_ids) < 2:
@@ -178,12 +166,67 @@ def batch_create(
     if missing:
         shown = ", ".join(repr(m) for m in missing[:5]) + (" …" if len(missing) > 5 else "")
         raise AnnotationError(f"{len(missing)} verse id(s) are not among the project's verses: {shown}.")
+    if Batch.objects.filter(project=project, name=name).exists():
+        raise Conflict(f"The project already has a batch named {name!r}.")
+    return verses
+
+
+def batch_create_or_job(
+    *, project: Project, reference_id: str, candidate_ids: Iterable[str], name: str = "", pilot: bool = False,
+    seed: int | None = None, gold_scores: dict[str, float] | None = None, owner=None,
+):
+    """`batch_create` in this request up to settings.SIMILIA_BATCH_JOB_PAIRS pairs; above it, check the
+    batch now and create it in an `annotation.batch_create` job (returned instead of the Batch)."""
+    from jobs.services import job_create
+
+    candidate_ids = list(dict.fromkeys(str(c) for c in candidate_ids))
     name = name or f"ref {reference_id}"
+    n = len(candidate_ids)
+    if n * (n - 1) // 2 <= settings.SIMILIA_BATCH_JOB_PAIRS:
+        return batch_create(project=project, reference_id=reference_id, candidate_ids=candidate_ids, name=name,
+                            pilot=pilot, seed=seed, gold_scores=gold_scores)
+    _batch_check(project=project, reference_id=reference_id, candidate_ids=candidate_ids, name=name)
+    return job_create(kind="annotation.batch_create", owner=owner, params={
+        "project_id": project.pk, "reference_id": reference_id, "candidate_ids": candidate_ids, "name": name,
+        "pilot": pilot, "seed": seed, "gold_scores": gold_scores or {}})
+
+
+@transaction.atomic
+def batch_create(
+    *, project: Project, reference_id: str, candidate_ids: Iterable[str], name: str = "", pilot: bool = False,
+    seed: int | None = None, gold_scores: dict[str, float] | None = None, progress=None,
+) -> Batch:
+    """Create a batch: one reference verse, N candidates and all N(N-1)/2 unordered pairs in bulk.
+
+    Args:
+        reference_id, candidate_ids: DBBE-style verse ids of verses already in the project.
+        pilot: full overlap — every member judges every pair.
+        seed: seeds the random serving order (for reproducible tests).
+        gold_scores: imported gold similarity per candidate id (e.g. from the STS file), kept for
+            simulation and comparison.
+        progress: `progress(fraction, message)` while the pairs are written (the batch job's).
+    """
+    batch, verse_pks = batch_start(project=project, reference_id=reference_id, candidate_ids=candidate_ids, name=name,
+                                   pilot=pilot, gold_scores=gold_scores)
+    n_pairs = pairs_insert(batch_id=batch.pk, verse_pks=verse_pks, seed=seed, progress=progress)
+    Batch.objects.filter(pk=batch.pk).update(n_pairs=n_pairs)
+    batch.n_pairs = n_pairs
+    return batch
+
+
+@transaction.atomic
+def batch_start(*, project: Project, reference_id: str, candidate_ids: Iterable[str], name: str = "",
+                pilot: bool = False, gold_scores: dict[str, float] | None = None,
+                status: str = Batch.Status.OPEN) -> tuple[Batch, list[int]]:
+    """Check a batch and create its row and candidates (no pairs yet); returns (batch, candidate verse pks)."""
+    candidate_ids = list(dict.fromkeys(str(c) for c in candidate_ids))
+    name = name or f"ref {reference_id}"
+    verses = _batch_check(project=project, reference_id=reference_id, candidate_ids=candidate_ids, name=name)
     try:
         with transaction.atomic():
             batch = Batch.objects.create(
                 project=project, name=name, reference=verses[reference_id], pilot=pilot,
-                n_candidates=len(candidate_ids),
+                n_candidates=len(candidate_ids), status=status,
             )
     except IntegrityError:
         raise Conflict(f"The project already has a batch named {name!r}.") from None
@@ -191,21 +234,21 @@ def batch_create(
     BatchCandidate.objects.bulk_create(
         [BatchCandidate(batch=batch, verse=verses[c], position=i, gold_score=gold.get(c)) for i, c in enumerate(candidate_ids)]
     )
-    pks = sorted(verses[c].pk for c in candidate_ids)
+    return batch, [verses[c].pk for c in candidate_ids]
+
+
+def pairs_insert(*, batch_id: int, verse_pks: list[int], seed: int | None = None, progress=None) -> int:
+    """All unordered pairs of `verse_pks` (verse_a < verse_b) with a random serving rank, written as
+    plain rows (COPY on PostgreSQL); the same ranks as before for the same seed. Returns the count."""
+    pks = sorted(verse_pks)
     n = len(pks)
     n_pairs = n * (n - 1) // 2
     ranks = list(range(n_pairs))
     random.Random(seed).shuffle(ranks)
-    pairs = []
-    k = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            pairs.append(Pair(batch=batch, verse_a_id=pks[i], verse_b_id=pks[j], rank=ranks[k]))
-            k += 1
-    Pair.objects.bulk_create(pairs, batch_size=2500)
-    Batch.objects.filter(pk=batch.pk).update(n_pairs=n_pairs)
-    batch.n_pairs = n_pairs
-    return batch
+    rank = iter(ranks)
+    rows = ((batch_id, pks[i], pks[j], next(rank), 1, 0) for i in range(n) for j in range(i + 1, n))
+    return rows_insert(Pair._meta.db_table, ["batch_id", "verse_a_id", "verse_b_id", "rank", "planned", "taken"], rows,
+                       total=n_pairs, progress=progress)
 
 
 @transaction.atomic

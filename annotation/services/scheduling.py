@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project
 from annotation.services.errors import Conflict, NotAllowed
+from core.roles import ANNOTATOR, has_role
 
 
 def check_can_annotate(*, batch: Batch, user) -> None:
@@ -48,7 +49,7 @@ def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None 
     if batch is not None:
         sets = sets.filter(batch=batch)
     released = 0
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         for annotation_set in sets.select_related("batch").select_for_update(skip_locked=True, of=("self",), no_key=True):
             open_assignments = list(
                 Assignment.objects.select_for_update(no_key=True).filter(set=annotation_set, status=Assignment.Status.OPEN)
@@ -79,9 +80,14 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
     Returns the AnnotationSet (its assignments in position order), or None if the batch holds no
     more pairs for this annotator.
     """
-    check_can_annotate(batch=batch, user=annotator)
-    # One set at a time per annotator: concurrent calls (a double click) queue on the membership row.
-    Membership.objects.select_for_update(no_key=True).filter(project_id=batch.project_id, user=annotator).first()
+    # The membership check and the lock in one statement. One set at a time per annotator: concurrent
+    # calls (a double click) queue on the membership row.
+    member = has_role(annotator, ANNOTATOR) and Membership.objects.select_for_update(no_key=True).filter(
+        project_id=batch.project_id, user=annotator, role=Membership.Role.ANNOTATOR).values_list("pk", flat=True).first()
+    if not member:
+        raise NotAllowed("You are not an annotator of this project.")
+    if batch.status != Batch.Status.OPEN:
+        raise Conflict(f"The batch {batch.name!r} is closed.")
     now = timezone.now()
     sets_release_expired(batch=batch, now=now)
     current = (

@@ -1,24 +1,38 @@
-"""Simulated annotators: judgements drawn from latent strengths, recorded through the same
-services as real annotators (set_next → judgement_submit), so dashboards and budgets can be tried
-before anyone annotates.
+"""Simulated annotators: judgements drawn from latent strengths under the scheduler's rules, so
+dashboards and budgets can be tried before anyone annotates.
 
 Latent strength of a candidate: by default its imported gold score scaled to the logit range
 (θ = 6 · gold, so the best and worst STS candidates differ by about 6 logits, i.e. the best wins
 ~99.8% of comparisons with the worst); candidates without gold get θ ~ N(0, 1.5) from the seed.
 Each simulated annotator k chooses A over B with probability σ((θ_A − θ_B) / s_k), where
 s_k = noise · (0.5 + k / (N − 1)) spreads annotators from careful to sloppy around `noise`.
+
+`simulate_annotations` runs the scheduler of `annotation.services.scheduling` in memory (the same
+rules: sets of `set_size`, `overlap_per_set` second judgements first, fresh pairs by rank, promotion
+of fresh pairs to two judgements, never a pair twice to one person, pilot batches in full) and
+writes sets, assignments, judgements and pair counters in bulk, one transaction per batch with the
+batch's pairs locked. `simulate_annotations_via_services` records the same through `set_next` and
+`judgement_submit` one request's worth at a time (the old way, ~50 judgements/s; kept as the
+reference the tests and `perf/simulation_bench.py` compare with).
 """
 from __future__ import annotations
 
+import bisect
+import datetime as dt
+import heapq
+import itertools
 import uuid
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.utils import timezone
 
-from annotation.models import Batch, BatchCandidate, Project
+from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
+from annotation.services.bulk import rows_insert
 from annotation.services.judgements import judgement_submit
 from annotation.services.projects import batch_plan_judgements, membership_add
-from annotation.services.scheduling import set_next
+from annotation.services.scheduling import set_next, sets_release_expired
 from core.services import user_create_or_update
 
 GOLD_SCALE = 6.0
@@ -32,15 +46,7 @@ def latent_strengths(batch: Batch, rng: np.random.Generator) -> dict[int, float]
     return out
 
 
-def simulate_annotations(
-    *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
-    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None,
-) -> dict:
-    """Run simulated annotators until the batches have no pairs left for them (or a cap is hit).
-
-    Returns counts per batch and the users created (`sim-<project>-<k>`).
-    """
-    rng = np.random.default_rng(seed)
+def _simulated_users(project: Project, annotators: int) -> list:
     users = []
     for k in range(annotators):
         name = f"sim-{project.name}-{k + 1}"[:150]
@@ -49,13 +55,289 @@ def simulate_annotations(
             user, _ = user_create_or_update(username=name, password=uuid.uuid4().hex, roles=("annotator",))
         membership_add(project=project, username=name, role="annotator")
         users.append(user)
-    scale = [noise * (0.5 + (k / (annotators - 1) if annotators > 1 else 0.5)) for k in range(annotators)]
+    return users
+
+
+def _scales(noise: float, annotators: int) -> list[float]:
+    return [noise * (0.5 + (k / (annotators - 1) if annotators > 1 else 0.5)) for k in range(annotators)]
+
+
+def _open_batches(project: Project, batch_ids: list[int] | None) -> list[Batch]:
     batches = Batch.objects.filter(project=project, status=Batch.Status.OPEN).select_related("project", "reference")
     if batch_ids:
         batches = batches.filter(pk__in=batch_ids)
+    return list(batches)
+
+
+class _Pool:
+    """One batch's pairs and who saw what, for the in-memory scheduler (mirrors `scheduling._pick`)."""
+
+    def __init__(self, batch: Batch, users: list):
+        rows = list(Pair.objects.filter(batch=batch, attention_answer__isnull=True)
+                    .select_for_update(of=("self",), no_key=True).order_by("rank")
+                    .values_list("pk", "verse_a_id", "verse_b_id", "planned", "taken", "first_annotator_id"))
+        self.pk = [r[0] for r in rows]
+        self.a = [r[1] for r in rows]
+        self.b = [r[2] for r in rows]
+        self.planned = [r[3] for r in rows]
+        self.taken = [r[4] for r in rows]
+        self.first = [r[5] for r in rows]
+        self.changed: set[int] = set()
+        index = {pk: i for i, pk in enumerate(self.pk)}
+        ids = [u.pk for u in users]
+        self.seen = {uid: set() for uid in ids}  # pairs with a live presentation to the user
+        for uid, pair_id in Assignment.objects.filter(pair__batch=batch, annotator_id__in=ids).exclude(
+                status=Assignment.Status.EXPIRED).values_list("annotator_id", "pair_id"):
+            if pair_id in index:  # attention checks are not in the pool
+                self.seen[uid].add(index[pair_id])
+        self.judged = {uid: set() for uid in ids}  # pairs the user judged (test–retest repeats)
+        for uid, pair_id in Judgement.objects.filter(batch=batch, annotator_id__in=ids, undone_at__isnull=True).values_list(
+                "annotator_id", "pair_id"):
+            if pair_id in index:
+                self.judged[uid].add(index[pair_id])
+        # Pairs waiting for another judgement (1 ≤ taken < planned), by their first judge, in rank order.
+        self.waiting: dict[int | None, list[int]] = {}
+        for i in range(len(self.pk)):
+            if 1 <= self.taken[i] < self.planned[i]:
+                self.waiting.setdefault(self.first[i], []).append(i)
+        self.fresh_cursor = 0  # pairs only go from taken 0 to 1 here, so fresh ones lie past this index
+
+    def _waiting(self, uid: int, inter: bool, limit: int, exclude: set[int]) -> list[int]:
+        if limit <= 0:
+            return []
+        if inter:  # first judged by someone else, never shown to this user
+            lists = [items for first, items in self.waiting.items() if first != uid]
+            candidates = heapq.merge(*lists) if len(lists) > 1 else iter(lists[0] if lists else [])
+            keep = (i for i in candidates if i not in self.seen[uid] and i not in exclude)
+        else:  # test–retest: pairs this user judged first, for them to repeat
+            keep = (i for i in self.waiting.get(uid, []) if i in self.judged[uid] and i not in exclude)
+        return list(itertools.islice(keep, limit))
+
+    def _fresh(self, limit: int) -> list[int]:
+        out, i = [], self.fresh_cursor
+        while len(out) < limit and i < len(self.pk):
+            if self.taken[i] == 0:
+                out.append(i)
+            i += 1
+        self.fresh_cursor = i
+        return out
+
+    def _unwait(self, i: int, first) -> None:
+        items = self.waiting.get(first, [])
+        at = bisect.bisect_left(items, i)
+        if at < len(items) and items[at] == i:
+            del items[at]
+
+    def pick(self, uid: int, project: Project) -> list[tuple[int, bool, bool]]:
+        """`scheduling._pick`: [(pair index, is_overlap, is_repeat)], counters updated."""
+        size, overlap = project.set_size, project.overlap_per_set
+        inter = project.overlap_mode == Project.OverlapMode.INTER
+        second = self._waiting(uid, inter, overlap, set())
+        fresh = self._fresh(size - len(second))
+        if len(second) + len(fresh) < size:
+            second += self._waiting(uid, inter, size - len(second) - len(fresh), set(second))
+        promote = set(fresh[: max(overlap - len(second), 0)])
+        for i in second:
+            self.taken[i] += 1
+            if self.taken[i] >= self.planned[i]:
+                self._unwait(i, self.first[i])
+        for i in fresh:
+            self.taken[i] = 1
+            self.first[i] = uid
+            if i in promote:
+                self.planned[i] = max(self.planned[i], 2)
+            if self.planned[i] > 1:
+                bisect.insort(self.waiting.setdefault(uid, []), i)
+        self.changed.update(second, fresh)
+        self.seen[uid].update(second, fresh)
+        self.judged[uid].update(second, fresh)
+        return [(i, True, not inter) for i in second] + [(i, i in promote or self.planned[i] > 1, False) for i in fresh]
+
+    def pick_pilot(self, uid: int, project: Project) -> list[tuple[int, bool, bool]]:
+        picks = [i for i in range(len(self.pk)) if i not in self.seen[uid]][: project.set_size]
+        self.seen[uid].update(picks)
+        return [(i, True, False) for i in picks]
+
+    def write_counters(self) -> None:
+        rows = [(self.taken[i], self.planned[i], self.first[i], self.pk[i]) for i in sorted(self.changed)]
+        if rows:
+            table = connection.ops.quote_name(Pair._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.executemany(f"UPDATE {table} SET taken = %s, planned = %s, first_annotator_id = %s WHERE id = %s",
+                                   rows)
+
+
+def simulate_annotations(
+    *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
+    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None,
+) -> dict:
+    """Run simulated annotators until the batches have no pairs left for them (or a cap is hit).
+
+    Annotators take turns set by set, as `simulate_annotations_via_services` does; each judges every
+    pair of the set at once. Returns counts per batch and the users created (`sim-<project>-<k>`).
+    """
+    rng = np.random.default_rng(seed)
+    users = _simulated_users(project, annotators)
+    scale = np.array(_scales(noise, annotators))
     summary = {"annotators": [u.username for u in users], "batches": {}}
     total = 0
-    batches = list(batches)
+    batches = _open_batches(project, batch_ids)
+    for b_index, batch in enumerate(batches):
+        if max_judgements and total >= max_judgements:
+            break
+        cap = max_judgements - total if max_judgements else None
+        if project.attention_per_set and Pair.objects.filter(batch=batch, attention_answer__isnull=False).exists():
+            # Sets that carry attention checks are served by the scheduler itself, one set at a time.
+            count = simulate_annotations_via_services(
+                project=project, annotators=len(users), judgements_per_pair=judgements_per_pair, noise=noise,
+                seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap)["judgements"]
+            summary["batches"][batch.name] = count
+            total += count
+            continue
+        count = _simulate_batch(batch=batch, project=project, users=users, scale=scale, rng=rng,
+                                judgements_per_pair=judgements_per_pair, cap=cap)
+        summary["batches"][batch.name] = count
+        total += count
+        if progress:
+            progress((b_index + 1) / len(batches), f"{batch.name}: {count} judgements")
+    summary["judgements"] = total
+    return summary
+
+
+@transaction.atomic
+def _simulate_batch(*, batch: Batch, project: Project, users: list, scale: np.ndarray, rng: np.random.Generator,
+                    judgements_per_pair: int, cap: int | None) -> int:
+    if judgements_per_pair > 1 and not batch.pilot:
+        batch_plan_judgements(batch=batch, per_pair=judgements_per_pair)
+    now = timezone.now()
+    sets_release_expired(batch=batch, now=now)
+    theta = latent_strengths(batch, rng)
+    count = _finish_open_sets(batch=batch, users=users, scale=scale, rng=rng, theta=theta, cap=cap)
+    pool = _Pool(batch, users)
+    timeout = dt.timedelta(minutes=project.set_timeout_minutes)
+    planned_sets: list[tuple[int, list[tuple[int, bool, bool]], int]] = []  # (user index, picks, judged in it)
+    active = list(range(len(users)))
+    while active and (cap is None or count < cap):
+        for k in list(active):
+            picks = pool.pick_pilot(users[k].pk, project) if batch.pilot else pool.pick(users[k].pk, project)
+            if not picks:
+                active.remove(k)
+                continue
+            order = rng.permutation(len(picks))
+            picks = [picks[i] for i in order]
+            judged = len(picks) if cap is None else min(len(picks), cap - count)
+            planned_sets.append((k, picks, judged))
+            count += judged
+            if cap is not None and count >= cap:
+                active = []
+                break
+    if not batch.pilot:
+        pool.write_counters()
+    _write(batch=batch, users=users, pool=pool, planned_sets=planned_sets, theta=theta, scale=scale, rng=rng,
+           now=now, timeout=timeout)
+    return count
+
+
+def _write(*, batch, users, pool: _Pool, planned_sets, theta, scale, rng, now, timeout) -> None:
+    """Sets, assignments and judgements of the planned sets in bulk; the simulated clock of each
+    annotator advances by its response times and ends now."""
+    n_items = sum(len(picks) for _, picks, _ in planned_sets)
+    if not n_items:
+        return
+    pair_of = np.array([i for _, picks, _ in planned_sets for i, _, _ in picks], np.int64)
+    user_of = np.repeat([k for k, _, _ in planned_sets], [len(picks) for _, picks, _ in planned_sets])
+    a = np.array(pool.a, np.int64)[pair_of]
+    b = np.array(pool.b, np.int64)[pair_of]
+    th_a = np.array([theta[v] for v in a.tolist()])
+    th_b = np.array([theta[v] for v in b.tolist()])
+    p_a = 1.0 / (1.0 + np.exp(-(th_a - th_b) / scale[user_of]))
+    chosen = np.where(rng.random(n_items) < p_a, a, b)
+    left_is_a = rng.random(n_items) < 0.5
+    response = rng.integers(800, 6000, n_items)
+    clock = np.zeros(len(users))
+    stamps = np.empty(n_items)
+    for row, k in enumerate(user_of.tolist()):
+        clock[k] += response[row] / 1000.0
+        stamps[row] = clock[k]
+    shift = clock.max()
+    times = [now - dt.timedelta(seconds=float(shift - s)) for s in stamps]
+    sets, row = [], 0
+    for k, picks, judged in planned_sets:
+        complete = judged == len(picks)
+        start = times[row] - dt.timedelta(milliseconds=int(response[row]))
+        sets.append(AnnotationSet(
+            batch=batch, annotator=users[k], status=AnnotationSet.Status.COMPLETED if complete else AnnotationSet.Status.OPEN,
+            expires_at=start + timeout if complete else now + timeout,
+            completed_at=times[row + judged - 1] if complete else None))
+        row += len(picks)
+    AnnotationSet.objects.bulk_create(sets, batch_size=2000)
+    assignments, row = [], 0
+    for annotation_set, (k, picks, judged) in zip(sets, planned_sets):
+        for position, (i, is_overlap, is_repeat) in enumerate(picks):
+            left, right = (a[row], b[row]) if left_is_a[row] else (b[row], a[row])
+            assignments.append(Assignment(
+                set=annotation_set, pair_id=pool.pk[i], annotator=users[k], position=position, left_id=int(left),
+                right_id=int(right), is_overlap=is_overlap, is_repeat=is_repeat,
+                status=Assignment.Status.DONE if position < judged else Assignment.Status.OPEN))
+            row += 1
+    Assignment.objects.bulk_create(assignments, batch_size=5000)
+    judgement_rows, row = [], 0
+    uuid_prep = Judgement._meta.get_field("client_uuid").get_db_prep_value
+    time_prep = Judgement._meta.get_field("created").get_db_prep_value
+    for annotation_set, (k, picks, judged) in zip(sets, planned_sets):
+        for position in range(len(picks)):
+            if position < judged:
+                assignment = assignments[row]
+                judgement_rows.append((
+                    assignment.pk, users[k].pk, assignment.pair_id, batch.pk, annotation_set.pk, int(chosen[row]),
+                    assignment.left_id, int(chosen[row]) == assignment.left_id, int(response[row]),
+                    uuid_prep(uuid.uuid4(), connection), time_prep(times[row], connection)))
+            row += 1
+    rows_insert(Judgement._meta.db_table, ["assignment_id", "annotator_id", "pair_id", "batch_id", "set_id", "chosen_id",
+                                           "left_id", "chose_left", "response_ms", "client_uuid", "created"],
+                judgement_rows)
+    _set_created(sets, planned_sets, times, response)
+
+
+def _set_created(sets, planned_sets, times, response) -> None:
+    """Each set was created when its first pair was shown on the simulated clock."""
+    rows, row = [], 0
+    for annotation_set, (_, picks, _) in zip(sets, planned_sets):
+        rows.append((times[row] - dt.timedelta(milliseconds=int(response[row])), annotation_set.pk))
+        row += len(picks)
+    table = connection.ops.quote_name(AnnotationSet._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.executemany(f"UPDATE {table} SET created = %s WHERE id = %s", rows)
+
+
+def _finish_open_sets(*, batch, users, scale, rng, theta, cap) -> int:
+    """Open sets the simulated users left in this batch (a capped earlier run) are finished first,
+    through the services, as `set_next` would hand them back."""
+    count = 0
+    for k, user in enumerate(users):
+        for item in Assignment.objects.filter(set__batch=batch, set__annotator=user, set__status=AnnotationSet.Status.OPEN,
+                                              status=Assignment.Status.OPEN).select_related("pair").order_by("set_id", "position"):
+            if cap is not None and count >= cap:
+                return count
+            a, b = item.pair.verse_a_id, item.pair.verse_b_id
+            p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale[k]))
+            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=a if rng.random() < p_a else b,
+                             client_uuid=uuid.uuid4(), response_ms=int(rng.integers(800, 6000)))
+            count += 1
+    return count
+
+
+def simulate_annotations_via_services(
+    *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
+    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None,
+) -> dict:
+    """The same simulation through `set_next` and `judgement_submit`, one judgement at a time."""
+    rng = np.random.default_rng(seed)
+    users = _simulated_users(project, annotators)
+    scale = _scales(noise, annotators)
+    summary = {"annotators": [u.username for u in users], "batches": {}}
+    total = 0
+    batches = _open_batches(project, batch_ids)
     for b_index, batch in enumerate(batches):
         if judgements_per_pair > 1 and not batch.pilot:
             batch_plan_judgements(batch=batch, per_pair=judgements_per_pair)
@@ -69,12 +351,13 @@ def simulate_annotations(
                     active.remove(k)
                     continue
                 for item in annotation_set.assignments.filter(status="open").select_related("pair"):
+                    if max_judgements and total >= max_judgements:
+                        break
                     a, b = item.pair.verse_a_id, item.pair.verse_b_id
                     p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale[k]))
                     chosen = a if rng.random() < p_a else b
                     judgement_submit(annotator=users[k], assignment_id=item.pk, chosen_verse_id=chosen,
-                                     client_uuid=uuid.uuid4(),
-                                     response_ms=int(rng.integers(800, 6000)))
+                                     client_uuid=uuid.uuid4(), response_ms=int(rng.integers(800, 6000)))
                     count += 1
                     total += 1
                 if max_judgements and total >= max_judgements:

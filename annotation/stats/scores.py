@@ -15,7 +15,10 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from .fast_bt import ilsr_fixed_point_batched
 from .judgements import Judgements
+
+BOOT_BLOCK = 50  # resamples fitted together by the batched Newton solver
 
 __all__ = [
     "BatchScores",
@@ -198,10 +201,11 @@ def bootstrap_bradley_terry(counts, n_boot: int = 200, level: float = 0.95, seed
                             alpha: float = 0.01) -> BTBootstrap:
     """Nonparametric bootstrap over judgements for Bradley–Terry strengths.
 
-    Resampling N judgements with replacement is equivalent to drawing the n² cell counts of the
-    win matrix from ``Multinomial(N, counts / N)``; all ``n_boot`` resamples are drawn in one
-    vectorised call (seeded ``numpy.random.default_rng(seed)``), then each is fitted with
-    :func:`bradley_terry` (same ``alpha``).
+    Resampling N judgements with replacement (equivalently, the n² cell counts of the win matrix
+    from ``Multinomial(N, counts / N)``): all ``n_boot`` resamples are drawn at once as uniform
+    indices (seeded ``numpy.random.default_rng(seed)``), then all are fitted together by
+    :func:`annotation.stats.fast_bt.ilsr_fixed_point_batched` (choix's fixed point, same ``alpha``),
+    any that does not converge there one by one with choix.
 
     Args:
         counts: (n × n) win-count matrix of one batch (``Judgements.count_matrix(batch)``).
@@ -219,12 +223,22 @@ def bootstrap_bradley_terry(counts, n_boot: int = 200, level: float = 0.95, seed
         return BTBootstrap(point.strengths, nan, nan.copy(), nan.copy(), nan.copy(), n_boot, level, seed, alpha)
     rng = np.random.default_rng(seed)
     flat = c.ravel()
-    draws = rng.multinomial(total, flat / total, size=n_boot).reshape(n_boot, n, n)
+    if np.array_equal(flat, np.rint(flat)):  # whole counts: resample the judgements themselves
+        draws = _resample_judgements(rng, flat.astype(np.int64), total, n_boot).reshape(n_boot, n, n)
+    else:
+        draws = rng.multinomial(total, flat / total, size=n_boot).reshape(n_boot, n, n)
     boots = np.empty((n_boot, n))
     init = point.strengths
     import choix
 
-    for r in range(n_boot):
+    refit = range(n_boot)
+    if point.alpha > 0:  # all resamples at once (same fixed point as choix; blocks bound the memory)
+        ok = np.zeros(n_boot, dtype=bool)
+        for start in range(0, n_boot, BOOT_BLOCK):
+            block = slice(start, start + BOOT_BLOCK)
+            boots[block], ok[block] = ilsr_fixed_point_batched(draws[block], point.alpha, init)
+        refit = np.flatnonzero(~ok)
+    for r in refit:
         try:
             with np.errstate(all="ignore"):
                 boots[r] = choix.ilsr_pairwise_dense(draws[r].astype(float), alpha=point.alpha,
@@ -237,6 +251,20 @@ def bootstrap_bradley_terry(counts, n_boot: int = 200, level: float = 0.95, seed
     ranks = (-boots).argsort(axis=1).argsort(axis=1) + 1
     rlo, rhi = np.percentile(ranks, q, axis=0)
     return BTBootstrap(point.strengths, lo, hi, rlo, rhi, n_boot, level, seed, point.alpha)
+
+
+def _resample_judgements(rng: np.random.Generator, cell_counts: np.ndarray, total: int, n_boot: int) -> np.ndarray:
+    """``n_boot`` resamples of ``total`` judgements drawn with replacement, as cell counts
+    (n_boot × cells): the same distribution as ``Multinomial(total, counts / total)``, drawn as
+    uniform indices and one bincount (numpy's multinomial walks every one of the n² cells per draw)."""
+    cells = np.repeat(np.arange(len(cell_counts)), cell_counts)
+    out = np.empty((n_boot, len(cell_counts)), dtype=np.int64)
+    step = max(1, 2_000_000 // max(total, 1))  # about 16 MB of indices at a time
+    for start in range(0, n_boot, step):
+        k = min(step, n_boot - start)
+        picks = cells[rng.integers(0, total, size=(k, total))] + (np.arange(k) * len(cell_counts))[:, None]
+        out[start:start + k] = np.bincount(picks.ravel(), minlength=k * len(cell_counts)).reshape(k, -1)
+    return out
 
 
 def directionality_table(rows, include_one_way: bool = False) -> list[dict]:

@@ -87,13 +87,25 @@ MEDIA_ROOT = VAR_DIR / "media"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+# The per-file limit (SIMILIA_MAX_UPLOAD_MB) is enforced while the body streams in, not after (core/uploads.py).
+FILE_UPLOAD_HANDLERS = [
+    "core.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- limits on user input: beyond them a request gets a 4xx naming the limit and its setting ------
 SIMILIA_MAX_UPLOAD_BYTES = env_int("SIMILIA_MAX_UPLOAD_MB", 20, minimum=1) * 1024 * 1024
 SIMILIA_IMPORT_MAX_ROWS = env_int("SIMILIA_IMPORT_MAX_ROWS", 100_000, minimum=1)
 SIMILIA_IMPORT_MAX_COLUMNS = env_int("SIMILIA_IMPORT_MAX_COLUMNS", 50, minimum=2)
-# 20,000 pairs = 200 candidates, created in one request in a few seconds.
-SIMILIA_MAX_BATCH_PAIRS = env_int("SIMILIA_MAX_BATCH_PAIRS", 20_000, minimum=1)
+# Up to SIMILIA_BATCH_JOB_PAIRS pairs (20,000 = 200 candidates) a batch is created in the request;
+# above, by an `annotation.batch_create` job; above SIMILIA_MAX_BATCH_PAIRS (500,000 = 1,000 candidates) refused.
+SIMILIA_BATCH_JOB_PAIRS = env_int("SIMILIA_BATCH_JOB_PAIRS", 20_000, minimum=1)
+SIMILIA_MAX_BATCH_PAIRS = env_int("SIMILIA_MAX_BATCH_PAIRS", 500_000, minimum=1)
+# Bootstrap refits the scores export computes in one request when it cannot use the stored analytics result.
+SIMILIA_EXPORT_MAX_REFITS = env_int("SIMILIA_EXPORT_MAX_REFITS", 2_000, minimum=0)
+# Threads of the analytics job fitting batches side by side (numpy releases the GIL in its solvers).
+ANALYTICS_WORKERS = env_int("SIMILIA_ANALYTICS_THREADS", 2, minimum=1)
 SIMILIA_JSON_MAX_DEPTH = env_int("SIMILIA_JSON_MAX_DEPTH", 64, minimum=2)
 
 LOGIN_URL = "login"

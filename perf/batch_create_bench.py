@@ -1,0 +1,102 @@
+"""A batch of 600 candidates (179,700 pairs): created by a job with plain-row bulk writes (COPY on
+PostgreSQL) vs Django's bulk_create of Pair objects (the old way, measured in the same run).
+
+Usage: .venv/bin/python perf/batch_create_bench.py [--candidates 600]   (DATABASE_URL picks the database)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--candidates", type=int, default=600)
+    args = parser.parse_args()
+    import django
+
+    django.setup()
+    from django.db import connection, transaction
+    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
+
+    setup_test_environment()
+    old = setup_databases(verbosity=0, interactive=False)
+    try:
+        from rest_framework.test import APIClient
+
+        from annotation.models import Batch, Pair
+        from annotation.services.bulk import copy_in_use
+        from annotation.services.projects import batch_start, project_create, verses_import
+        from core.services import user_create_or_update
+        from jobs.models import Job
+        from jobs.runner import run_job
+
+        lead, _ = user_create_or_update(username="batch-lead", password="x" * 12, roles=("lead",))
+        project = project_create(owner=lead, name="big")
+        n = args.candidates
+        verses_import(project=project, data=json.dumps([{"verse_id": f"3 {k}", "text": f"στίχος {k}"}
+                                                        for k in range(n + 1)]).encode(), filename="v.json")
+        candidates = [f"3 {k}" for k in range(1, n + 1)]
+        n_pairs = n * (n - 1) // 2
+        client = APIClient()
+        client.force_authenticate(lead)
+        t0 = time.perf_counter()
+        response = client.post(f"/api/v1/projects/{project.pk}/batches/",
+                               {"reference_id": "3 0", "candidate_ids": candidates, "name": "new"}, format="json")
+        request_s = time.perf_counter() - t0
+        assert response.status_code == 202, response.content
+        job_id = response.json()["job"]
+        if Job.objects.get(pk=job_id).status == Job.Status.QUEUED:  # not run eagerly on commit: run it here
+            t0 = time.perf_counter()
+            assert run_job(job_id) == "succeeded"
+            job_s = time.perf_counter() - t0
+        else:
+            job = Job.objects.get(pk=job_id)
+            job_s = (job.finished - job.started).total_seconds()
+        assert Pair.objects.filter(batch__name="new").count() == n_pairs
+        assert Batch.objects.get(name="new").status == "open"
+
+        # The old way: Pair objects through bulk_create (batch_size 2,500), in one transaction.
+        t0 = time.perf_counter()
+        with transaction.atomic():
+            batch, pks = batch_start(project=project, reference_id="3 0", candidate_ids=candidates, name="old")
+            pks = sorted(pks)
+            ranks = list(range(n_pairs))
+            random.Random(0).shuffle(ranks)
+            pairs, k = [], 0
+            for i in range(n):
+                for j in range(i + 1, n):
+                    pairs.append(Pair(batch=batch, verse_a_id=pks[i], verse_b_id=pks[j], rank=ranks[k]))
+                    k += 1
+            Pair.objects.bulk_create(pairs, batch_size=2500)
+        old_s = time.perf_counter() - t0
+        del pairs
+        tracemalloc.start()
+        from annotation.services.projects import batch_create
+
+        with connection.cursor():
+            pass
+        batch_create(project=project, reference_id="3 0", candidate_ids=candidates, name="mem")
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        print(f"database: {connection.vendor} (COPY: {'yes' if copy_in_use() else 'no, executemany'}); "
+              f"{n} candidates = {n_pairs:,} pairs")
+        print(f"request: 202 with the job in {request_s * 1000:.0f} ms; job writing the batch: {job_s:.2f} s; "
+              f"peak traced memory {peak:.0f} MiB")
+        print(f"old way (bulk_create of Pair objects): {old_s:.2f} s; ratio {old_s / job_s:.1f}x")
+    finally:
+        teardown_databases(old, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()

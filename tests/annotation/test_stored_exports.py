@@ -1,0 +1,98 @@
+"""The scores export and the dashboard read the analytics job's result stored per batch (issue 10 §5,
+issue 16): pages are served without recomputing, filtered requests compute only their page's
+batches within a refit budget."""
+import csv
+import io
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+
+from annotation import analytics
+from annotation.models import AnalyticsBatchResult, Batch
+from jobs.runner import run_job
+from jobs.services import job_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def judged(sts_project, users):
+    call_command("simulate_annotations", "--project", "sts", "--annotators", "3", "--seed", "2",
+                 "--max-judgements", "600")
+    sts_project.owner = users["staff"]
+    sts_project.save()
+    return sts_project
+
+
+def _analyse(project, n_boot=20):
+    job = job_create(kind="annotation.analytics", params={"project_id": project.pk, "n_boot": n_boot})
+    assert run_job(job.pk) == "succeeded"
+    job.refresh_from_db()
+    return job
+
+
+def test_pages_come_from_the_stored_result_and_match_a_full_recomputation(judged, client_for,
+                                                                          django_assert_max_num_queries):
+    job = _analyse(judged)
+    assert AnalyticsBatchResult.objects.filter(job=job).count() == 3
+    assert "scores" not in job.result and job.result["n_rows"] == 296
+    expected = analytics.project_report(judged, n_boot=20)["scores"]  # the same computation, returned whole
+    client = client_for("researcher")
+    got = []
+    for page in (1, 2, 3):
+        with django_assert_max_num_queries(8):  # auth, project, the job, its pieces: never the judgements
+            body = client.get(f"/api/v1/projects/{judged.pk}/scores/?page={page}").json()
+        assert body["source"] == "stored" and body["n_boot"] == 20 and body["job"] == job.pk
+        assert body["count"] == 296
+        got += body["results"]
+    assert got == expected  # page 1 ends inside the second batch: the overlap is cut right
+    text = client.get(f"/api/v1/projects/{judged.pk}/scores/?format=csv").content.decode()
+    assert len(list(csv.DictReader(io.StringIO(text)))) == 296
+    batch = Batch.objects.get(project=judged, name="ref 16977 2")
+    body = client.get(f"/api/v1/batches/{batch.pk}/scores/").json()
+    assert body["source"] == "stored" and body["results"] == [r for r in expected if r["batch_id"] == batch.pk]
+
+
+def test_filtered_requests_compute_their_page_only(judged, client_for):
+    _analyse(judged)
+    client = client_for("researcher")
+    body = client.get(f"/api/v1/projects/{judged.pk}/scores/?annotator=sim-sts-1&n_boot=10&page=3").json()
+    assert body["source"] == "live" and body["n_boot"] == 10 and body["count"] == 296
+    expected = analytics.score_rows(analytics.load_project_data(judged, annotator="sim-sts-1"), n_boot=10)
+    assert body["results"] == expected[200:]
+    other_boot = client.get(f"/api/v1/projects/{judged.pk}/scores/?n_boot=5").json()
+    assert other_boot["source"] == "live" and other_boot["n_boot"] == 5
+
+
+@override_settings(SIMILIA_EXPORT_MAX_REFITS=100)
+def test_synchronous_bootstrap_work_is_capped(judged, client_for):
+    client = client_for("researcher")
+    response = client.get(f"/api/v1/projects/{judged.pk}/scores/?n_boot=200")
+    assert response.status_code == 400 and "SIMILIA_EXPORT_MAX_REFITS" in response.json()["n_boot"][0]
+    response = client.get(f"/api/v1/projects/{judged.pk}/scores/?format=csv")  # 3 batches: 33 resamples each
+    assert response.status_code == 200 and response["X-Similia-N-Boot"] == "33"
+    assert response["X-Similia-Source"] == "live"
+
+
+def test_dashboard_reads_one_batch_piece(judged, client, users, django_assert_max_num_queries):
+    job = _analyse(judged)
+    client.force_login(users["staff"])
+    with django_assert_max_num_queries(16):
+        html = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+16977+1").content.decode()
+    assert "<strong>ref 16977 1</strong>" in html and "Bradley–Terry strength with 95% credible interval, ref 16977 1" in html
+    assert "interval, ref 16977 2" not in html
+    other = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+17148+1").content.decode()
+    assert "<strong>ref 17148 1</strong>" in other and "interval, ref 16977 1" not in other
+    assert f"job <a href=\"/jobs/{job.pk}/\">#{job.pk}</a>" in html
+
+
+def test_agreement_comes_from_the_stored_result_unless_filtered(judged, client_for):
+    job = _analyse(judged)
+    client = client_for("researcher")
+    stored = client.get(f"/api/v1/projects/{judged.pk}/agreement/").json()
+    live = client.get(f"/api/v1/projects/{judged.pk}/agreement/?since=2000-01-01").json()
+    assert stored["source"] == "stored" and stored["job"] == job.pk and live["source"] == "live"
+    assert stored["agreement"] == live["agreement"]
+    for a, b in zip(stored["triads"]["per_annotator"] + stored["triads"]["majority"], live["triads"]["per_annotator"] + live["triads"]["majority"]):
+        assert a == b, (a, b)
