@@ -73,10 +73,12 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
              if connection.vendor == "postgresql" else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
     query = rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
         "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "response_ms", "epoch")
-    sql, params = query.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        fetched = cursor.fetchall()
+    fetched = []
+    if batches:  # an empty `batch__in` compiles to no SQL at all (EmptyResultSet)
+        sql, params = query.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            fetched = cursor.fetchall()
     n = len(fetched)
     # ids < 2**53 are exact in float64; a missing response time becomes NaN
     table = np.array(fetched, dtype=np.float64).reshape(n, 7) if n else np.zeros((0, 7))

@@ -96,3 +96,14 @@ def test_agreement_comes_from_the_stored_result_unless_filtered(judged, client_f
     assert stored["agreement"] == live["agreement"]
     for a, b in zip(stored["triads"]["per_annotator"] + stored["triads"]["majority"], live["triads"]["per_annotator"] + live["triads"]["majority"]):
         assert a == b, (a, b)
+
+
+@pytest.mark.django_db
+def test_a_project_without_batches_has_an_empty_report(users):
+    """No batch yet: the report is empty, not an EmptyResultSet from an empty `batch__in`."""
+    from annotation import analytics
+    from annotation.services.projects import project_create
+
+    project = project_create(owner=users["lead"], name="no-batches-yet")
+    report = analytics.project_report(project, n_boot=0)
+    assert report["scores"] == []
