@@ -241,7 +241,8 @@ def _rank(grid: _RetrievalGrid, method, prog, timing: dict) -> tuple[np.ndarray,
         tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (f, -1)]
         trq = list(dict.fromkeys(g.query_id for g in tr_links))
         trs = list(dict.fromkeys(g.source_id for g in tr_links))
-        train = TrainData(trq, [grid.qseg[q].text for q in trq], trs, [grid.sseg[s].text for s in trs], tr_links)
+        train = TrainData(trq, [grid.qseg[q].text for q in trq], trs, [grid.sseg[s].text for s in trs], tr_links,
+                          fold=f)
         method.fit(grid.pool_ids, s_texts, train=train)
         rows = np.nonzero(grid.qfold == f)[0]
         _place(indices, scores, rows,
@@ -384,7 +385,8 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
     sseg = {s.seg_id: s for s in bench.sources}
     timing = defaultdict(float)
     grids = [_fold_grid(bench, p, qseg, sseg, scorer=scorer, retriever=retriever, sweep_ks=sweep_ks, overlap=overlap,
-                        timing=timing, prog=lambda m, f=p.fold: prog(0.05 + 0.5 * f / max(len(fold_pools), 1), m))
+                        timing=timing, prog=lambda m, f=p.fold: prog(0.05 + 0.5 * f / max(len(fold_pools), 1), m),
+                        split=split)
              for p in fold_pools]
     t = time.perf_counter()
     out = {"schema": SCHEMA_PAIRWISE, "benchmark": bench.summary(), "split": split.to_dict(),
@@ -412,7 +414,7 @@ def evaluate_pairwise(bench: Benchmark, split: Split, fold_pools: list[FoldPool]
 
 
 def _fold_grid(bench: Benchmark, pool: FoldPool, qseg: dict, sseg: dict, *, scorer, retriever, sweep_ks, overlap,
-               timing, prog) -> dict:
+               timing, prog, split: Split | None = None) -> dict:
     """One fold's pairwise document: the gold grid (queries x sources, class ids), the scorer's grid, the
     retriever's ranking and the shared-lemma counts, as asked."""
     prog(f"fold {pool.fold}: scoring")
@@ -430,6 +432,8 @@ def _fold_grid(bench: Benchmark, pool: FoldPool, qseg: dict, sseg: dict, *, scor
         timing["score_s"] += time.perf_counter() - t
     if retriever is not None:
         t = time.perf_counter()
+        if split is not None and getattr(retriever, "fold_models", False):  # a model per fold: this fold's, never one that saw it
+            retriever.use_fold(pool.fold, [q for q, f in split.query_fold.items() if f != pool.fold])
         retriever.fit(pool.sources, st)
         idx, _ = retriever.search(pool.queries, qt, min(max(sweep_ks), len(pool.sources)))
         g["indices"] = np.asarray(idx)

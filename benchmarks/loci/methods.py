@@ -33,6 +33,7 @@ class TrainData:
     source_ids: list[str]
     source_texts: list[str]
     links: list = field(default_factory=list)  # GoldLink of the training folds
+    fold: int | None = None  # the held-out fold these data train for (a model stored per fold picks its own)
 
 
 class EngineRetrieverMethod:
@@ -50,14 +51,38 @@ class EngineRetrieverMethod:
         self.params = dict(params)
         self._r = get_retriever(name, **params)
         # A retriever with ``tune(query_texts, relevant_source_indices)`` learns from the training folds (the
-        # hybrid's fusion weight): it is then fitted per fold and tuned on the other folds' links only.
-        self.supervised = callable(getattr(self._r, "tune", None))
+        # hybrid's fusion weight): it is then fitted per fold and tuned on the other folds' links only. One whose
+        # model is stored per fold (a fine-tuned bi-encoder ``NAME/fold-<f>``) is fitted per fold with that fold's.
+        per_fold = getattr(self._r, "use_fold", None)
+        self._per_fold = callable(per_fold) and bool(getattr(self._r, "model_name", None)) and \
+            self._stored_per_fold()
+        self.supervised = callable(getattr(self._r, "tune", None)) or self._per_fold
         self.tunings: list[dict] = []
+
+    def _stored_per_fold(self) -> bool:
+        from detection.methods import model_store
+
+        try:
+            return model_store.local_path(f"{self._r.model_name}/fold-0") is not None
+        except ValueError:
+            return False
+
+    @property
+    def fold_models(self) -> bool:
+        """True when the retriever's model is stored per fold: call :meth:`use_fold` before each fold's fit."""
+        return self._per_fold
+
+    def use_fold(self, fold: int, training_queries) -> None:
+        """Use fold ``fold``'s stored model (refused when it trained on queries outside ``training_queries``)."""
+        if self._per_fold:
+            self._r.use_fold(fold, training_queries)
 
     def fit(self, source_ids, source_texts, train=None, progress=None):
         source_ids = list(source_ids)
+        if train is not None and train.fold is not None:
+            self.use_fold(train.fold, train.query_ids)
         self._r.fit(source_ids, list(source_texts), progress=progress)
-        if train is not None and self.supervised:
+        if train is not None and callable(getattr(self._r, "tune", None)):
             pos = {s: j for j, s in enumerate(source_ids)}
             rel: dict[str, set] = {q: set() for q in train.query_ids}
             for g in train.links:

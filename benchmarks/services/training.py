@@ -321,7 +321,10 @@ def _train_bi(out: Path, *, cands, gold, train_queries, test_rows, base_model, p
     summary = BE.train(base_model=base, examples=examples, out_dir=out, loss=params["loss"], epochs=params["epochs"],
                        lr=params["lr"], batch_size=params["batch_size"], warmup=params["warmup"],
                        seed=params["seed"], max_steps=params["max_steps"],
-                       progress=lambda f, m="": progress(0.85 * f, m), log=log, card={"base_model": base_model})
+                       progress=lambda f, m="": progress(0.85 * f, m), log=log,
+                       card={"base_model": base_model,  # the queries it saw: dense-encoder checks them per fold
+                             "training_queries": sorted({q for (q, s), c in gold.items() if c > 0
+                                                         and q in train_queries and q in q_text and s in s_index})})
     metrics = {"final_loss": summary["final_loss"], "pairs_per_s": summary["pairs_per_s"],
                "device": summary["device"], "steps": summary["steps"]}
     if test_rows is not None:

@@ -13,10 +13,33 @@ _MODEL = Param("model", "model", None, "a trained model in the models directory 
                nullable=True)
 _TOL = Param("tol", "float", 0.01, "plateau tolerance of the threshold heuristic (F1 within tol of the best)",
              min=0.0, max=0.5)
+
+
+def _word_vector_model(name):
+    """A registered Latin word-vector model's name, or ValueError naming the ones there are."""
+    from . import model_store
+    from .word_vectors import VectorsError, list_vector_models, read_manifest
+
+    folder = model_store.local_path(name)
+    if folder is None or not folder.is_dir():
+        raise ValueError(f"no word-vector model {name!r} in the models directory (registered: "
+                         f"{', '.join(list_vector_models()) or 'none'}; train one with `manage.py train_embeddings`)")
+    try:
+        manifest = read_manifest(folder)
+    except VectorsError as exc:
+        raise ValueError(str(exc)) from None
+    if manifest.get("language", "la") != "la":
+        raise ValueError(f"word-vector model {name!r} holds {manifest.get('language')!r} vectors, not Latin")
+    return name
+
+
+_VECTORS = Param("vectors", "model", None, "a word-vector model (`manage.py train_embeddings`): adds the SIF "
+                 "embedding cosine of the pair to the features (null: no embedding feature)", nullable=True,
+                 validator=_word_vector_model)
 _FEATURES = (Param("rare_df", "int", 50, "a shared lemma is rare when at most this many source segments hold it",
                    min=1, max=1_000_000),
              Param("gap", "int", 3, "ordered shared pairs: at most this many content words apart", min=1, max=20),
-             _TOL, Param("seed", "int", 0, "random seed", min=0, max=2**31 - 1))
+             _TOL, Param("seed", "int", 0, "random seed", min=0, max=2**31 - 1), _VECTORS)
 
 
 def _feature(classifier):

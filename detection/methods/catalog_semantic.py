@@ -3,7 +3,8 @@
 - ``static-dense``: SIF/uSIF segment vectors from registered word vectors, exact cosine top-k;
 - ``hybrid``: a lexical retriever's top ``depth`` rescored with a static-vector signal (MaxSim, soft cosine,
   SIF/uSIF) and fused; the weight is tuned on training folds when left unset;
-- ``dense-encoder``: a sentence-transformers bi-encoder (hub id or model-directory name), exact top-k;
+- ``dense-encoder``: a sentence-transformers bi-encoder (hub id or model-directory name, including one fine-tuned by
+  a training job: ``NAME/fold-<f>``, or ``NAME`` evaluated per fold), exact top-k;
 - ``token-maxsim``: ColBERT-style late interaction over contextual token vectors of any ``transformers``
   encoder (``aggregate="mean"``: token vectors averaged per segment, Gong et al.).
 
@@ -81,8 +82,10 @@ register(MethodSpec(
     "sentence-transformers bi-encoder (any model by name or hub id), exact cosine top-k",
     languages=LATIN, needs_gpu=True,
     params=(_ENCODER, _BATCH, _DEVICE, _BACKEND,
-            Param("query_prefix", "str", "", "text put before every query (E5: 'query: ')"),
-            Param("passage_prefix", "str", "", "text put before every source (E5: 'passage: ')"),
+            Param("query_prefix", "str", None, "text put before every query (E5: 'query: '; null: a fine-tuned "
+                  "bi-encoder's own, else none)", nullable=True),
+            Param("passage_prefix", "str", None, "text put before every source (E5: 'passage: '; null: a "
+                  "fine-tuned bi-encoder's own, else none)", nullable=True),
             Param("fp16", "bool", True, "half precision on a GPU")),
     internal=("cache_dir", "progress_every")))
 register(MethodSpec(

@@ -2,7 +2,10 @@
 
 - :class:`BiEncoderRetriever`: any sentence-transformers model (a name in the models directory or a hub id),
   segments embedded in batches (optional E5-style ``query: `` / ``passage: `` prefixes), unit-normalised,
-  exact top-k by :mod:`detection.methods.dense`.
+  exact top-k by :mod:`detection.methods.dense`. A bi-encoder fine-tuned by a training job
+  (:mod:`detection.methods.rerank.bi_encoder`, stored as ``NAME/fold-<f>``) loads by that name and brings its
+  own prefixes (its model card's); named ``NAME`` alone, an evaluation picks each fold's model through
+  :meth:`BiEncoderRetriever.use_fold` and refuses one that trained on queries outside that fold's training folds.
 - :class:`TokenMaxSimRetriever`: any ``transformers`` encoder; contextual token vectors of each segment (special
   tokens and padding left out, unit-normalised, stored float16 in one flat array with offsets).
   ``aggregate="mean"``: their mean per segment (token-level retrieval, Gong et al. 2025); ``"maxsim"``:
@@ -138,16 +141,84 @@ class BiEncoderRetriever(Retriever):
     name = "dense-encoder"
 
     def __init__(self, model: str | None = None, batch_size: int = 64, device: str = "auto", backend: str = "auto",
-                 query_prefix: str = "", passage_prefix: str = "", fp16: bool = True, cache_dir=None,
-                 progress_every: int | None = None):
+                 query_prefix: str | None = None, passage_prefix: str | None = None, fp16: bool = True,
+                 cache_dir=None, progress_every: int | None = None):
         self.model_name, self.batch_size, self.backend = model, int(batch_size), backend
-        self.query_prefix, self.passage_prefix, self.fp16 = query_prefix, passage_prefix, bool(fp16)
+        self._prefix_args = (query_prefix, passage_prefix)
+        self.fp16 = bool(fp16)
         self.device_arg, self.cache_dir = device, cache_dir
+        self.active_model = model  # NAME/fold-<f> once an evaluation picked a fold's model
         self._model = None
+        self._info = None
+
+    # ------------------------------------------------------------------ which model: a name, a trained one, a fold
+    def _fold_dirs(self, path: Path) -> list[str]:
+        if not path.is_dir() or (path / "modules.json").is_file() or (path / "config.json").is_file():
+            return []
+        return sorted(d.name for d in path.iterdir() if d.is_dir() and (d.name.startswith("fold-") or d.name == "all"))
+
+    def _path_and_card(self) -> tuple[str, dict]:
+        """The resolved model and its training card (empty for a model that was not trained here)."""
+        if self._info is None:
+            from .rerank.neural import TrainingFailed, read_card
+
+            name = self.active_model
+            path = _resolve(name, "dense-encoder")
+            folder = Path(path)
+            folds = self._fold_dirs(folder)
+            if folds:
+                raise EncoderError(f"model {name!r} holds one bi-encoder per fold: name one "
+                                   f"({', '.join(f'{name}/{f}' for f in folds)}), or evaluate it per fold")
+            try:
+                card = read_card(folder) if folder.is_dir() else {}
+            except TrainingFailed as exc:
+                raise EncoderError(str(exc)) from None
+            if card.get("kind") not in (None, "bi-encoder"):
+                raise EncoderError(f"model {name!r} is a {card.get('kind')}, not a bi-encoder: use it as a reranker")
+            self._info = (path, card)
+        return self._info
+
+    def _prefix(self, side: int) -> str:
+        """The prefix given, else a trained bi-encoder's own ("Query: " / "Candidate: "), else none."""
+        given = self._prefix_args[side]
+        if given is not None:
+            return given
+        own = self._path_and_card()[1].get("prefixes") or ["", ""]
+        return str(own[side])
+
+    @property
+    def query_prefix(self) -> str:
+        return self._prefix(0)
+
+    @property
+    def passage_prefix(self) -> str:
+        return self._prefix(1)
+
+    def use_fold(self, fold: int, training_queries=()) -> bool:
+        """Use ``<model>/fold-<fold>`` when the model is stored per fold (True), refusing a model whose training
+        queries are not all among ``training_queries`` (the queries of the folds it may have seen)."""
+        from .rerank.neural import read_card
+
+        root = model_store.local_path(self.model_name) if self.model_name else None
+        if root is None or not self._fold_dirs(root):
+            return False
+        sub = f"{self.model_name}/fold-{int(fold)}"
+        folder = model_store.local_path(sub)
+        if folder is None:
+            raise EncoderError(f"model {self.model_name!r} has no model for fold {fold} (it holds "
+                               f"{', '.join(self._fold_dirs(root))})")
+        seen = set(read_card(folder).get("training_queries") or ())
+        leaked = seen - set(training_queries)
+        if leaked:
+            raise EncoderError(f"{sub} trained on {len(leaked)} queries outside fold {fold}'s training folds (e.g. "
+                               f"{sorted(leaked)[0]!r}): it was trained on another split")
+        if sub != self.active_model:
+            self.active_model, self._model, self._info = sub, None, None
+        return True
 
     def _load(self):
         if self._model is None:
-            path = _resolve(self.model_name, "dense-encoder")
+            path = self._path_and_card()[0]
             from sentence_transformers import SentenceTransformer
 
             self.device = resolve_device(self.device_arg)
@@ -173,13 +244,13 @@ class BiEncoderRetriever(Retriever):
         return _unit(np.asarray(vecs, np.float32).reshape(len(texts), -1) if vecs else np.zeros((0, dim)))
 
     def describe(self) -> dict:
-        return {"model": self.model_name, "device": getattr(self, "device", None), "fp16": self.fp16,
+        return {"model": self.active_model, "device": getattr(self, "device", None), "fp16": self.fp16,
                 "query_prefix": self.query_prefix, "passage_prefix": self.passage_prefix, "versions": _versions()}
 
     def fit(self, source_ids, source_texts, *, progress: Progress | None = None):
         self.source_ids = self._check_fit(source_ids, source_texts)
         config = {"kind": "bi-encoder", "prefix": self.passage_prefix, "fp16": self.fp16}
-        path = cache_file(self.cache_dir, self.model_name or "", config, source_texts)
+        path = cache_file(self.cache_dir, self.active_model or "", config, source_texts)
         self.S = _cached(path, lambda: self.encode(list(source_texts), self.passage_prefix, progress))
         return self
 

@@ -103,6 +103,23 @@ class SegmentEncoder:
             self.component_weights = ((sq / sq.sum()) if self.scheme == "usif" else np.ones(len(sq))).astype(np.float32)
         return self
 
+    def state(self) -> dict:
+        """The fitted common components as JSON-safe data (the word weights follow from the vectors for SIF and
+        mean; uSIF's also need the fitted documents' mean length, so it is not stored this way)."""
+        if self.scheme == "usif":
+            raise ValueError("a uSIF encoder is not stored: its word weights depend on the fitted documents")
+        return {"scheme": self.scheme, "components": self.components.tolist(),
+                "component_weights": self.component_weights.tolist()}
+
+    @classmethod
+    def from_state(cls, wv: WordVectors, state: dict) -> "SegmentEncoder":
+        enc = cls(wv, state["scheme"])
+        enc._weights = enc._word_weights([])
+        comps = np.asarray(state["components"], np.float32).reshape(-1, wv.dim)
+        enc.components = comps
+        enc.component_weights = np.asarray(state["component_weights"], np.float32).reshape(len(comps))
+        return enc
+
     def encode(self, docs: Sequence[Sequence[str]]) -> np.ndarray:
         """Unit-length segment vectors (zero rows for segments without a known unit)."""
         if self._weights is None:

@@ -73,6 +73,8 @@ def test_bad_training_requests_are_refused_before_any_job(loci_version, models_d
         ({"kind": "feature-classifier", "name": "../etc", "method": "feature-logreg"}, "not a path"),
         ({"kind": "feature-classifier", "name": "a/b", "method": "feature-logreg"}, "no '/'"),
         ({"kind": "feature-classifier", "name": "x", "method": "cross-encoder"}, "feature classifier's method"),
+        ({"kind": "feature-classifier", "name": "x", "method": "feature-hgb", "params": {"vectors": "la-none"}},
+         "no word-vector model 'la-none'"),
         ({"kind": "cross-encoder", "name": "x"}, "needs base_model"),
         ({"kind": "cross-encoder", "name": "x", "base_model": "/tmp/m"}, "not a path"),
         ({"kind": "cross-encoder", "name": "x", "base_model": "m", "params": {"lr": "fast"}}, "lr must be"),
@@ -122,6 +124,30 @@ def test_tiny_cross_encoder_trains_per_fold_on_the_545_pairs_and_reranks(loci_ve
     run.refresh_from_db()
     assert [f["leaked_queries"] for f in run.report["rerank"]["folds"]] == [0] * 5
     assert run.summary["rerank_mrr@10"] is not None
+
+
+@pytest.mark.django_db
+def test_tiny_bi_encoder_trains_per_fold_and_is_evaluated_as_a_first_stage_fold_by_fold(loci_version, models_dir):
+    from benchmarks.loci import data
+    from detection.methods.rerank.neural import read_card
+    from detection.methods.rerank.tiny import build_tiny_bert
+
+    bench = data.load_default_545()
+    build_tiny_bert(models_dir / "tiny-bert", [s.text for s in bench.queries + bench.sources], hidden=16)
+    job = training_run_create(version=loci_version, kind="bi-encoder", name="tiny-be", base_model="tiny-bert", k=5,
+                              params={"max_steps": 2, "batch_size": 8})
+    assert run_job(job.pk) == "succeeded", Job.objects.get(pk=job.pk).error
+    for f in range(5):
+        seen = set(read_card(models_dir / "tiny-be" / f"fold-{f}")["training_queries"])
+        held_out = set(loci_version.gold.filter(fold=f).values_list("query__seg_id", flat=True))
+        assert seen and not (seen & held_out)
+    run = evaluation_run_create(version=loci_version, method="dense-encoder", params={"model": "tiny-be",
+                                                                                      "device": "cpu"},
+                                ks=[1, 10], enqueue=False)
+    assert run_job(run.job_id) == "succeeded", run.job.error
+    run.refresh_from_db()
+    assert run.report["method"]["retriever"]["model"] == "tiny-be/fold-4"
+    assert run.report["method"]["retriever"]["query_prefix"] == "Query: " and run.summary["mrr@10"] is not None
 
 
 @pytest.mark.django_db

@@ -13,7 +13,10 @@ For a (query, candidate) pair the features are:
   ln((Σ 1/f_q + Σ 1/f_s) / (d_q + d_s)) over the shared lemmas, f the lemma's relative corpus frequency, d the
   span between the two rarest shared words; 0 below two shared lemmas) and sound: the Jaccard of the two
   texts' character trigrams;
-- optionally the cosine of two embeddings given by the caller (any first-stage embedding model).
+- optionally an embedding cosine (:data:`EMBEDDING_FEATURE`): with ``vectors`` (a registered word-vector model,
+  :func:`detection.methods.word_vectors.load_vectors`) the SIF cosine of the two segments' content units (the
+  first stage's ``static-dense`` signal: SIF weights, common component fitted on the source pool and stored
+  with the featurizer), else the cosine of two embeddings given by the caller.
 
 Statistics (IDF, frequencies) come from :meth:`PairFeaturizer.fit` on the texts it is given, normally the source
 pool: no labels are used, so fitting never sees a held-out fold's gold. No Django here.
@@ -80,15 +83,29 @@ class PairFeaturizer:
     Args:
         rare_df: a shared lemma is *rare* when it occurs in at most this many fitted texts.
         gap: ordered pairs may stand at most ``gap`` content words apart (1 = adjacent).
-        use_embedding: add :data:`EMBEDDING_FEATURE` (the caller passes the embeddings to :meth:`transform`).
+        use_embedding: add :data:`EMBEDDING_FEATURE` (the caller passes the embeddings to :meth:`transform`
+            unless ``vectors`` is set).
+        vectors: name of a registered Latin word-vector model: :data:`EMBEDDING_FEATURE` is then the SIF cosine
+            of the two segments, computed here (implies ``use_embedding``).
     """
 
-    def __init__(self, rare_df: int = 50, gap: int = 3, use_embedding: bool = False, cache_dir=None):
+    def __init__(self, rare_df: int = 50, gap: int = 3, use_embedding: bool = False, cache_dir=None,
+                 vectors: str | None = None):
         self.rare_df = int(rare_df)
         self.gap = int(gap)
-        self.use_embedding = bool(use_embedding)
+        self.vectors = vectors or None
+        self.use_embedding = bool(use_embedding) or self.vectors is not None
         self.cache_dir = cache_dir
+        self._sif = None
         self._fitted = False
+
+    def _word_vectors(self):
+        from detection.methods.word_vectors import load_vectors
+
+        return load_vectors(self.vectors, language="la")
+
+    def _units(self, a: Analysed) -> tuple[str, ...]:
+        return a.surface if self._sif.wv.unit == "surface" else a.lemmas
 
     @property
     def feature_names(self) -> list[str]:
@@ -116,6 +133,11 @@ class PairFeaturizer:
         total = max(sum(tf.values()), 1)
         self._freq = {w: c / total for w, c in tf.items()}
         self._freq_unknown = 1.0 / total
+        if self.vectors is not None:
+            from detection.methods.static_semantic import SegmentEncoder
+
+            self._sif = SegmentEncoder(self._word_vectors(), "sif")
+            self._sif.fit([self._units(a) for a in an])
         self._fitted = True
         return self
 
@@ -150,6 +172,11 @@ class PairFeaturizer:
             lexical[r] = self._pair_lexical(queries[qi[r]], sources[si[r]])
         for c, name in enumerate(BASE_FEATURES[7:]):
             cols[name] = lexical[:, c]
+        if self._sif is not None and (query_emb is None or source_emb is None):
+            query_emb = np.zeros((len(queries), self._sif.wv.dim), np.float32)
+            source_emb = np.zeros((len(sources), self._sif.wv.dim), np.float32)
+            query_emb[uq] = self._sif.encode([self._units(queries[i]) for i in uq])
+            source_emb[us] = self._sif.encode([self._units(sources[j]) for j in us])
         if self.use_embedding:
             if query_emb is None or source_emb is None:
                 raise ValueError("this featurizer uses embeddings: pass query_emb and source_emb")
@@ -229,6 +256,7 @@ class PairFeaturizer:
             return {"vocabulary": {k: int(i) for k, i in v.vocabulary_.items()}, "idf": v.idf_.tolist()}
 
         return {"rare_df": self.rare_df, "gap": self.gap, "use_embedding": self.use_embedding,
+                "vectors": self.vectors, "sif": self._sif.state() if self._sif is not None else None,
                 "v1": vec(self._v1), "v12": vec(self._v12), "vc": vec(self._vc), "df": self._df,
                 "freq": self._freq, "freq_unknown": self._freq_unknown, "idf_unknown": self._idf_unknown}
 
@@ -236,7 +264,12 @@ class PairFeaturizer:
     def from_state(cls, state: dict, cache_dir=None) -> PairFeaturizer:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        f = cls(state["rare_df"], state["gap"], state["use_embedding"], cache_dir=cache_dir)
+        f = cls(state["rare_df"], state["gap"], state["use_embedding"], cache_dir=cache_dir,
+                vectors=state.get("vectors"))
+        if f.vectors is not None:
+            from detection.methods.static_semantic import SegmentEncoder
+
+            f._sif = SegmentEncoder.from_state(f._word_vectors(), state["sif"])
         specs = {"v1": {"token_pattern": r"\S+", "ngram_range": (1, 1)},
                  "v12": {"token_pattern": r"\S+", "ngram_range": (1, 2)},
                  "vc": {"analyzer": "char_wb", "ngram_range": (3, 4)}}

@@ -67,7 +67,8 @@ class FeatureReranker:
 
     def __init__(self, classifier: str = "feature-logreg", model: str | None = None, rare_df: int = 50,
                  gap: int = 3, tol: float = 0.01, C: float = 1.0, max_iter: int = 200, learning_rate: float = 0.1,
-                 seed: int = 0, inner_folds: int = 4, cache_dir=None, featurizer: PairFeaturizer | None = None):
+                 seed: int = 0, inner_folds: int = 4, vectors: str | None = None, cache_dir=None,
+                 featurizer: PairFeaturizer | None = None):
         if classifier not in CLASSIFIERS:
             raise RerankerError(f"classifier must be one of {', '.join(CLASSIFIERS)}")
         self.classifier_kind = classifier
@@ -75,6 +76,7 @@ class FeatureReranker:
         self.rare_df, self.gap, self.tol, self.seed = rare_df, gap, tol, seed
         self.C, self.max_iter, self.learning_rate = C, max_iter, learning_rate
         self.inner_folds = inner_folds
+        self.vectors = vectors or None  # a word-vector model: adds the SIF embedding cosine to the features
         self.cache_dir = cache_dir
         self.featurizer = featurizer
         self.clf = None
@@ -88,7 +90,8 @@ class FeatureReranker:
     def prepare(self, pool_texts) -> FeatureReranker:
         """Fit the featurizer's corpus statistics on the source pool (no labels)."""
         an = self._analyse(list(pool_texts))
-        self.featurizer = PairFeaturizer(self.rare_df, self.gap, cache_dir=self.cache_dir).fit(pool_texts, an)
+        self.featurizer = PairFeaturizer(self.rare_df, self.gap, cache_dir=self.cache_dir,
+                                         vectors=self.vectors).fit(pool_texts, an)
         return self
 
     def _analyse(self, texts: list[str]) -> list[Analysed]:
@@ -159,7 +162,8 @@ class FeatureReranker:
         (d / "featurizer.json").write_text(json.dumps(self.featurizer.state()), encoding="utf-8")
         (d / RERANKER_FILE).write_text(json.dumps({
             "kind": "feature-classifier", "reranker": self.classifier_kind, "thresholds": self.thresholds,
-            "feature_names": self.featurizer.feature_names, "training_queries": sorted(self.training_queries)}),
+            "feature_names": self.featurizer.feature_names, "vectors": self.featurizer.vectors,
+            "training_queries": sorted(self.training_queries)}),
             encoding="utf-8")
         return files + ["featurizer.json", RERANKER_FILE]
 
@@ -174,6 +178,11 @@ class FeatureReranker:
             self.featurizer = PairFeaturizer.from_state(state, cache_dir=self.cache_dir)
         except (OSError, KeyError, ValueError) as exc:
             raise RerankerError(f"model {d.name}: unreadable featurizer.json: {exc}") from None
+        stored = self.featurizer.vectors
+        if self.vectors is not None and self.vectors != stored:
+            raise RerankerError(f"model {d.name} was trained with vectors={stored!r}, not {self.vectors!r}: leave "
+                                f"'vectors' unset to use the model's own")
+        self.vectors = stored
         self.thresholds = meta["thresholds"]
         self.training_queries = set(meta.get("training_queries", []))
 

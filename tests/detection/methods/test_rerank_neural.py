@@ -130,3 +130,84 @@ def test_bi_encoder_fine_tunes_with_both_losses_and_every_kind_of_negative(tiny,
     assert emb.shape[0] == 1 and np.linalg.norm(emb) == pytest.approx(1, abs=1e-4)
     with pytest.raises(ValueError, match="neg_ratio"):
         BE.build_examples(positives, sources, negatives=negatives, neg_ratio=11, loss=loss)
+
+
+def _train_tiny_bi_encoder(tiny, bench, out, query_ids, steps=2):
+    q = {s.seg_id: s.text for s in bench.queries}
+    idx = {s.seg_id: i for i, s in enumerate(bench.sources)}
+    gold = [g for g in bench.gold if g.query_id in query_ids][:24]
+    ex = BE.build_examples([(q[g.query_id], idx[g.source_id]) for g in gold], [s.text for s in bench.sources],
+                           negatives="query-random", neg_ratio=1, loss="online-contrastive")
+    return BE.train(base_model=str(tiny), examples=ex, out_dir=out, epochs=1, batch_size=8, max_steps=steps,
+                    card={"training_queries": sorted({g.query_id for g in gold})})
+
+
+def test_a_fine_tuned_bi_encoder_is_a_first_stage_retriever_by_its_registered_name(tiny, bench, models_dir):
+    from detection.methods import registry
+    from detection.methods.encoders import EncoderError
+
+    summary = _train_tiny_bi_encoder(tiny, bench, models_dir / "be-tiny" / "fold-0",
+                                     {g.query_id for g in bench.gold})
+    assert summary["steps"] == 2
+    sources = [s.text for s in bench.sources[:60]]
+    ids = [s.seg_id for s in bench.sources[:60]]
+    queries = [s.text for s in bench.queries[:5]]
+    r = registry.build("dense-encoder", {"model": "be-tiny/fold-0", "device": "cpu"})
+    r.fit(ids, sources)
+    top = r.search(queries, 5)
+    # the trained model, with the prefixes it was trained with
+    assert r.describe()["query_prefix"] == BE.QUERY_PREFIX and r.passage_prefix == BE.CANDIDATE_PREFIX
+    model = BE.load(models_dir / "be-tiny" / "fold-0")
+    qe = BE.encode(model, queries, prefix=BE.QUERY_PREFIX)
+    se = BE.encode(model, sources, prefix=BE.CANDIDATE_PREFIX)
+    want = np.argsort(-(qe @ se.T), axis=1, kind="stable")[:, :5]
+    assert top.indices[:, 0].tolist() == want[:, 0].tolist()
+    np.testing.assert_allclose(top.scores, np.take_along_axis(qe @ se.T, top.indices.astype(int), 1), atol=1e-4)
+    # an explicit prefix still wins; the per-fold folder alone and a cross-encoder are refused, naming why
+    assert registry.build("dense-encoder", {"model": "be-tiny/fold-0", "query_prefix": ""}).query_prefix == ""
+    with pytest.raises(EncoderError, match="one bi-encoder per fold: name one \\(be-tiny/fold-0\\)"):
+        registry.build("dense-encoder", {"model": "be-tiny", "device": "cpu"}).fit(ids, sources)
+    (models_dir / "ce").mkdir()
+    (models_dir / "ce" / "similia.json").write_text('{"kind": "cross-encoder"}')
+    with pytest.raises(EncoderError, match="is a cross-encoder, not a bi-encoder"):
+        registry.build("dense-encoder", {"model": "ce", "device": "cpu"}).fit(ids, sources)
+
+
+def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_never_a_leaking_one(tiny, bench,
+                                                                                                models_dir):
+    import shutil
+
+    from benchmarks.loci import methods, splits
+    from benchmarks.loci.evaluate import evaluate_retrieval
+    from detection.methods.encoders import EncoderError
+
+    split = splits.split_from_file(bench, "ref_type")
+    trained = models_dir / "be5" / "fold-0"
+    _train_tiny_bi_encoder(tiny, bench, trained, {q for q, f in split.query_fold.items() if f != 0})
+    for f in range(1, split.n_folds):  # the other folds' models: copies carrying their own training queries
+        shutil.copytree(trained, models_dir / "be5" / f"fold-{f}")
+        card = BE.neural.read_card(models_dir / "be5" / f"fold-{f}")
+        train_q = {q for q, g in split.query_fold.items() if g != f}
+        BE.neural.write_card(models_dir / "be5" / f"fold-{f}",
+                             {**card, "training_queries": sorted({g.query_id for g in bench.gold
+                                                                  if g.query_id in train_q})[:24]})
+    m = methods.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu")
+    assert m.supervised
+    picked = []
+    use_fold = m._r.use_fold
+    m._r.use_fold = lambda fold, qs: picked.append(fold) or use_fold(fold, qs)
+    rep = evaluate_retrieval(bench, split, m, ks=(1, 10), pool="gold", per_query=False, overlap=False)
+    assert picked == [0, 1, 2, 3, 4] and m.describe()["retriever"]["model"] == "be5/fold-4"
+    assert 0 <= rep["mrr@10"] <= 1
+    # the pairwise section of a run fits the retriever once per fold pool: each with that fold's model too
+    from benchmarks.loci.evaluate import evaluate_pairwise
+
+    evaluate_pairwise(bench, split, splits.build_fold_pools(bench, split, seed=0), retriever=m, overlap=False)
+    assert picked == [0, 1, 2, 3, 4] * 2
+    # a fold model that saw one of its held-out queries is refused
+    held = split.fold_queries(2)[0]
+    card = BE.neural.read_card(models_dir / "be5" / "fold-2")
+    BE.neural.write_card(models_dir / "be5" / "fold-2", {**card, "training_queries": [held]})
+    with pytest.raises(EncoderError, match="be5/fold-2 trained on 1 queries outside fold 2's training folds"):
+        evaluate_retrieval(bench, split, methods.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu"),
+                           ks=(1, 10), pool="gold", per_query=False, overlap=False)
