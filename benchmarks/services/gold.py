@@ -6,13 +6,12 @@ the line and the problem) and the rows are written in one transaction.
 from __future__ import annotations
 
 import csv
-import math
 from collections import Counter
 from pathlib import Path
 
 from django.db import transaction
 
-from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
+from benchmarks.greek_sts.gold import GoldFormatError, parse_score, read_sts_gold
 from benchmarks.loci import data as loci_data
 from benchmarks.loci import matching as loci_matching
 from benchmarks.models import (
@@ -233,11 +232,9 @@ def _check_rows(rows: list[dict]) -> list[dict]:
         if not ref_id or not cand_id:
             raise GoldImportError(f"row {n}: empty reference_id or candidate_id")
         try:
-            score = float(row["score"])
-        except (TypeError, ValueError):
-            raise GoldImportError(f"row {n}: score {row['score']!r} is not a number") from None
-        if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-            raise GoldImportError(f"row {n}: score {row['score']!r} is outside [0, 1]")
+            score = parse_score(row["score"])
+        except ValueError as exc:
+            raise GoldImportError(f"row {n}: {exc}") from None
         key = (ref_id, cand_id)
         if key in seen:
             raise GoldImportError(f"row {n}: pair {ref_id!r} → {cand_id!r} repeats row {seen[key]}")
