@@ -3,11 +3,13 @@
 Researchers read and launch runs; leads read; everyone else gets 403 (anonymous 401)."""
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
@@ -24,6 +26,7 @@ from benchmarks.models import (
 )
 from benchmarks.services import evaluation_run_create, similarity_run_create
 from benchmarks.services import gold_set_publish as gold_publish
+from benchmarks.services.runs import POOLS
 from core.params import query_int
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
@@ -73,12 +76,18 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
     job = serializers.IntegerField(source="job_id", read_only=True, allow_null=True)
     status = serializers.CharField(read_only=True)
     owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+    pool = serializers.SerializerMethodField(help_text="what each query was ranked against: " + "; ".join(
+        f"{k}: {v}" for k, v in POOLS.items()))
 
     class Meta:
         model = EvaluationRun
         fields = ["id", "version", "method", "params", "reranker", "reranker_params", "split", "n_folds", "ks",
-                  "seed", "code_version", "job", "status", "owner", "created", "summary"]
+                  "seed", "pool", "code_version", "job", "status", "owner", "created", "summary"]
         read_only_fields = fields
+
+
+    def get_pool(self, run) -> str:
+        return (run.summary or {}).get("pool") or "gold"
 
 
 class EvaluationRunDetailSerializer(EvaluationRunSerializer):
@@ -99,6 +108,7 @@ class EvaluationRunInputSerializer(serializers.Serializer):
                                     default=EvaluationRun.Split.FILE)
     n_folds = serializers.IntegerField(min_value=2, max_value=20, required=False, default=5)
     seed = serializers.IntegerField(required=False, default=0)
+    pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
 
 
 class GoldSetSerializer(serializers.ModelSerializer):
@@ -183,8 +193,20 @@ class EvaluationRunListApi(_Api, ListAPIView):
     serializer_class = EvaluationRunSerializer
     filterset_fields = ["version", "method", "reranker"]
 
+    @extend_schema(parameters=[OpenApiParameter("pool", OpenApiTypes.STR, enum=list(POOLS),
+                                                description="only runs on this pool")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
     def get_queryset(self):
-        return selectors.run_list()
+        qs = selectors.run_list()
+        pool = self.request.query_params.get("pool")
+        if pool:
+            if pool not in POOLS:
+                raise ValidationError({"pool": f"must be one of {', '.join(POOLS)}"})
+            legacy = ~Q(summary__has_key="pool") if pool == "gold" else Q(pk__in=[])  # runs before the choice
+            qs = qs.filter(Q(summary__pool=pool) | legacy)
+        return qs
 
     @extend_schema(request=EvaluationRunInputSerializer,
                    responses={201: EvaluationRunSerializer, 503: OpenApiTypes.OBJECT})

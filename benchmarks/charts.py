@@ -40,10 +40,10 @@ def loci_run_context(run: EvaluationRun) -> dict:
     pairwise = rep.get("pairwise") or {}
     if pairwise.get("sweep"):
         try:
-            ctx["prf_svg"] = mark_safe(plots.prf_vs_k_svg(pairwise, "all"))
+            ctx["prf_svg"] = mark_safe(plots.prf_vs_k_svg(_thin_sweep(pairwise, "all"), "all"))
         except (KeyError, TypeError, ValueError, IndexError):
             ctx["prf_svg"] = None
-        ctx["table12"] = R.table12_rows(pairwise, "all")
+        ctx["table12"] = _collapse_same_rows(R.table12_rows(pairwise, "all"))
         ctx["table4"] = pairwise.get("table4")
     classification = pairwise.get("classification")
     if classification:
@@ -71,6 +71,34 @@ def loci_run_context(run: EvaluationRun) -> dict:
     return ctx
 
 
+def _thin_sweep(pairwise: dict, view: str, ratio: float = 2.0) -> dict:
+    """The sweep with the chart's k values at least `ratio` apart (and the last kept): on a log axis the ticks
+    200, 300, … 1000 printed over each other. The table below the chart keeps every k."""
+    rows = pairwise["sweep"][view]
+    kept: list[dict] = []
+    for row in rows:
+        if not kept or row["k"] >= ratio * kept[-1]["k"]:
+            kept.append(row)
+    if rows and kept[-1] is not rows[-1]:
+        if len(kept) > 1 and rows[-1]["k"] < ratio * kept[-1]["k"]:
+            kept.pop()
+        kept.append(rows[-1])
+    return {**pairwise, "sweep": {**pairwise["sweep"], view: kept}}
+
+
+def _collapse_same_rows(rows: list[dict]) -> list[dict]:
+    """Rows for k beyond the pool's depth repeat the last one: keep one row with `k_to`, the last k it covers."""
+    out: list[dict] = []
+    for row in rows:
+        same = out and {k: v for k, v in row.items() if k != "k"} == {
+            k: v for k, v in out[-1].items() if k not in ("k", "k_to")}
+        if same:
+            out[-1]["k_to"] = row["k"]
+        else:
+            out.append(dict(row))
+    return out
+
+
 def similarity_run_context(run: SimilarityRun) -> dict:
     from benchmarks.greek_sts import plots
 
@@ -95,5 +123,5 @@ def pilot_svg(run: PilotRun) -> str:
 
     paper = pilots.PAPER_F1.get(run.level)
     reference = list(zip([float(t) for t in pilots.DEFAULT_THRESHOLDS], paper)) if paper else None
-    return plots.threshold_plot_svg(run.rows, title=f"{run.method}: P/R/F1 vs threshold ({run.level} level)",
-                                    reference_f1=reference)
+    # no title inside the chart: the page's heading names it, and a drawn title collided with the best-F1 label
+    return plots.threshold_plot_svg(run.rows, title="", reference_f1=reference)

@@ -23,14 +23,36 @@ def loci_report(run: EvaluationRun) -> dict:
         "job": run.job_id}}
 
 
+def _texts(run: EvaluationRun, query_ids, source_ids) -> tuple[dict, dict]:
+    from benchmarks.selectors import segment_texts
+
+    return (segment_texts(corpus_id=run.version.query_corpus_id, seg_ids=query_ids),
+            segment_texts(corpus_id=run.version.source_corpus_id, seg_ids=source_ids))
+
+
+def _top_ids(row: dict) -> str:
+    return " | ".join(str(source_id) for source_id, _ in row.get("top") or [])
+
+
 def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
+    """One table of a run's report. `per_query` and `per_pair` carry the texts and the head of each query's
+    ranked list (`top_sources`: ids best first, ` | ` between; runs before it was recorded leave it empty)."""
     ks = run.ks or []
     if table == "per_query":
+        q_texts, _ = _texts(run, [row.get("query_id") for row in run.per_query], [])
         header = ["query_id", "fold", "n_gold", "n_cit", "n_cf"] + [f"recall@{k}" for k in ks] + ["rr"]
-        return _csv(header, [[row.get(h) for h in header] for row in run.per_query], mode)
+        return _csv(header + ["query_text", "top_sources"],
+                    [[row.get(h) for h in header] + [q_texts.get(row.get("query_id"), ""), _top_ids(row)]
+                     for row in run.per_query], mode)
     if table == "per_pair":
+        pairs = (run.report or {}).get("per_pair", [])
+        q_texts, s_texts = _texts(run, [p.get("query_id") for p in pairs], [p.get("source_id") for p in pairs])
+        top = {row.get("query_id"): _top_ids(row) for row in run.per_query}
         header = ["query_id", "source_id", "label", "fold", "rank", "shared_lemmas", "shared_bigrams", "bucket"]
-        return _csv(header, [[row.get(h) for h in header] for row in (run.report or {}).get("per_pair", [])], mode)
+        return _csv(header + ["query_text", "source_text", "top_sources"],
+                    [[row.get(h) for h in header] + [q_texts.get(row.get("query_id"), ""),
+                                                     s_texts.get(row.get("source_id"), ""), top.get(row.get("query_id"), "")]
+                     for row in pairs], mode)
     if table == "per_fold":
         metrics = [f"{m}@{k}" for k in ks for m in ("recall", "mrr")]
         header = ["fold", "n_queries", "n_gold"] + [f"{view}:{m}" for view in ("all", "cit.", "cf.") for m in metrics]

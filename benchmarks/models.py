@@ -233,3 +233,8 @@ class PilotRun(_Run):
 
     def __str__(self) -> str:
         return f"Pilot {self.pk} {self.method} ({self.level})"
+
+    @property
+    def verses_name(self) -> str:
+        """The verses file's name (the stored path is the server's business)."""
+        return self.verses_file.replace("\\", "/").rsplit("/", 1)[-1]

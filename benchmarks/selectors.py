@@ -74,6 +74,11 @@ def segments_of(*, corpus_id: int) -> QuerySet[Segment]:
     return Segment.objects.filter(corpus_id=corpus_id).order_by("id")
 
 
+def segment_texts(*, corpus_id: int, seg_ids) -> dict[str, str]:
+    """seg_id → text for the given ids of one corpus (one query)."""
+    return dict(Segment.objects.filter(corpus_id=corpus_id, seg_id__in=list(set(seg_ids))).values_list("seg_id", "text"))
+
+
 def gold_list(*, version: BenchmarkVersion, fold: int | None = None, ref_type: str | None = None):
     qs = GoldReference.objects.filter(version=version).select_related("query", "source")
     if fold is not None:
@@ -109,9 +114,22 @@ def run_list(*, version: BenchmarkVersion | None = None) -> QuerySet[EvaluationR
     return qs.filter(version=version) if version is not None else qs
 
 
-def leaderboard(*, version: BenchmarkVersion, sort: str = "recall@10") -> list[EvaluationRun]:
-    """Finished runs of a version, best first by `sort` (a key of `EvaluationRun.summary`)."""
-    runs = [r for r in run_list(version=version).filter(report__isnull=False)]
+def run_pools(*, version: BenchmarkVersion) -> dict[int, str]:
+    """Run id → the pool it ranked against, for the finished runs of a version (one query).
+
+    The pool is `summary["pool"]`; runs from before the choice existed take their report's pool kind."""
+    rows = EvaluationRun.objects.filter(version=version, report__isnull=False).values_list(
+        "pk", "summary__pool", "report__pool__kind")
+    return {pk: pool or kind or "gold" for pk, pool, kind in rows}
+
+
+def leaderboard(*, version: BenchmarkVersion, sort: str = "recall@10", pool: str | None = None) -> list[EvaluationRun]:
+    """Finished runs of a version on one `pool`, best first by `sort` (a key of `EvaluationRun.summary`).
+
+    Runs on different pools are never ranked together: `pool` None means "gold"."""
+    pools = run_pools(version=version)
+    pool = pool or "gold"
+    runs = [r for r in run_list(version=version).filter(report__isnull=False) if pools.get(r.pk) == pool]
 
     def key(run):
         value = run.summary.get(sort)

@@ -16,7 +16,16 @@ from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
 from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
-from benchmarks.services.runs import CALIBRATIONS, DEFAULT_KS, RERANKERS
+from benchmarks.services.runs import (
+    CALIBRATIONS,
+    DEFAULT_KS,
+    POOLS,
+    RERANKERS,
+    default_pilot_verses_key,
+    pilot_verses_files,
+    pilot_verses_upload,
+    run_pool,
+)
 from core.csv_export import SPREADSHEET
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
@@ -40,7 +49,7 @@ def _can_launch(request) -> bool:
     return has_role(request.user, RESEARCHER)
 
 
-class _JsonObjectField(forms.CharField):
+class JsonObjectField(forms.CharField):
     def to_python(self, value):
         value = (value or "").strip() or "{}"
         try:
@@ -54,9 +63,11 @@ class _JsonObjectField(forms.CharField):
 
 class EvaluationRunForm(forms.Form):
     method = forms.ChoiceField()
-    params = _JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+    params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
                               help_text="JSON object of retriever parameters")
     reranker = forms.ChoiceField(choices=list(RERANKERS.items()), required=False)
+    pool = forms.ChoiceField(choices=list(POOLS.items()), initial="gold", required=False,
+                             help_text="what every query is ranked against; the leaderboard ranks each pool apart")
     ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
     n_folds = forms.IntegerField(min_value=2, max_value=20, initial=5, help_text="used by the grouped split")
@@ -65,6 +76,9 @@ class EvaluationRunForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["method"].choices = [(n, n) for n in selectors.retrieval_method_names()]
+
+    def clean_pool(self):
+        return self.cleaned_data.get("pool") or "gold"
 
     def clean_ks(self):
         try:
@@ -78,7 +92,7 @@ class EvaluationRunForm(forms.Form):
 
 class SimilarityRunForm(forms.Form):
     method = forms.ChoiceField()
-    params = _JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+    params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
                               help_text='JSON object, e.g. {"model": "/path/to/model"} for transformer methods')
     calibration = forms.ChoiceField(choices=[(c, c or "none") for c in CALIBRATIONS], required=False)
 
@@ -89,10 +103,35 @@ class SimilarityRunForm(forms.Form):
 
 
 class PilotRunForm(SimilarityRunForm):
+    """A stored verses file is picked by its key (never a path); an upload is checked and stored first."""
+
     calibration = None
-    verses_file = forms.CharField(initial="dbbe/dbbe_verses_sample.csv",
-                                  help_text="a verses CSV under the data folder (or the shared data folder)")
+    verses_file = forms.ChoiceField(required=False, label="Stored verses file",
+                                    help_text="verses CSVs in the data folders and earlier uploads")
+    upload = forms.FileField(required=False, label="…or upload a verses CSV",
+                             help_text="columns type_id, id, idoriginal_poem, idgroup, verse[, order] (the DBBE "
+                                       "verse sample's layout); used instead of the stored file")
     level = forms.ChoiceField(choices=PilotRun.Level.choices)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        files = pilot_verses_files()
+        self.fields["verses_file"].choices = [(key, key.split(":", 1)[1]) for key in files]
+        self.fields["verses_file"].initial = default_pilot_verses_key()
+        if not files:
+            self.fields["verses_file"].help_text = "no verses file is stored yet: upload one"
+
+    def clean(self):
+        cleaned = super().clean()
+        upload = cleaned.pop("upload", None)
+        if upload is not None:
+            try:
+                cleaned["verses_file"] = pilot_verses_upload(name=upload.name, data=upload.read())
+            except RunError as exc:
+                self.add_error("upload", str(exc))
+        elif not cleaned.get("verses_file"):
+            self.add_error("verses_file", "pick a stored verses file or upload one")
+        return cleaned
 
 
 # --------------------------------------------------------------------------------------------- pages
@@ -120,10 +159,17 @@ def version_detail(request, pk: int):
     if queued:
         return queued
     sort = request.GET.get("sort", "recall@10")
-    runs = selectors.leaderboard(version=version, sort=sort)
+    pool = request.GET.get("pool", "gold")
+    if pool not in POOLS:
+        pool = "gold"
+    run_pools = selectors.run_pools(version=version)
+    runs = selectors.leaderboard(version=version, sort=sort, pool=pool)
     columns = [c for c in LEADERBOARD_SORTS if any(r.summary.get(c) is not None for r in runs)] or ["recall@10"]
+    overview = selectors.gold_overview(version=version)
+    pool_tabs = [(key, label, sum(1 for p in run_pools.values() if p == key)) for key, label in POOLS.items()]
     return render(request, "benchmarks/version.html", {
-        "version": version, "overview": selectors.gold_overview(version=version),
+        "version": version, "overview": overview, "pool": pool, "pool_label": POOLS[pool], "pool_tabs": pool_tabs,
+        "corpus_is_gold": overview["n_source_segments"] <= (overview["total"]["sources"] or 0),
         "runs": runs, "sort": sort, "columns": columns,
         "leaderboard_rows": [(run, [run.summary.get(c) for c in columns]) for run in runs],
         "pending": selectors.run_list(version=version).exclude(job__status__in=["succeeded"])[:20],
@@ -135,10 +181,27 @@ def version_detail(request, pk: int):
 def run_detail(request, pk: int):
     run = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark", "job", "owner"), pk=pk)
     report = run.report or {}
-    context = {"run": run, "report": report, "running": run.report is None and not (run.job and run.job.is_finished)}
+    pool = run_pool(run)
+    context = {"run": run, "report": report, "running": run.report is None and not (run.job and run.job.is_finished),
+               "pool": pool, "pool_label": POOLS.get(pool, pool)}
     if report:
         context.update(charts.loci_run_context(run))
+        context["worst_queries"] = _with_texts(run, context["worst_queries"])
     return render(request, "benchmarks/run.html", context)
+
+
+def _with_texts(run, rows: list[dict]) -> list[dict]:
+    """The hardest queries with their text and their gold sources (text and rank), two queries in all."""
+    gold_by_query: dict[str, list[dict]] = {}
+    for pair in (run.report or {}).get("per_pair", []):
+        gold_by_query.setdefault(pair["query_id"], []).append(pair)
+    query_ids = [row["query_id"] for row in rows]
+    source_ids = [p["source_id"] for q in query_ids for p in gold_by_query.get(q, [])]
+    q_texts = selectors.segment_texts(corpus_id=run.version.query_corpus_id, seg_ids=query_ids)
+    s_texts = selectors.segment_texts(corpus_id=run.version.source_corpus_id, seg_ids=source_ids)
+    return [{**row, "text": q_texts.get(row["query_id"], ""),
+             "gold": [{**p, "text": s_texts.get(p["source_id"], "")} for p in gold_by_query.get(row["query_id"], [])]}
+            for row in rows]
 
 
 def _report_or_404(run):
@@ -248,7 +311,7 @@ def similarity_run_csv(request, pk: int):
 
 @researcher_pages
 def pilot_index(request):
-    form = PilotRunForm(request.POST or None)
+    form = PilotRunForm(request.POST or None, request.FILES or None)
     queued = _queue_from_form(request, form, pilot_run_create, label="Pilot", url_name="benchmarks:pilot")
     if queued:
         return queued

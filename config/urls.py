@@ -8,6 +8,7 @@ api_v1 = [
     path("", include("benchmarks.urls")),
     path("", include("annotation.urls")),
     path("", include("detection.urls")),
+    path("", include("workbench.urls")),
 ]
 
 urlpatterns = [
@@ -18,5 +19,6 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("", include("annotation.page_urls")),
     path("benchmarks/", include("benchmarks.page_urls")),
+    path("workbench/", include("workbench.page_urls")),
     path("", include("frontend.urls")),
 ]

@@ -2,7 +2,8 @@
 
 Two kinds:
 - built by the platform: the reference verse itself (a candidate identical to the reference) against
-  one of the batch's candidates; the identical verse is the answer. An attentive annotator always
+  the batch's candidate least like it (fewest shared character trigrams, so the answer is obvious); the
+  identical verse is the answer. An attentive annotator always
   chooses it, a random clicker half of the time.
 - marked by a lead: any two verses of the project with the one an attentive annotator must choose.
   If the two are already a pair of the batch, that pair becomes a check (its judgements leave the
@@ -24,6 +25,16 @@ from annotation.services.members import check_can_manage
 MAX_CHECKS_PER_BATCH = 200
 
 
+def _trigrams(text: str) -> set[str]:
+    padded = f" {' '.join(text.lower().split())} "
+    return {padded[i:i + 3] for i in range(len(padded) - 2)}
+
+
+def _likeness(a: set[str], b: set[str]) -> float:
+    """Jaccard similarity of two character-trigram sets (0 when both are empty)."""
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
 def _next_rank(batch: Batch) -> int:
     top = Pair.objects.filter(batch=batch).aggregate(m=Max("rank"))["m"]
     return 0 if top is None else top + 1
@@ -31,7 +42,7 @@ def _next_rank(batch: Batch) -> int:
 
 @transaction.atomic
 def attention_checks_build(*, batch: Batch, actor, n: int = 5, seed: int | None = None) -> int:
-    """Add up to ``n`` platform-built checks (reference vs a candidate it is not yet paired with).
+    """Add up to ``n`` platform-built checks (reference vs the candidates least like it, not yet used).
     Returns how many were added."""
     check_can_manage(project=batch.project, user=actor)
     existing = Pair.objects.filter(batch=batch, attention_answer__isnull=False)
@@ -40,8 +51,11 @@ def attention_checks_build(*, batch: Batch, actor, n: int = 5, seed: int | None 
     ref = batch.reference_id
     used = {p.verse_a_id if p.verse_b_id == ref else p.verse_b_id
             for p in existing.filter(attention_answer_id=ref)}
-    others = [v for v in BatchCandidate.objects.filter(batch=batch).values_list("verse_id", flat=True) if v not in used]
-    random.Random(seed).shuffle(others)
+    texts = dict(BatchCandidate.objects.filter(batch=batch).values_list("verse_id", "verse__text"))
+    others = [v for v in texts if v not in used]
+    random.Random(seed).shuffle(others)  # ties in likeness are broken at random
+    ref_grams = _trigrams(Verse.objects.get(pk=ref).text)
+    others.sort(key=lambda v: _likeness(ref_grams, _trigrams(texts[v])))
     rank = _next_rank(batch)
     pairs = []
     for k, other in enumerate(others[:n]):

@@ -48,6 +48,14 @@ def parse_score(raw) -> float:
     return score
 
 
+def _unquote(cell: str) -> str:
+    """A cell the file wraps in CSV double quotes (a verse with a comma) without them, as the annotation
+    importer's csv reader reads it: `"κατὰ μωσῆν …,"` → `κατὰ μωσῆν …,`."""
+    if len(cell) >= 2 and cell[0] == cell[-1] == '"':
+        return cell[1:-1].replace('""', '"')
+    return cell
+
+
 def read_sts_gold(path: str | Path, *, text: str | None = None) -> list[GoldPair]:
     """Read a gold TSV (or its contents given as ``text``, ``path`` then only names it in errors).
 
@@ -79,7 +87,7 @@ def read_sts_gold(path: str | Path, *, text: str | None = None) -> list[GoldPair
         cols = next(csv.reader(io.StringIO(line), delimiter="\t", quoting=csv.QUOTE_NONE))
         if len(cols) != 5:
             raise GoldFormatError(f"{name}:{lineno}: expected 5 tab-separated columns, found {len(cols)}")
-        ref_id, cand_id, ref_text, cand_text, raw = (c.strip() for c in cols)
+        ref_id, cand_id, ref_text, cand_text, raw = (_unquote(c.strip()) for c in cols)
         if not ref_id or not cand_id:
             raise GoldFormatError(f"{name}:{lineno}: empty reference or candidate id")
         try:

@@ -22,6 +22,7 @@ from .splits import FoldPool, Split, table4
 
 SCHEMA_RETRIEVAL = "similia.loci.retrieval/1"
 SCHEMA_PAIRWISE = "similia.loci.pairwise/1"
+TOP_LISTED = 10  # ranked sources kept per query in the per-query rows
 
 
 def code_version() -> str | None:
@@ -163,7 +164,7 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, options: Retrieva
     }
     _summary_sections(report, summary, per_fold, grid, ks)
     if opts.per_query:
-        _per_query_sections(report, grid, pq, M.mrr_at_k(hits, counts["all"], grid.depth), ranks, ks)
+        _per_query_sections(report, grid, pq, M.mrr_at_k(hits, counts["all"], grid.depth), ranks, ks, indices, scores)
     if opts.overlap and grid.links:
         t = time.perf_counter()
         _overlap_sections(report, grid, indices, scores, ranks, strata_ks=strata_ks, ties=ties)
@@ -270,7 +271,8 @@ def _summary_sections(report: dict, summary: dict, per_fold: list, grid: _Retrie
                        for f in range(grid.split.n_folds)]
 
 
-def _per_query_sections(report: dict, grid: _RetrievalGrid, pq: dict, rr_full, ranks, ks) -> None:
+def _per_query_sections(report: dict, grid: _RetrievalGrid, pq: dict, rr_full, ranks, ks, indices=None,
+                        scores=None) -> None:
     """``per_query`` (recall@k and reciprocal rank of each query) and ``per_pair`` (rank of each gold link)."""
     counts = M.gold_counts(grid.gq, grid.gc, len(grid.queries))
     rows = []
@@ -280,6 +282,9 @@ def _per_query_sections(report: dict, grid: _RetrievalGrid, pq: dict, rr_full, r
         for k in ks:
             row[f"recall@{k}"] = pq[("all", f"recall@{k}")][i]
         row["rr"] = rr_full[i]
+        if indices is not None:  # the head of the ranked list, so exports and the run page can show what was found
+            row["top"] = [[grid.pool_ids[j], float(scores[i, r])] for r, j in enumerate(indices[i, :TOP_LISTED])
+                          if j >= 0]
         rows.append(row)
     report["per_query"] = rows
     report["per_pair"] = [{"query_id": g.query_id, "source_id": g.source_id, "label": g.label,

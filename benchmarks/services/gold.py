@@ -131,7 +131,7 @@ def _bulk_segments(corpus: Corpus, segments) -> dict[str, int]:
 @transaction.atomic
 def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = None,
                          name: str = "loci-similes-545", version: str = "1",
-                         description: str = "") -> tuple[BenchmarkVersion, bool]:
+                         description: str = "", corpus_dir: Path | None = None) -> tuple[BenchmarkVersion, bool]:
     """Import the Loci Similes 545-pair benchmark (segments + one gold reference per file row).
 
     Returns (version, created). An existing (name, version) is returned untouched (created False), so the
@@ -151,6 +151,19 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
             files=[with_text_path.name] + ([ref_type_path.name] if ref_type_path is not None else []))
     except (KeyError, ValueError) as exc:  # the check above should have caught it; say which file anyway
         raise BenchmarkImportError(f"{with_text_path.name}: {exc}") from None
+    match_report = None
+    if corpus_dir is not None:
+        # the whole corpus (`build_corpus` output): gold segments are matched to corpus segments by id, then by
+        # normalised text, so runs can rank against the real source corpus (pool "corpus")
+        from benchmarks.loci.data import load_segments_csv
+        from benchmarks.loci.matching import attach_corpus
+
+        try:
+            corpus = Path(corpus_dir)
+            bench, match_report = attach_corpus(bench, load_segments_csv(corpus / "query.csv"),
+                                                load_segments_csv(corpus / "source.csv"), name=name)
+        except (OSError, KeyError, ValueError) as exc:
+            raise BenchmarkImportError(f"{corpus_dir}: {exc}") from None
     fold_split = "ref_type" if "ref_type" in bench.file_folds else "with_text"
     provenance = {
         "files": bench.meta.get("files", []),
@@ -160,6 +173,11 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
         "n_distinct_pairs": len(bench.gold),
         "note": "One gold reference per file row; texts are the cleaned columns (verse slashes removed).",
     }
+    if match_report is not None:
+        provenance["corpus"] = {"dir": Path(corpus_dir).name, "query_segments": len(bench.queries),
+                                "source_segments": len(bench.sources),
+                                "sources_matched": match_report["sources"].get("matched"),
+                                "merged_links": match_report.get("merged_links")}
     return _benchmark_store(bench, name=name, version=version, provenance=provenance,
                             query_fold=bench.file_folds.get(fold_split, {}), description=description,
                             benchmark_description="Loci Similes: Latin intertextual references"), True

@@ -2,6 +2,11 @@
 `benchmarks.jobs`, which take the run id only). The numbers come from `benchmarks.loci` / `benchmarks.greek_sts`."""
 from __future__ import annotations
 
+import csv
+import hashlib
+import os
+import re
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Callable
@@ -38,6 +43,10 @@ def _registered_rerankers() -> dict:
 
 RERANKERS = _registered_rerankers()
 CALIBRATIONS = ("", "linear", "isotonic")
+# What a Loci Similes run ranks each query against. Runs on different pools are never ranked together
+# (the leaderboard groups by pool): the gold pool holds only the cited sources, so its figures are far higher.
+POOLS = {"gold": "gold sources only (the version's cited sources)",
+         "corpus": "full source corpus (every source segment of the version)"}
 
 Progress = Callable[[float, str], None]
 
@@ -104,7 +113,7 @@ def _check_ks(ks) -> list[int]:
 def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dict | None = None,
                           reranker: str = "", reranker_params: dict | None = None, ks: list[int] | None = None,
                           split: str = EvaluationRun.Split.FILE, n_folds: int = 5, seed: int = 0,
-                          owner=None, enqueue: bool = True) -> EvaluationRun:
+                          pool: str = "gold", owner=None, enqueue: bool = True) -> EvaluationRun:
     """Create a Loci Similes evaluation run and queue its job (queue "gpu" for transformer retrievers).
 
     `enqueue=False` creates the queued Job row without sending it to a worker, for a caller that runs it
@@ -118,7 +127,9 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
         raise RunError(f"split must be one of {', '.join(EvaluationRun.Split.values)}")
     if not 2 <= int(n_folds) <= 20:
         raise RunError("n_folds must be between 2 and 20")
-    run = EvaluationRun.objects.create(
+    if pool not in POOLS:
+        raise RunError(f"pool must be one of {', '.join(POOLS)}")
+    run = EvaluationRun.objects.create(summary={"pool": pool},
         version=version, method=method, params=method_params(method, params, kind="retriever"), reranker=reranker,
         reranker_params=_reranker_params(reranker, reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
         seed=int(seed), owner=owner, code_version=code_version())
@@ -153,12 +164,90 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
 
 
 def pilot_roots() -> list[Path]:
-    """Folders a pilot's verses file may come from: the data folder and the shared data folder."""
-    return [Path(settings.DATA_DIR).resolve(), (Path(settings.BASE_DIR).parent / "shared" / "data").resolve()]
+    """Folders a pilot's verses file may come from: the data folder, the shared data folder and the
+    folder of uploaded verses files."""
+    return [Path(settings.DATA_DIR).resolve(), (Path(settings.BASE_DIR).parent / "shared" / "data").resolve(),
+            pilot_upload_dir().resolve()]
+
+
+def pilot_upload_dir() -> Path:
+    return Path(settings.VAR_DIR) / "pilot_verses"
+
+
+_PILOT_COLUMNS = {"type_id", "id", "idoriginal_poem", "idgroup", "verse"}
+
+
+def _has_pilot_header(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return _PILOT_COLUMNS <= {h.strip() for h in header}
+
+
+def pilot_verses_files() -> dict[str, Path]:
+    """The verses files a pilot may use, by key (what a form or client sends; never a path): CSVs with the
+    pilot's columns in `dbbe/` of the data folders, and uploaded files. Keys look like
+    `data:dbbe/dbbe_verses_sample.csv`, `shared:dbbe/…` and `upload:<hash>-<name>.csv`."""
+    found: dict[str, Path] = {}
+    data, shared, uploads = pilot_roots()
+    for label, folder in (("data", data / "dbbe"), ("shared", shared / "dbbe"), ("upload", uploads)):
+        if not folder.is_dir():
+            continue
+        base = uploads if label == "upload" else folder.parent
+        for path in sorted(folder.glob("*.csv")):
+            if path.is_file() and _has_pilot_header(path):
+                found[f"{label}:{path.relative_to(base).as_posix()}"] = path
+    return found
+
+
+def default_pilot_verses_key() -> str | None:
+    """The DBBE verse sample when a copy is present, else the first stored verses file, else None."""
+    keys = list(pilot_verses_files())
+    return next((k for k in keys if k.endswith("dbbe_verses_sample.csv")), keys[0] if keys else None)
+
+
+def pilot_verses_upload(*, name: str, data: bytes) -> str:
+    """Check an uploaded verses CSV (size, UTF-8, the pilot's columns, every row) and store it under a name
+    made from its content hash; returns its key for `pilot_run_create`. A bad file is a RunError naming
+    the line."""
+    from benchmarks.greek_sts import pilots
+
+    limit = settings.SIMILIA_MAX_UPLOAD_BYTES
+    if len(data) > limit:
+        raise RunError(f"{name}: the file is {len(data):,} bytes; the limit is {limit:,} (SIMILIA_MAX_UPLOAD_MB)")
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise RunError(f"{name}:{line}: not UTF-8; save the file as UTF-8") from None
+    folder = pilot_upload_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).stem)[:60] or "verses"
+    target = folder / f"{hashlib.sha256(data).hexdigest()[:12]}-{stem}.csv"
+    with tempfile.NamedTemporaryFile("wb", suffix=".csv", dir=folder, delete=False) as tmp:
+        tmp.write(data)
+    try:
+        try:
+            verses = pilots.read_verses_csv(tmp.name)
+        except (ValueError, KeyError, csv.Error) as exc:
+            raise RunError(str(exc).replace(tmp.name, name)) from None
+        if len(verses) < 2:
+            raise RunError(f"{name}: a pilot needs at least two verses, the file has {len(verses)}")
+        os.replace(tmp.name, target)
+    finally:
+        if os.path.exists(tmp.name):
+            os.unlink(tmp.name)
+    return f"upload:{target.name}"
 
 
 def resolve_verses_file(verses_file: str) -> Path:
-    """An existing file inside one of `pilot_roots()` (relative paths are taken under the data folder)."""
+    """A stored verses file by key (see `pilot_verses_files`), or, for platform callers, an existing file
+    inside one of `pilot_roots()` (relative paths are taken under the data folder)."""
+    stored = pilot_verses_files().get(verses_file)
+    if stored is not None:
+        return stored.resolve()
     candidate = Path(verses_file)
     if not candidate.is_absolute():
         candidate = Path(settings.DATA_DIR) / candidate
@@ -210,8 +299,17 @@ def _benchmark_from_db(version: BenchmarkVersion):
                        meta={"files": version.provenance.get("files", [])})
 
 
+def run_pool(run: EvaluationRun) -> str:
+    """The pool a run ranks against: "gold" for runs made before the choice existed (they used "auto",
+    which is "gold" on a version whose source corpus holds only the cited sources)."""
+    pool = (run.summary or {}).get("pool")
+    if pool:
+        return pool
+    return ((run.report or {}).get("pool") or {}).get("kind") or "gold"
+
+
 def _loci_summary(report: dict, ks: list[int]) -> dict:
-    summary = {}
+    summary = {"pool": (report.get("pool") or {}).get("kind")}
     for k in ks:
         summary[f"recall@{k}"] = finite_or_none(report.get(f"recall@{k}"))
         summary[f"mrr@{k}"] = finite_or_none(report.get(f"mrr@{k}"))
@@ -255,7 +353,9 @@ def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Calla
     def retrieval_progress(fraction, message=""):
         progress(0.02 + 0.7 * fraction, f"retrieval: {message}")
 
-    report = E.evaluate_retrieval(bench, split, method, ks=tuple(ks), seed=run.seed, progress=retrieval_progress,
+    pool = run_pool(run)
+    report = E.evaluate_retrieval(bench, split, method, ks=tuple(ks), seed=run.seed, pool=pool,
+                                  progress=retrieval_progress,
                                   benchmark_info={**bench.summary(), "version_id": run.version_id})
     # The per-fold pairwise documents give P/R/F1 vs retrieval depth k (Table 12), and with a reranker the
     # classification tables (Tables 3, 5) and retrieve-and-rerank beside retrieval-only.

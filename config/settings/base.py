@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "benchmarks",
     "detection",
     "frontend",
+    "workbench",
 ]
 
 MIDDLEWARE = [

@@ -60,3 +60,20 @@ def test_a_lead_marks_a_known_answer_pair(small_project):
     assert Pair.objects.filter(batch=batch).count() == 10  # an existing pair of the batch became a check
     with pytest.raises(Exception, match="Not among"):
         attention_check_mark(batch=batch, actor=project.owner, answer_id="nope", other_id="100 2")
+
+
+def test_built_checks_pair_the_reference_with_the_least_like_candidates(small_project):
+    """The platform's checks must be obvious: the reference against the candidates sharing fewest trigrams."""
+    from annotation.models import BatchCandidate
+    from annotation.services.attention import _likeness, _trigrams
+
+    project, batch = small_project
+    ref_grams = _trigrams(batch.reference.text)
+    likeness = {c.verse_id: _likeness(ref_grams, _trigrams(c.verse.text))
+                for c in BatchCandidate.objects.filter(batch=batch).select_related("verse")}
+    assert attention_checks_build(batch=batch, actor=project.owner, n=2, seed=3) == 2
+    chosen = [p.verse_a_id if p.verse_b_id == batch.reference_id else p.verse_b_id
+              for p in Pair.objects.filter(batch=batch, attention_answer__isnull=False)]
+    assert sorted(likeness[v] for v in chosen) == sorted(likeness.values())[:2]
+    assert all(p.attention_answer_id == batch.reference_id
+               for p in Pair.objects.filter(batch=batch, attention_answer__isnull=False))

@@ -110,10 +110,10 @@ def test_report_json_and_csv(client_for, finished_runs, loci_version):
     report = client.get(f"/api/v1/benchmarks/runs/{run.pk}/report/").json()
     assert report["per_query"][0]["query_id"] == "hier. epist. 1" and report["run"]["job"] == run.job_id
     text = client.get(f"/api/v1/benchmarks/runs/{run.pk}/report.csv").content.decode()
-    assert text.splitlines() == ["query_id,fold,n_gold,n_cit,n_cf,recall@1,recall@10,rr",
-                                 "hier. epist. 1,0,2,1,1,0.500000,1.000000,1.000000"]
+    assert text.splitlines() == ["query_id,fold,n_gold,n_cit,n_cf,recall@1,recall@10,rr,query_text,top_sources",
+                                 "hier. epist. 1,0,2,1,1,0.500000,1.000000,1.000000,,"]
     pairs = client.get(f"/api/v1/benchmarks/runs/{run.pk}/report.csv?table=per_pair").content.decode()
-    assert pairs.splitlines()[1] == "q,s,cit.,0,3,,,"
+    assert pairs.splitlines()[1] == "q,s,cit.,0,3,,,,,,"
     assert client.get(f"/api/v1/benchmarks/runs/{run.pk}/report.csv?table=x").status_code == 400
     queued = EvaluationRun.objects.create(version=loci_version, method="bm25-lemma")
     assert client.get(f"/api/v1/benchmarks/runs/{queued.pk}/report/").status_code == 409

@@ -34,7 +34,13 @@ def test_evaluate_command_runs_the_job_and_stores_a_comparable_report(loci_versi
     assert "<svg" in page and "Recall@k" in page and "Table 12" in page and 'http-equiv="refresh"' not in page
     rows = list(csv.DictReader(client.get(f"/benchmarks/runs/{run.pk}/per_query.csv").content.decode().splitlines()))
     assert len(rows) == 463 and set(rows[0]) == {"query_id", "fold", "n_gold", "n_cit", "n_cf", "recall@1",
-                                                 "recall@10", "recall@100", "rr"}
+                                                 "recall@10", "recall@100", "rr", "query_text", "top_sources"}
+    assert all(r["query_text"] for r in rows) and all(1 <= len(r["top_sources"].split(" | ")) <= 10 for r in rows)
+    pairs = list(csv.DictReader(client.get(f"/benchmarks/runs/{run.pk}/per_pair.csv").content.decode().splitlines()))
+    assert len(pairs) == len(report["per_pair"]) and all(p["query_text"] and p["source_text"] for p in pairs)
+    found = [p for p in pairs if p["rank"] == "1"]
+    assert found and all(p["top_sources"].split(" | ")[0] == p["source_id"] for p in found)
+    assert 'id="run-pool"' in page and "Pool: gold sources only" in page
     by_query = {r["query_id"]: r for r in run.per_query}
     assert float(rows[0]["recall@10"]) == pytest.approx(by_query[rows[0]["query_id"]]["recall@10"], abs=1e-6)
     fold_rows = list(csv.DictReader(client.get(f"/benchmarks/runs/{run.pk}/per_fold.csv").content.decode().splitlines()))
@@ -97,7 +103,7 @@ def test_pilot_job_sweeps_thresholds(settings, tmp_path, users, client):
     assert len(run.rows) == 19 and 0 < run.best_f1 <= 1 and run.report["n_items"] == 4
     client.force_login(users["researcher"])
     page = client.get(f"/benchmarks/pilots/{run.pk}/").content.decode()
-    assert "<svg" in page and "P/R/F1 vs threshold" in page
+    assert "<svg" in page and "Precision / recall / F1 vs threshold" in page
     assert PilotRun.objects.count() == 1
 
 

@@ -29,6 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
         parser.add_argument("--folds", type=int, default=5, help="folds of the grouped split")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--pool", default="gold", choices=["gold", "corpus"],
+                            help="rank against the cited sources only (gold) or the version's whole source corpus")
         parser.add_argument("--output", default=None, help="report JSON path (default: stdout)")
 
     def handle(self, *args, **o):
@@ -48,7 +50,8 @@ class Command(BaseCommand):
                                " in the database (load it with manage.py load_demo)")
         try:
             run = evaluation_run_create(version=version, method=o["method"], params=params, reranker=o["reranker"],
-                                        ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], enqueue=False)
+                                        ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], pool=o["pool"],
+                                        enqueue=False)
         except RunError as exc:
             raise CommandError(str(exc)) from None
         self.stderr.write(f"run {run.pk}, job {run.job_id}: evaluating {run.method} on {version}")

@@ -24,6 +24,9 @@ class Command(BaseCommand):
         parser.add_argument("--gold", default=None, help="gold CSV (query_id,source_id[,label][,fold])")
         parser.add_argument("--name", default="loci-similes-545", help="benchmark name")
         parser.add_argument("--benchmark-version", default="1", help="version label")
+        parser.add_argument("--corpus-dir", default=None,
+                            help="with --loci-dir: the whole corpus (query.csv, source.csv from build_corpus), so runs "
+                                 "can rank against the real source corpus (pool 'corpus')")
         parser.add_argument("--sts", default=None, help="gold TSV (DBBE STS shape)")
         parser.add_argument("--sts-name", default=None, help="gold set name (default: the file's stem)")
 
@@ -45,7 +48,8 @@ class Command(BaseCommand):
                 version, created = benchmark_import_545(
                     with_text_path=folder / "pairs_545_with_text.csv",
                     ref_type_path=ref_type if ref_type.exists() else None,
-                    name=o["name"], version=o["benchmark_version"])
+                    name=o["name"], version=o["benchmark_version"],
+                    corpus_dir=Path(o["corpus_dir"]) if o["corpus_dir"] else None)
                 self._imported(version, created)
             if o["sts"]:
                 gold_set, created = gold_set_import_file(path=Path(o["sts"]), name=o["sts_name"], if_exists="return")

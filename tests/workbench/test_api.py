@@ -1,0 +1,252 @@
+"""Workbench API: upload → detect → candidates → verdicts → export, permissions, validation, OpenAPI."""
+import csv
+import io
+import json
+
+import pytest
+
+from workbench.models import Candidate, DetectionRun, Document, Verdict
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.django_db
+
+
+def _upload(client, name, data, **extra):
+    f = io.BytesIO(data)
+    f.name = name
+    return client.post("/api/v1/workbench/documents/", {"file": f, **extra}, format="multipart")
+
+
+def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
+    from jobs.runner import run_job
+
+    client = client_for("researcher")
+    q = _upload(client, "hieronymus_samples.csv", (EXAMPLES / "hieronymus_samples.csv").read_bytes())
+    s = _upload(client, "vergil_samples.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())
+    assert q.status_code == 201 and s.status_code == 201 and q.json()["n_segments"] == 11
+    methods = client.get("/api/v1/workbench/methods/").json()
+    assert "bm25-lemma" in {m["name"] for m in methods["retrievers"]}
+    assert "lexical-rule" in {m["name"] for m in methods["rerankers"]}
+    created = client.post("/api/v1/workbench/runs/", {
+        "query_document": q.json()["id"], "source_document": s.json()["id"], "retriever": "bm25-lemma",
+        "retriever_params": {"k1": 1.2}, "top_k": 5}, format="json")
+    assert created.status_code == 201, created.content
+    run = DetectionRun.objects.get(pk=created.json()["id"])
+    assert run.job.queue == "cpu" and run.retriever_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
+    assert run_job(run.job_id) == "succeeded"
+    detail = client.get(f"/api/v1/workbench/runs/{run.pk}/").json()
+    assert detail["status"] == "succeeded" and detail["summary"]["n_queries"] == 11
+    page = client.get(f"/api/v1/workbench/runs/{run.pk}/candidates/?page_size=5").json()
+    assert page["count"] == detail["summary"]["n_candidates"] and len(page["results"]) == 5
+    first = page["results"][0]
+    assert first["query_id"] == "hier. adv. iovin. 1.1" and first["rank"] == 1 and first["source_id"] == "verg. aen. 10.636"
+    assert first["p_cit"] is None and first["score"] > 0
+
+
+def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection, monkeypatch):
+    client = client_for("researcher")
+    bad = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n")
+    assert bad.status_code == 400 and "q.csv, line 3: duplicate seg_id 'a'" in bad.json()["detail"]
+    assert _upload(client, "q.bin", b"x").status_code == 400
+    assert client.post("/api/v1/workbench/documents/", {}, format="json").status_code == 400
+    run = finished_detection
+    base = {"query_document": run.query_document_id, "source_document": run.source_document_id}
+    for body, needle in [({"retriever": "nope"}, "unknown method"),
+                         ({"retriever": "bm25-lemma", "retriever_params": {"k1": 99}}, "must be ≤ 10"),
+                         ({"retriever": "bm25-lemma", "retriever_params": {"cache_dir": "/tmp"}}, "unknown parameter"),
+                         ({"retriever": "levenshtein"}, "is a pair_scorer, not a retriever"),
+                         ({"retriever": "bm25-lemma", "reranker": "bm25-lemma"}, "not a reranker"),
+                         ({"retriever": "bm25-lemma", "thresholds": {"cit.": 2}}, "between 0 and 1"),
+                         ({"retriever": "bm25-lemma", "top_k": 0}, "top_k")]:
+        response = client.post("/api/v1/workbench/runs/", {**base, **body}, format="json")
+        assert response.status_code == 400 and needle in json.dumps(response.json(), ensure_ascii=False), body
+    assert DetectionRun.objects.count() == 1
+    monkeypatch.setattr("workbench.services.MAX_CANDIDATES", 20)
+    too_many = client.post("/api/v1/workbench/runs/", {**base, "retriever": "bm25-lemma", "top_k": 2}, format="json")
+    assert too_many.status_code == 400 and "11 query segments × top 2 would be 22 candidates" in too_many.json()["detail"]
+
+
+@pytest.mark.parametrize("role, expected", [("annotator", 403), ("lead", 403), ("norole", 403), (None, 403)])
+def test_only_researchers_use_the_workbench(client_for, finished_detection, role, expected):
+    client = client_for(role)
+    run = finished_detection
+    cand = run.candidates.first()
+    for url in ["/api/v1/workbench/methods/", "/api/v1/workbench/documents/", "/api/v1/workbench/runs/",
+                f"/api/v1/workbench/runs/{run.pk}/candidates/", f"/api/v1/workbench/candidates/{cand.pk}/"]:
+        assert client.get(url).status_code == expected, url
+    assert client.post("/api/v1/workbench/runs/", {"query_document": run.query_document_id,
+                                                   "source_document": run.source_document_id,
+                                                   "retriever": "bm25-lemma"}, format="json").status_code == expected
+    assert client.post(f"/api/v1/workbench/candidates/{cand.pk}/verdict/", {"decision": "cit."},
+                       format="json").status_code == expected
+    assert not Verdict.objects.exists() and DetectionRun.objects.count() == 1
+
+
+def test_researchers_see_only_their_own_runs_and_uploads(make_user, client_for, finished_detection):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    other = make_user("res2", "researcher")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=other).key}")
+    run = finished_detection
+    assert client.get("/api/v1/workbench/runs/").json() == []
+    assert client.get(f"/api/v1/workbench/runs/{run.pk}/candidates/").status_code == 404
+    assert client.get(f"/api/v1/workbench/candidates/{run.candidates.first().pk}/").status_code == 404
+    assert client.get("/api/v1/workbench/documents/").json() == []
+    stolen = client.post("/api/v1/workbench/runs/", {"query_document": run.query_document_id,
+                                                     "source_document": run.source_document_id,
+                                                     "retriever": "bm25-lemma"}, format="json")
+    assert stolen.status_code == 400 and "is not yours" in json.dumps(stolen.json())
+
+
+def test_filters_detail_verdicts_and_exports(client_for, finished_detection, users):
+    client = client_for("researcher")
+    run = finished_detection
+    url = f"/api/v1/workbench/runs/{run.pk}/candidates/"
+    everything = client.get(url).json()
+    assert everything["count"] == run.candidates.count() > 11
+    cit = client.get(url + "?label=cit.").json()
+    assert cit["count"] == run.candidates.filter(label="cit.").count() > 0
+    assert all(r["label"] == "cit." for r in cit["results"])
+    assert all(r["bucket"] == "bigram" for r in client.get(url + "?bucket=bigram").json()["results"])
+    found = client.get(url + "?q=10.636").json()["results"]
+    assert found and all("10.636" in r["source_id"] or "10.636" in r["query_id"] for r in found)
+    assert client.get(url + "?q=decus").json()["count"] >= 1  # text search
+    assert client.get(url + "?min_score=x").status_code == 400 and client.get(url + "?label=foo").status_code == 400
+    high = client.get(url + "?min_score=5").json()["results"]
+    assert all(r["score"] >= 5 for r in high)
+
+    top = everything["results"][0]
+    detail = client.get(f"/api/v1/workbench/candidates/{top['id']}/").json()
+    assert "mens" in detail["highlight"]["shared_lemmas"]
+    assert any(shared and piece == "mente" for piece, shared in detail["highlight"]["source"])
+    second = everything["results"][1]
+    ok = client.post(f"/api/v1/workbench/candidates/{top['id']}/verdict/", {"decision": "cit.", "note": "Aen. 10.636"},
+                     format="json")
+    assert ok.status_code == 200 and ok.json()["user"] == "res" and ok.json()["progress"]["decided"] == 1
+    client.post(f"/api/v1/workbench/candidates/{second['id']}/verdict/", {"decision": "rejected"}, format="json")
+    again = client.post(f"/api/v1/workbench/candidates/{top['id']}/verdict/", {"decision": "cf."}, format="json")
+    assert again.status_code == 200 and Verdict.objects.count() == 2
+    assert Verdict.objects.get(candidate_id=top["id"]).decision == "cf."
+    assert client.post(f"/api/v1/workbench/candidates/{top['id']}/verdict/", {"decision": "maybe"},
+                       format="json").status_code == 400
+    assert client.get(url + "?verdict=unverified").json()["count"] == everything["count"] - 2
+    assert client.get(url + "?verdict=rejected").json()["results"][0]["id"] == second["id"]
+
+    export = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv")
+    rows = list(csv.DictReader(io.StringIO(export.content.decode())))
+    package_header = (EXAMPLES / "results.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert list(rows[0])[:7] == package_header == ["query_id", "query_text", "source_id", "source_text",
+                                                   "similarity", "probability", "above_threshold"]
+    assert len(rows) == everything["count"] and {r["above_threshold"] for r in rows} <= {"Yes", "No"}
+    as_json = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=json&label=cit.").json()
+    assert len(as_json["results"]) == cit["count"]
+    verdicts = list(csv.DictReader(io.StringIO(client.get(
+        f"/api/v1/workbench/runs/{run.pk}/export/?what=verdicts").content.decode())))
+    assert [(v["query_id"], v["label"], v["decision"], v["user"]) for v in verdicts] == [
+        (top["query_id"], "1", "cf.", "res"), (second["query_id"], "0", "rejected", "res")]
+    assert verdicts[0]["decided_at"]
+    truth_header = (EXAMPLES / "ground_truth.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert list(verdicts[0])[:3] == truth_header  # the package's ground_truth.csv columns come first
+
+
+def test_openapi_documents_the_workbench(client_for):
+    schema = client_for("researcher").get("/api/schema/?format=json").json()
+    for path in ["/api/v1/workbench/documents/", "/api/v1/workbench/runs/", "/api/v1/workbench/runs/{id}/candidates/",
+                 "/api/v1/workbench/candidates/{id}/verdict/", "/api/v1/workbench/runs/{id}/export/",
+                 "/api/v1/workbench/runs/{id}/promote/", "/api/v1/workbench/methods/"]:
+        assert path in schema["paths"], path
+    params = {p["name"] for p in schema["paths"]["/api/v1/workbench/runs/{id}/candidates/"]["get"]["parameters"]}
+    assert {"label", "min_score", "author_pair", "bucket", "q", "verdict", "page"} <= params
+
+
+def test_stored_corpus_copy_is_made_once(client_for, loci_version):
+    client = client_for("researcher")
+    corpora = client.get("/api/v1/workbench/corpora/").json()
+    query_corpus = next(c for c in corpora if c["id"] == loci_version.query_corpus_id)
+    assert query_corpus["n_segments"] == 463
+    first = client.post("/api/v1/workbench/documents/", {"corpus": loci_version.query_corpus_id}, format="json")
+    second = client.post("/api/v1/workbench/documents/", {"corpus": loci_version.query_corpus_id}, format="json")
+    assert first.status_code == second.status_code == 201 and first.json()["id"] == second.json()["id"]
+    assert Document.objects.get(pk=first.json()["id"]).segments.count() == 463
+
+
+def test_promoting_confirmed_parallels_makes_a_new_gold_version(users, loci_version):
+    from benchmarks.models import BenchmarkVersion, GoldReference
+    from jobs.runner import run_job
+    from workbench.services import (
+        WorkbenchError,
+        detection_run_create,
+        document_from_corpus,
+        gold_promote,
+        verdict_set,
+    )
+
+    owner = users["researcher"]
+    run = detection_run_create(query_document=document_from_corpus(corpus=loci_version.query_corpus),
+                               source_document=document_from_corpus(corpus=loci_version.source_corpus),
+                               retriever="bm25-lemma", top_k=2, owner=owner)
+    assert run_job(run.job_id) == "succeeded"
+    gold = set(GoldReference.objects.filter(version=loci_version).values_list("query__seg_id", "source__seg_id"))
+    cands = list(Candidate.objects.filter(run=run).select_related("query", "source"))
+    new_pair = next(c for c in cands if (c.query.seg_id, c.source.seg_id) not in gold)
+    old_pair = next(c for c in cands if (c.query.seg_id, c.source.seg_id) in gold)
+    rejected = next(c for c in cands if c not in (new_pair, old_pair))
+    with pytest.raises(WorkbenchError, match="label must be"):
+        gold_promote(run=run, base=loci_version, version="", user=owner)
+    with pytest.raises(WorkbenchError, match="no confirmed parallel"):
+        gold_promote(run=run, base=loci_version, version="2", user=owner)
+    verdict_set(candidate=new_pair, user=owner, decision="cf.", note="an allusion the gold missed")
+    verdict_set(candidate=old_pair, user=owner, decision="cit.")
+    verdict_set(candidate=rejected, user=owner, decision="rejected")
+    new = gold_promote(run=run, base=loci_version, version="2", user=owner)
+    assert new.gold.count() == 546 and new.provenance["promoted"]["added"] == 1
+    added = new.gold.get(pair_id__startswith="wb")
+    assert (added.query.seg_id, added.source.seg_id, added.ref_type) == (new_pair.query.seg_id, new_pair.source.seg_id, "cf.")
+    assert "verdict by res" in added.provenance
+    assert BenchmarkVersion.objects.get(pk=loci_version.pk).gold.count() == 545
+    with pytest.raises(WorkbenchError, match="already has a version"):
+        gold_promote(run=run, base=loci_version, version="2", user=owner)
+
+
+def test_methods_registered_elsewhere_appear_and_route_by_their_declaration(client_for, finished_detection):
+    """A retriever another module registers shows up in the picker and the API at once; a GPU one's job goes to
+    the gpu queue; its parameters are validated by its own declaration."""
+    from detection.methods import registry
+    from detection.methods.registry import MethodSpec, Param
+
+    spec = MethodSpec("toy-dense", "retriever", lambda **kw: None, "a GPU retriever registered by a test",
+                      needs_gpu=True, params=(Param("alpha", "float", 0.5, "weight", min=0.0, max=1.0),))
+    registry.register(spec)
+    try:
+        client = client_for("researcher")
+        assert "toy-dense" in {m["name"] for m in client.get("/api/v1/workbench/methods/").json()["retrievers"]}
+        run = finished_detection
+        base = {"query_document": run.query_document_id, "source_document": run.source_document_id,
+                "retriever": "toy-dense"}
+        bad = client.post("/api/v1/workbench/runs/", {**base, "retriever_params": {"alpha": 3}}, format="json")
+        assert bad.status_code == 400 and "'alpha'" in bad.json()["detail"]
+        ok = client.post("/api/v1/workbench/runs/", {**base, "retriever_params": {"alpha": 0.25}}, format="json")
+        assert ok.status_code == 201
+        created = DetectionRun.objects.get(pk=ok.json()["id"])
+        assert created.job.queue == "gpu" and created.retriever_params == {"alpha": 0.25}
+    finally:
+        registry.unregister("toy-dense")
+
+
+def test_a_supervised_reranker_must_name_a_trained_model(client_for, finished_detection):
+    from detection.methods import registry
+    from detection.methods.registry import MethodSpec, Param
+
+    registry.register(MethodSpec("toy-trained", "reranker", lambda **kw: None, "a supervised reranker", supervised=True,
+                                 params=(Param("model", "model", None, "trained model", nullable=True),)))
+    try:
+        run = finished_detection
+        response = client_for("researcher").post("/api/v1/workbench/runs/", {
+            "query_document": run.query_document_id, "source_document": run.source_document_id,
+            "retriever": "bm25-lemma", "reranker": "toy-trained"}, format="json")
+        assert response.status_code == 400 and "name a trained model" in response.json()["detail"]
+    finally:
+        registry.unregister("toy-trained")

@@ -1,0 +1,132 @@
+"""The workbench's pure logic on the real locisimiles package examples (no database)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.engine import compare as C
+from workbench.engine.highlight import highlight_pair, spans
+from workbench.engine.pipeline import detect, label_pairs
+from workbench.engine.uploads import UploadError, guess_format, parse_upload
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "locisimiles" / "package_examples"
+LIMITS = {"max_bytes": 1_000_000, "max_segments": 1000}
+
+
+def test_csv_upload_reads_the_package_examples():
+    doc = parse_upload("hieronymus_samples.csv", (EXAMPLES / "hieronymus_samples.csv").read_bytes(), **LIMITS)
+    assert doc.format == "csv" and len(doc.segments) == 11
+    assert doc.segments[0].seg_id == "hier. adv. iovin. 1.1" and "Dat sine mente sonum" in doc.segments[0].text
+
+
+def test_plain_text_is_split_into_sentences_with_ids():
+    text = "Arma uirumque cano. Troiae qui primus ab oris uenit.\n\nItaliam fato profugus Lauiniaque uenit litora.\n"
+    doc = parse_upload("aeneis.txt", text.encode(), **LIMITS)
+    assert [s.seg_id for s in doc.segments] == ["aeneis 1.1", "aeneis 1.2", "aeneis 2.1"]
+
+
+def test_tess_and_tei_uploads():
+    tess = "<verg. aen. 1.1>\tArma uirumque cano, Troiae qui primus ab oris\n<verg. aen. 1.2>\tItaliam fato profugus.\n"
+    doc = parse_upload("aen.tess", tess.encode(), **LIMITS)
+    assert doc.segments[0].seg_id == "verg. aen. 1.1.1" and " / " in doc.segments[0].text
+    tei = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="textpart" n="1">'
+           '<p>Furiosas Apollinis uates legimus. Dat sine mente sonum.<note>app. crit.</note></p></div></body></text></TEI>')
+    doc = parse_upload("epist.xml", tei.encode(), **LIMITS)
+    assert [s.seg_id for s in doc.segments] == ["epist 1.1", "epist 1.2"] and "app. crit." not in doc.segments[0].text
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n", "q.csv, line 3: duplicate seg_id 'a'"),
+    ("q.csv", b"id,text\na,b\n", "q.csv, line 1: missing column(s) seg_id"),
+    ("q.csv", b"seg_id,text\na,\xff\xfe\n", "q.csv, line 2: not UTF-8"),
+    ("q.csv", b"seg_id,text\na,\xce\xba\xcf\x8d\xcf\x81\xce\xb9\xce\xb5\n", "q.csv, line 2: text of 'a' is not in Latin script"),
+    ("q.xml", b"<TEI><body>", "q.xml, line 1: invalid XML"),
+    ("q.doc", b"x", "cannot tell the format from the name"),
+    ("q.csv", b"   \n", "q.csv: the file is empty"),
+    ("q.tess", b"<verg. aen. 1.1>\tArma uirumque cano.\n<verg. aen. 1.1>\tTroiae qui primus.\n",
+     "q.tess: segment id 'verg. aen. 1.1.1' occurs twice"),
+    ("q.csv", b"seg_id,text\n" + b"x" * 301 + b",Arma uirumque cano\n", "is longer than 300 characters"),
+])
+def test_bad_uploads_name_the_file_and_line(name, data, message):
+    with pytest.raises(UploadError, match=message.replace(".", r"\.").replace("(", r"\(").replace(")", r"\)")):
+        parse_upload(name, data, **LIMITS)
+
+
+def test_limits_name_the_limit():
+    with pytest.raises(UploadError, match="the file is 29 bytes; the limit is 10"):
+        parse_upload("q.csv", b"seg_id,text\na,Arma uirumque c", max_bytes=10, max_segments=5)
+    rows = "seg_id,text\n" + "".join(f"s{i},Arma uirumque cano {i}\n" for i in range(6))
+    with pytest.raises(UploadError, match="6 segments; the limit is 5"):
+        parse_upload("q.csv", rows.encode(), max_bytes=10_000, max_segments=5)
+    assert guess_format("X.TESS") == "tess"
+
+
+def test_highlight_marks_shared_lemmas_and_keeps_the_text():
+    q = "Furiosas Apollinis uates legimus; et illud Uirgilianum: Dat sine mente sonum."
+    s = "dat inania uerba, dat sine mente sonum gressusque effingit euntis"
+    h = highlight_pair(q, s)
+    assert {"mens", "sonus"} <= set(h["shared_lemmas"])
+    assert "".join(p for p, _ in h["query"]) == q and "".join(p for p, _ in h["source"]) == s
+    marked = {p for p, shared in h["source"] if shared}
+    assert {"mente", "sonum"} <= marked and "inania" not in marked
+    assert spans("abc", set()) == [("abc", False)]
+
+
+def test_detect_with_a_reranker_on_the_package_examples():
+    from benchmarks.loci.method_adapters import LexicalRuleScorer
+    from detection.latin.readers import read_segments_csv
+    from detection.methods import registry
+
+    queries = read_segments_csv(EXAMPLES / "hieronymus_samples.csv")
+    sources = read_segments_csv(EXAMPLES / "vergil_samples.csv")
+    gold = {(r.split(",")[0].strip('"'), r.split(",")[1].strip('"')) for r in
+            (EXAMPLES / "ground_truth.csv").read_text().splitlines()[1:]}
+    result = detect(registry.build("bm25-lemma"), [q.text for q in queries], [s.seg_id for s in sources],
+                    [s.text for s in sources], top_k=3, reranker=LexicalRuleScorer(), thresholds={"cit.": 0.2, "cf.": 0.2})
+    assert len(result) <= 33 and result.probs.shape == (len(result), 3)
+    top1 = {(queries[q].seg_id, sources[s].seg_id) for q, s, r in zip(result.query, result.source, result.rank) if r == 1}
+    assert len(top1 & gold) >= 8  # the package's example pairs share words: BM25 ranks most of them first
+    assert set(result.label) <= {"cit.", "cf.", ""} and "cit." in result.label
+    assert set(result.bucket) <= {"bigram", "two_lemmas", "one_lemma", "none"}
+    assert label_pairs(np.array([[0.1, 0.6, 0.7], [0.5, 0.1, 0.6], [0.9, 0.1, 0.1]]), {"cit.": 0.5, "cf.": 0.5}) == \
+        ["cit.", "cf.", ""]
+
+
+def test_compare_reports():
+    a = [{"query_id": "q1", "source_id": "s1", "rank": 1, "label": "cit."},
+         {"query_id": "q2", "source_id": "s2", "rank": 40, "label": "cf."}]
+    b = [{"query_id": "q1", "source_id": "s1", "rank": None, "label": "cit."},
+         {"query_id": "q2", "source_id": "s2", "rank": 3, "label": "cf."}]
+    diff = C.gold_differences(a, b, 10)
+    assert [r["query_id"] for r in diff["only_a"]] == ["q1"] and [r["query_id"] for r in diff["only_b"]] == ["q2"]
+    assert diff["both"] == 0
+    rows = C.query_differences([{"query_id": "q1", "rr": 1.0}, {"query_id": "q2", "rr": 0.5}],
+                               [{"query_id": "q1", "rr": 0.0}, {"query_id": "q2", "rr": 0.5}])
+    assert rows == [{"query_id": "q1", "fold": None, "rr_a": 1.0, "rr_b": 0.0, "delta": -1.0}]
+    assert C.metric_rows({"recall@10": 0.5, "pool": "gold"}, {"recall@10": 0.75}) == [
+        {"metric": "recall@10", "a": 0.5, "b": 0.75, "delta": 0.25}]
+
+
+def test_registry_rerankers_get_flat_candidates_with_texts_scores_and_ranks():
+    """A reranker of the registry's shape (`predict_proba(candidates)`) sees every pair with its ids, texts,
+    retrieval score and rank; its probabilities and the thresholds give the labels."""
+    from workbench.engine.pipeline import score_candidates
+
+    seen = {}
+
+    class Toy:
+        name = "toy"
+
+        def predict_proba(self, cands, progress=None):
+            seen["cands"] = cands
+            p = np.asarray([0.9 if cands.query_ids[q] == "q1" else 0.1 for q in cands.qi])
+            return np.column_stack([1 - p, p, np.zeros_like(p)])
+
+    qi, si = np.array([0, 0, 1]), np.array([1, 0, 0])
+    probs = score_candidates(Toy(), ["arma uirumque", "cano"], ["s0 text", "s1 text"], qi, si,
+                             query_ids=["q1", "q2"], source_ids=["s0", "s1"], score=np.array([3.0, 2.0, 1.0]),
+                             rank=np.array([1, 2, 1]))
+    cands = seen["cands"]
+    assert len(cands) == 3 and cands.source_ids == ["s0", "s1"] and list(cands.rank) == [1, 2, 1]
+    assert cands.query_texts[cands.qi[2]] == "cano" and float(cands.score[0]) == 3.0
+    assert label_pairs(probs, {"cit.": 0.5, "cf.": 0.5}) == ["cit.", "cit.", ""]

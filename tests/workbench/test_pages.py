@@ -1,0 +1,109 @@
+"""Workbench pages: who may open them, the launch form (uploads, stored texts, refusals), run and compare pages."""
+import io
+
+import pytest
+
+from workbench.models import DetectionRun, Document
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.django_db
+
+
+def _file(name, data):
+    f = io.BytesIO(data)
+    f.name = name
+    return f
+
+
+@pytest.mark.parametrize("role, expected", [("researcher", 200), ("lead", 403), ("annotator", 403), ("norole", 403)])
+def test_pages_follow_roles(client, users, finished_detection, role, expected):
+    client.force_login(users[role])
+    for url in ["/workbench/", f"/workbench/runs/{finished_detection.pk}/", "/workbench/compare/",
+                f"/workbench/runs/{finished_detection.pk}/export/"]:
+        assert client.get(url).status_code == expected, url
+
+
+def test_annotators_cannot_launch(client, users):
+    client.force_login(users["annotator"])
+    response = client.post("/workbench/", {"retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5,
+                                           "threshold_cf": 0.5,
+                                           "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\n"),
+                                           "source_file": _file("s.csv", b"seg_id,text\nb,Arma uirumque cano\n")})
+    assert response.status_code == 403 and not Document.objects.exists() and not DetectionRun.objects.exists()
+
+
+def test_launch_form_uploads_and_refuses_with_the_line(client, users):
+    client.force_login(users["researcher"])
+    html = client.get("/workbench/").content.decode()
+    assert 'value="bm25-lemma" selected' in html and 'value="lexical-rule"' in html and "method-specs" in html
+    bad = client.post("/workbench/", {
+        "retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5, "threshold_cf": 0.5,
+        "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\n"),
+        "source_file": _file("s.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())})
+    assert bad.status_code == 200 and "q.csv, line 3: empty text of &#x27;b&#x27;" in bad.content.decode()
+    assert not Document.objects.exists()  # nothing half-stored
+    neither = client.post("/workbench/", {"retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5,
+                                          "threshold_cf": 0.5})
+    assert "upload a query text or pick a stored one" in neither.content.decode()
+    ok = client.post("/workbench/", {
+        "retriever": "bm25-lemma", "retriever_params": '{"k1": 1.2}', "top_k": 3, "threshold_cit": 0.5,
+        "threshold_cf": 0.5, "name": "Jerome and Virgil",
+        "query_file": _file("hieronymus_samples.csv", (EXAMPLES / "hieronymus_samples.csv").read_bytes()),
+        "source_file": _file("vergil_samples.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())})
+    run = DetectionRun.objects.get()
+    assert ok.status_code == 302 and ok["Location"] == f"/workbench/runs/{run.pk}/"
+    assert run.name == "Jerome and Virgil" and run.retriever_params["k1"] == 1.2 and run.query_document.n_segments == 11
+    stored = client.get("/workbench/").content.decode()
+    assert f'value="doc:{run.query_document_id}"' in stored
+
+
+def test_run_page_shows_candidates_filters_and_progress(client, users, finished_detection):
+    client.force_login(users["researcher"])
+    run = finished_detection
+    html = client.get(f"/workbench/runs/{run.pk}/").content.decode()
+    n_labelled = run.candidates.exclude(label="").count()
+    assert f'<span id="remaining">{n_labelled}</span> passages remaining' in html
+    assert "hier. adv. iovin. 1.1" in html and "verg. aen. 10.636" in html and 'id="filters"' in html
+    only_cit = client.get(f"/workbench/runs/{run.pk}/?label=cit.").content.decode()
+    assert only_cit.count('class="cand"') == run.candidates.filter(label="cit.").count()
+    assert "Filter ignored" in client.get(f"/workbench/runs/{run.pk}/?min_score=abc", follow=True).content.decode()
+    export = client.get(f"/workbench/runs/{run.pk}/export/?what=results&as=csv")
+    assert export.status_code == 200 and export["Content-Disposition"].endswith('-results.csv"')
+
+
+def test_compare_page(client, users, loci_version):
+    from benchmarks.models import EvaluationRun
+    from benchmarks.services import evaluation_run_create
+    from jobs.runner import run_job
+
+    runs = []
+    for method in ("bm25-lemma", "tfidf-surface"):
+        run = evaluation_run_create(version=loci_version, method=method, ks=[1, 10, 100], owner=users["researcher"],
+                                    enqueue=False)
+        assert run_job(run.job_id) == "succeeded"
+        runs.append(EvaluationRun.objects.get(pk=run.pk))
+    a, b = runs
+    client.force_login(users["researcher"])
+    html = client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()
+    assert "recall@10" in html and "B − A" in html and html.count("<svg") == 2
+    only_a, only_b = html.count('id="only-a"'), html.count('id="only-b"')
+    assert only_a == only_b == 1 and "Careful" not in html
+    from workbench.engine.compare import gold_differences
+
+    diff = gold_differences(a.report["per_pair"], b.report["per_pair"], 10)
+    assert f"{len(diff['only_a'])} only by A, {len(diff['only_b'])} only by B" in html
+    b.summary = {**b.summary, "pool": "corpus"}
+    b.save()
+    assert "rank against different pools" in client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()
+
+
+def test_demo_loader_is_idempotent(make_user, settings):
+    from workbench.demo import load_demo_workbench
+
+    settings.SIMILIA_DEMO_RUNS = True
+    make_user("researcher", "researcher")
+    assert load_demo_workbench().startswith("2 example texts, detection ")
+    assert load_demo_workbench() == "2 example texts present"
+    assert Document.objects.count() == 2 and DetectionRun.objects.count() == 1
+    assert DetectionRun.objects.get().reranker == "lexical-rule"

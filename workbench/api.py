@@ -1,0 +1,334 @@
+"""Workbench API (researchers only): documents, detection runs, candidates with filters, verdicts, exports.
+
+Thin views: an input serializer checks the request's shape, one service or selector does the work."""
+from __future__ import annotations
+
+import math
+
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchmarks.api import created_or_unavailable
+from benchmarks.models import BenchmarkVersion, Corpus
+from core.params import query_choice, query_int
+from core.parsers import DepthLimitedJSONParser
+from core.roles import RESEARCHER, has_role
+from workbench import exports, methods, selectors
+from workbench.engine.highlight import highlight_pair
+from workbench.engine.uploads import FORMATS
+from workbench.models import Candidate, DetectionRun, Document, Verdict
+from workbench.services import (
+    detection_run_create,
+    document_from_corpus,
+    document_upload,
+    gold_promote,
+    verdict_set,
+)
+
+
+class IsResearcher(BasePermission):
+    message = "The workbench is for researchers."
+
+    def has_permission(self, request, view) -> bool:
+        return has_role(request.user, RESEARCHER)
+
+
+class _Api(APIView):
+    permission_classes = [IsResearcher]
+
+
+# ------------------------------------------------------------------------------------------ serializers
+class DocumentSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+
+    class Meta:
+        model = Document
+        fields = ["id", "name", "format", "language", "owner", "corpus", "n_segments", "provenance", "created"]
+        read_only_fields = fields
+
+
+class DocumentInputSerializer(serializers.Serializer):
+    file = serializers.FileField(required=False, help_text="the text (CSV seg_id,text; .tess; TEI XML; plain text)")
+    format = serializers.ChoiceField(choices=list(FORMATS), required=False, allow_blank=True,
+                                     help_text="default: from the file name's suffix")
+    corpus = serializers.PrimaryKeyRelatedField(queryset=Corpus.objects.all(), required=False,
+                                                help_text="instead of a file: a stored benchmark corpus")
+
+    def validate(self, attrs):
+        if bool(attrs.get("file")) == bool(attrs.get("corpus")):
+            raise ValidationError("give either a file or a stored corpus")
+        return attrs
+
+
+class CorpusSerializer(serializers.ModelSerializer):
+    n_segments = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Corpus
+        fields = ["id", "name", "side", "description", "n_segments"]
+        read_only_fields = fields
+
+
+class RunSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(read_only=True)
+    job = serializers.IntegerField(source="job_id", read_only=True, allow_null=True)
+    owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+
+    class Meta:
+        model = DetectionRun
+        fields = ["id", "name", "owner", "query_document", "source_document", "retriever", "retriever_params",
+                  "reranker", "reranker_params", "top_k", "min_score", "thresholds", "job", "status", "summary",
+                  "created"]
+        read_only_fields = fields
+
+
+class RunInputSerializer(serializers.Serializer):
+    query_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
+    source_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
+    retriever = serializers.CharField(max_length=100, help_text="a registered retriever (GET methods/)")
+    retriever_params = serializers.JSONField(required=False, default=dict)
+    reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    reranker_params = serializers.JSONField(required=False, default=dict)
+    top_k = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=10)
+    min_score = serializers.FloatField(required=False, allow_null=True, default=None)
+    thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class CandidateSerializer(serializers.ModelSerializer):
+    query_id = serializers.CharField(source="query.seg_id")
+    query_text = serializers.CharField(source="query.text")
+    query_author = serializers.CharField(source="query.author")
+    source_id = serializers.CharField(source="source.seg_id")
+    source_text = serializers.CharField(source="source.text")
+    source_author = serializers.CharField(source="source.author")
+    verdicts = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Candidate
+        fields = ["id", "query_id", "query_text", "query_author", "source_id", "source_text", "source_author", "rank",
+                  "score", "p_none", "p_cit", "p_cf", "label", "shared_lemmas", "bucket", "verdicts"]
+        read_only_fields = fields
+
+    def get_verdicts(self, c) -> list[dict]:
+        return [VerdictSerializer(v).data for v in getattr(c, "verdict_list", [])]
+
+
+class VerdictSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Verdict
+        fields = ["id", "candidate", "user", "decision", "note", "created", "updated"]
+        read_only_fields = fields
+
+
+class VerdictInputSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=Verdict.Decision.choices)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class PromoteInputSerializer(serializers.Serializer):
+    base_version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    version = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$", help_text="label of the new version")
+
+
+# ------------------------------------------------------------------------------------------------ views
+class MethodListApi(_Api):
+    @extend_schema(responses=OpenApiTypes.OBJECT,
+                   description="Registered retrievers and rerankers with their declared parameters.")
+    def get(self, request):
+        return Response({"retrievers": methods.specs("retriever"), "rerankers": methods.specs("reranker")})
+
+
+class CorpusListApi(_Api):
+    @extend_schema(responses=CorpusSerializer(many=True))
+    def get(self, request):
+        return Response(CorpusSerializer(selectors.corpus_list(), many=True).data)
+
+
+class DocumentListApi(_Api):
+    parser_classes = [MultiPartParser, FormParser, DepthLimitedJSONParser]
+
+    @extend_schema(responses=DocumentSerializer(many=True))
+    def get(self, request):
+        return Response(DocumentSerializer(selectors.document_list(user=request.user)[:500], many=True).data)
+
+    @extend_schema(request={"multipart/form-data": DocumentInputSerializer, "application/json": DocumentInputSerializer},
+                   responses={201: DocumentSerializer, 400: OpenApiTypes.OBJECT},
+                   description="Upload a document (multipart `file`, optional `format`) or copy a stored corpus "
+                               "(`corpus`). Limits: SIMILIA_MAX_UPLOAD_MB per file, SIMILIA_IMPORT_MAX_ROWS segments.")
+    def post(self, request):
+        data = DocumentInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if data.validated_data.get("corpus"):
+            doc = document_from_corpus(corpus=data.validated_data["corpus"])
+        else:
+            upload = data.validated_data["file"]
+            doc = document_upload(name=upload.name, data=upload.read(), fmt=data.validated_data.get("format"),
+                                  owner=request.user)
+        return Response(DocumentSerializer(doc).data, status=status.HTTP_201_CREATED)
+
+
+def _readable_document(request, doc: Document) -> Document:
+    if not selectors.document_list(user=request.user).filter(pk=doc.pk).exists():
+        raise ValidationError({"document": f"document {doc.pk} is not yours"})
+    return doc
+
+
+class RunListApi(_Api):
+    @extend_schema(responses=RunSerializer(many=True))
+    def get(self, request):
+        return Response(RunSerializer(selectors.run_list(user=request.user)[:200], many=True).data)
+
+    @extend_schema(request=RunInputSerializer, responses={201: RunSerializer, 400: OpenApiTypes.OBJECT,
+                                                          503: OpenApiTypes.OBJECT})
+    def post(self, request):
+        data = RunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        _readable_document(request, v["query_document"])
+        _readable_document(request, v["source_document"])
+        run = detection_run_create(owner=request.user, **v)  # a WorkbenchError is a 400 (core.exceptions)
+        return created_or_unavailable(run, RunSerializer)
+
+
+def _run(request, pk: int) -> DetectionRun:
+    return get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+
+
+class RunDetailApi(_Api):
+    @extend_schema(responses=RunSerializer)
+    def get(self, request, pk: int):
+        run = _run(request, pk)
+        data = RunSerializer(run).data
+        data["progress"] = selectors.inspection_progress(run=run, user=request.user)
+        return Response(data)
+
+
+FILTER_PARAMS = [
+    OpenApiParameter("label", OpenApiTypes.STR, enum=["cit.", "cf.", "none"]),
+    OpenApiParameter("min_score", OpenApiTypes.NUMBER, description="retrieval score at least"),
+    OpenApiParameter("min_prob", OpenApiTypes.NUMBER, description="P(cit.) or P(cf.) at least"),
+    OpenApiParameter("author_pair", OpenApiTypes.STR, description='"query author → source author"'),
+    OpenApiParameter("bucket", OpenApiTypes.STR, enum=["bigram", "two_lemmas", "one_lemma", "none"]),
+    OpenApiParameter("q", OpenApiTypes.STR, description="text or citation id (either side)"),
+    OpenApiParameter("verdict", OpenApiTypes.STR, enum=list(selectors.VERDICT_FILTERS),
+                     description="your verdict"),
+]
+
+
+def _float(params, name):
+    raw = params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValidationError({name: [f"{raw[:40]!r} is not a number"]}) from None
+    if not math.isfinite(value):
+        raise ValidationError({name: ["must be a finite number"]})
+    return value
+
+
+def parse_filters(params) -> selectors.CandidateFilters:
+    """Candidate filters from query parameters (400 naming a bad one)."""
+    q = (params.get("q") or "").strip()[:200] or None
+    return selectors.CandidateFilters(
+        label=query_choice(params, "label", ["cit.", "cf.", "none"]), min_score=_float(params, "min_score"),
+        min_prob=_float(params, "min_prob"), author_pair=(params.get("author_pair") or None),
+        bucket=query_choice(params, "bucket", ["bigram", "two_lemmas", "one_lemma", "none"]), q=q,
+        verdict=query_choice(params, "verdict", selectors.VERDICT_FILTERS))
+
+
+class CandidateListApi(_Api):
+    @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("page", OpenApiTypes.INT),
+                                               OpenApiParameter("page_size", OpenApiTypes.INT)],
+                   responses=OpenApiTypes.OBJECT,
+                   description="Candidates in query order then rank: {count, page, pages, results}.")
+    def get(self, request, pk: int):
+        run = _run(request, pk)
+        qs = selectors.candidates(run=run, filters=parse_filters(request.query_params), user=request.user)
+        page = selectors.candidate_page(
+            qs, page=query_int(request.query_params, "page", default=1, min_value=1, max_value=10**9),
+            page_size=query_int(request.query_params, "page_size", default=selectors.PAGE_SIZE, min_value=1,
+                                max_value=selectors.MAX_PAGE_SIZE))
+        return Response({"count": page["total"], "page": page["page"], "pages": page["pages"],
+                         "results": CandidateSerializer(page["rows"], many=True).data})
+
+
+def _candidate(request, pk: int) -> Candidate:
+    return get_object_or_404(Candidate.objects.select_related("query", "source", "run"),
+                             pk=pk, run__in=selectors.run_list(user=request.user))
+
+
+class CandidateDetailApi(_Api):
+    @extend_schema(responses=OpenApiTypes.OBJECT,
+                   description="One candidate with both texts cut into pieces, shared-lemma words marked.")
+    def get(self, request, pk: int):
+        c = _candidate(request, pk)
+        c.verdict_list = list(c.verdicts.select_related("user"))
+        return Response({**CandidateSerializer(c).data, "highlight": highlight_pair(c.query.text, c.source.text)})
+
+
+class VerdictApi(_Api):
+    @extend_schema(request=VerdictInputSerializer, responses={200: VerdictSerializer, 400: OpenApiTypes.OBJECT})
+    def post(self, request, pk: int):
+        c = _candidate(request, pk)
+        data = VerdictInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        verdict = verdict_set(candidate=c, user=request.user, **data.validated_data)
+        return Response({**VerdictSerializer(verdict).data,
+                         "progress": selectors.inspection_progress(run=c.run, user=request.user)})
+
+
+class ExportApi(_Api):
+    @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("what", OpenApiTypes.STR, enum=["results", "verdicts"]),
+                                               OpenApiParameter("as", OpenApiTypes.STR, enum=["csv", "json"],
+                                                                description="file type (default csv)")],
+                   responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT},
+                   description="Results (the locisimiles results.csv columns first) or verdicts (its ground_truth.csv "
+                               "columns first), filtered like the candidate list.")
+    def get(self, request, pk: int):
+        run = _run(request, pk)
+        return export_response(run, request.query_params, request.user)
+
+
+def export_response(run, params, user, *, mode: str = "machine"):
+    what = query_choice(params, "what", ["results", "verdicts"], default="results")
+    fmt = query_choice(params, "as", ["csv", "json"], default="csv")
+    if what == "verdicts":
+        rows, text = (exports.verdicts(run), None) if fmt == "json" else (None, exports.verdicts_csv(run, mode=mode))
+    else:
+        qs = selectors.candidates(run=run, filters=parse_filters(params), user=user)
+        rows, text = (exports.results(run, qs), None) if fmt == "json" else (None, exports.results_csv(run, qs, mode=mode))
+    name = f"detection-{run.pk}-{what}.{fmt}"
+    if fmt == "json":
+        response = JsonResponse({"run": run.pk, what: rows}, json_dumps_params={"ensure_ascii": False})
+    else:
+        response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+class PromoteApi(_Api):
+    @extend_schema(request=PromoteInputSerializer, responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+                   description="A new version of the benchmark: the base version's gold plus this run's confirmed "
+                               "parallels (the run must compare the version's own corpora).")
+    def post(self, request, pk: int):
+        run = _run(request, pk)
+        data = PromoteInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        new = gold_promote(run=run, user=request.user, base=data.validated_data["base_version"],
+                           version=data.validated_data["version"])
+        return Response({"id": new.pk, "benchmark": new.benchmark.name, "version": new.version,
+                         "n_gold": new.gold.count(), "added": new.provenance["promoted"]["added"]},
+                        status=status.HTTP_201_CREATED)

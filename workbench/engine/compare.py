@@ -1,0 +1,52 @@
+"""Compare two Loci Similes evaluation reports of the same benchmark and pool: metric deltas, per-query
+differences, gold references one finds within k and the other misses."""
+from __future__ import annotations
+
+
+def metric_rows(summary_a: dict, summary_b: dict) -> list[dict]:
+    """Every numeric summary metric the two share: a, b, b − a."""
+    rows = []
+    for key in summary_a:
+        a, b = summary_a.get(key), summary_b.get(key)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+            rows.append({"metric": key, "a": a, "b": b, "delta": b - a})
+    return rows
+
+
+def _found(rank, k: int) -> bool:
+    return rank is not None and 1 <= rank <= k
+
+
+def gold_differences(pairs_a: list[dict], pairs_b: list[dict], k: int) -> dict:
+    """Gold pairs (query_id, source_id) found within the top k by one run and not the other."""
+    rank_a = {(p["query_id"], p["source_id"]): p.get("rank") for p in pairs_a}
+    rank_b = {(p["query_id"], p["source_id"]): p.get("rank") for p in pairs_b}
+    label = {(p["query_id"], p["source_id"]): p.get("label") for p in pairs_a + pairs_b}
+    only_a, only_b = [], []
+    for key in sorted(set(rank_a) | set(rank_b)):
+        ra, rb = rank_a.get(key), rank_b.get(key)
+        row = {"query_id": key[0], "source_id": key[1], "label": label.get(key), "rank_a": ra, "rank_b": rb}
+        if _found(ra, k) and not _found(rb, k):
+            only_a.append(row)
+        elif _found(rb, k) and not _found(ra, k):
+            only_b.append(row)
+    both = sum(1 for key in set(rank_a) & set(rank_b) if _found(rank_a[key], k) and _found(rank_b[key], k))
+    return {"k": k, "only_a": only_a, "only_b": only_b, "both": both}
+
+
+def query_differences(per_query_a: list[dict], per_query_b: list[dict], limit: int = 50) -> list[dict]:
+    """Queries whose reciprocal rank differs most between the runs (largest |rr_b − rr_a| first)."""
+    rr_b = {row["query_id"]: row.get("rr") for row in per_query_b}
+    rows = []
+    for row in per_query_a:
+        a, b = row.get("rr"), rr_b.get(row["query_id"])
+        if a is None or b is None or a == b:
+            continue
+        rows.append({"query_id": row["query_id"], "fold": row.get("fold"), "rr_a": a, "rr_b": b, "delta": b - a})
+    rows.sort(key=lambda r: (-abs(r["delta"]), r["query_id"]))
+    return rows[:limit]
+
+
+def recall_curves(report: dict) -> dict[int, float]:
+    """k → pooled recall@k of a report."""
+    return {int(k): report.get(f"recall@{k}") for k in report.get("ks", []) if report.get(f"recall@{k}") is not None}

@@ -1,0 +1,180 @@
+"""Retrieve (and optionally rerank) every query segment of one document against the segments of another.
+
+Pure: the caller builds the retriever and reranker instances (from the method registry) and stores the
+result. Output is column arrays, one entry per candidate pair, so 100k candidates cost a few MB.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LABELS = ("cit.", "cf.")
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class Candidates:
+    """Candidate pairs as columns: query index, source index (into the inputs), rank from 1, retrieval score,
+    class probabilities (n, 3) for (none, cit., cf.) or None without a reranker, label ("cit.", "cf." or ""),
+    shared content lemmas and overlap bucket (see :mod:`benchmarks.loci.lexical`)."""
+
+    query: np.ndarray
+    source: np.ndarray
+    rank: np.ndarray
+    score: np.ndarray
+    probs: np.ndarray | None
+    label: list[str]
+    shared: np.ndarray
+    bucket: list[str]
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+
+def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
+    """``cit.`` where P(cit.) ≥ its threshold (it wins when both pass), else ``cf.`` where P(cf.) ≥ its
+    threshold, else "" (no parallel)."""
+    cit = probs[:, 1] >= thresholds.get("cit.", 0.5)
+    cf = probs[:, 2] >= thresholds.get("cf.", 0.5)
+    return ["cit." if c else ("cf." if f else "") for c, f in zip(cit.tolist(), cf.tolist())]
+
+
+@dataclass
+class PairCandidates:
+    """The candidate pairs in the shape the registry's rerankers take (the same fields as
+    ``detection.methods.rerank.pipeline.Candidates``, used instead when that module is importable)."""
+
+    query_ids: list
+    query_texts: list
+    source_ids: list
+    source_texts: list
+    qi: np.ndarray
+    si: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    k: int = 0
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.qi.size)
+
+
+def candidates_for(query_ids, query_texts, source_ids, source_texts, qi, si, score, rank):
+    try:
+        from detection.methods.rerank.pipeline import Candidates as cls
+    except ImportError:
+        cls = PairCandidates
+    return cls(list(query_ids), list(query_texts), list(source_ids), list(source_texts), np.asarray(qi, np.int64),
+               np.asarray(si, np.int64), np.asarray(score, np.float64), np.asarray(rank, np.int64),
+               int(rank.max()) if len(rank) else 0)
+
+
+def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray,
+                     si: np.ndarray, *, query_ids: Sequence[str] | None = None, source_ids: Sequence[str] | None = None,
+                     score: np.ndarray | None = None, rank: np.ndarray | None = None, block: int = 64,
+                     progress: Progress | None = None) -> np.ndarray:
+    """(n, 3) class scores of the candidate pairs (qi[n], si[n]) for (no match, cit., cf.).
+
+    A reranker offers one of: ``predict_proba(candidates)`` (the registry's rerankers: flat candidate arrays
+    with the texts, retrieval scores and ranks), ``score_pairs(query_texts, source_texts) -> (n, 3)`` for
+    aligned pairs, or the benchmark protocol ``score_grid(query_ids, query_texts, source_ids, source_texts) ->
+    (nq, ns, 3)``, which is called per block of queries on the union of their candidates only.
+    """
+    n = len(qi)
+    if hasattr(reranker, "predict_proba"):
+        cands = candidates_for(query_ids if query_ids is not None else [str(i) for i in range(len(query_texts))],
+                               query_texts,
+                               source_ids if source_ids is not None else [str(j) for j in range(len(source_texts))],
+                               source_texts, qi, si, score if score is not None else np.zeros(n),
+                               rank if rank is not None else np.ones(n, np.int64))
+        return _three(np.asarray(reranker.predict_proba(cands, progress=progress), np.float64), n)
+    if hasattr(reranker, "score_pairs"):
+        out = np.asarray(reranker.score_pairs([query_texts[i] for i in qi], [source_texts[j] for j in si]),
+                         np.float64)
+        return _three(out, n)
+    if not hasattr(reranker, "score_grid"):
+        raise TypeError(f"reranker {getattr(reranker, 'name', reranker)!r} has none of predict_proba, score_pairs, "
+                        "score_grid")
+    out = np.zeros((n, 3), np.float64)
+    queries = np.unique(qi)
+    for start in range(0, len(queries), block):
+        qs = queries[start:start + block]
+        rows = np.nonzero(np.isin(qi, qs))[0]
+        srcs = np.unique(si[rows])
+        qpos = {int(q): a for a, q in enumerate(qs)}
+        spos = {int(s): b for b, s in enumerate(srcs)}
+        grid = np.asarray(reranker.score_grid([str(q) for q in qs], [query_texts[q] for q in qs],
+                                              [str(s) for s in srcs], [source_texts[s] for s in srcs]), np.float64)
+        if grid.ndim == 2:
+            grid = np.stack([1.0 - grid, grid, np.zeros_like(grid)], axis=-1)
+        for r in rows:
+            out[r] = grid[qpos[int(qi[r])], spos[int(si[r])]]
+        if progress:
+            progress(min(1.0, (start + block) / len(queries)), f"reranked {min(start + block, len(queries))} queries")
+    return out
+
+
+def _three(scores: np.ndarray, n: int) -> np.ndarray:
+    if scores.ndim == 1:  # one match score: (no match, match as cit., 0)
+        scores = np.stack([1.0 - scores, scores, np.zeros_like(scores)], axis=-1)
+    if scores.shape != (n, 3):
+        raise ValueError(f"reranker returned shape {scores.shape}, expected ({n}, 3)")
+    return scores
+
+
+def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray, si: np.ndarray):
+    """Shared content lemmas and the overlap bucket of every candidate pair (see
+    :func:`benchmarks.loci.lexical.pair_overlap`); each text is analysed once, each pair is two set
+    intersections."""
+    from benchmarks.loci import lexical
+
+    def sets(text):
+        a = lexical.analyse(text)
+        return lexical.content_set(a), lexical.content_bigrams(a)
+
+    an_q = {int(i): sets(query_texts[i]) for i in np.unique(qi)}
+    an_s = {int(j): sets(source_texts[j]) for j in np.unique(si)}
+    shared = np.zeros(len(qi), np.int16)
+    buckets = []
+    for n, (i, j) in enumerate(zip(qi.tolist(), si.tolist())):
+        (ql, qb), (sl, sb) = an_q[i], an_s[j]
+        n_lemmas = len(ql & sl)
+        shared[n] = min(n_lemmas, 32767)
+        buckets.append(lexical.overlap_bucket(n_lemmas, len(qb & sb)))
+    return shared, buckets
+
+
+def detect(retriever, query_texts: Sequence[str], source_ids: Sequence[str], source_texts: Sequence[str], *,
+           top_k: int, reranker=None, thresholds: dict[str, float] | None = None, min_score: float | None = None,
+           query_ids: Sequence[str] | None = None, progress: Progress | None = None) -> Candidates:
+    """Fit ``retriever`` on the sources, take each query's top-k, drop scores below ``min_score``, rerank
+    when a reranker is given (labels by ``thresholds``), and measure the lexical overlap of every pair."""
+    prog = progress or (lambda f, m="": None)
+    prog(0.0, f"indexing {len(source_texts)} source segments")
+    retriever.fit(list(source_ids), list(source_texts),
+                  progress=lambda f, m="": prog(0.3 * f, f"indexing: {m}" if m else "indexing"))
+    prog(0.3, f"searching {len(query_texts)} queries")
+    top = retriever.search(list(query_texts), int(top_k),
+                           progress=lambda f, m="": prog(0.3 + 0.3 * f, f"searching: {m}" if m else "searching"))
+    idx = np.asarray(top.indices)
+    sc = np.asarray(top.scores, np.float64)
+    keep = idx >= 0
+    if min_score is not None:
+        keep &= np.nan_to_num(sc, nan=-np.inf) >= min_score
+    qi, r = np.nonzero(keep)
+    si = idx[qi, r]
+    score = np.nan_to_num(sc[qi, r], nan=0.0, neginf=0.0, posinf=0.0)
+    probs, labels = None, [""] * len(qi)
+    if reranker is not None and len(qi):
+        prog(0.6, f"reranking {len(qi)} pairs")
+        probs = score_candidates(reranker, query_texts, source_texts, qi, si, query_ids=query_ids,
+                                 source_ids=source_ids, score=score, rank=r + 1,
+                                 progress=lambda f, m="": prog(0.6 + 0.25 * f, m))
+        labels = label_pairs(probs, thresholds or {})
+    prog(0.85, "measuring lexical overlap")
+    shared, buckets = overlap(query_texts, source_texts, qi, si)
+    prog(1.0, f"{len(qi)} candidates")
+    return Candidates(qi.astype(np.int32), si.astype(np.int32), (r + 1).astype(np.int32), score, probs, labels,
+                      shared, buckets)

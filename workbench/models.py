@@ -1,0 +1,135 @@
+"""The researcher workbench: documents a researcher uploads (or copies from a stored corpus), detection
+runs between two documents, the candidate pairs they propose, and the verdicts philologists give them."""
+from django.conf import settings
+from django.db import models
+
+
+class Document(models.Model):
+    """A text as segments: uploaded by a researcher, or a copy of a stored benchmark corpus (shared)."""
+
+    class Format(models.TextChoices):
+        CSV = "csv", "CSV seg_id,text"
+        TESS = "tess", "Tesserae .tess"
+        TEI = "tei", "TEI / EpiDoc"
+        PLAIN = "plain", "plain text"
+        CORPUS = "corpus", "stored corpus"
+
+    name = models.CharField(max_length=200)
+    format = models.CharField(max_length=10, choices=Format.choices)
+    language = models.CharField(max_length=10, default="la")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    corpus = models.OneToOneField("benchmarks.Corpus", null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="workbench_document")
+    n_segments = models.PositiveIntegerField(default=0)
+    provenance = models.JSONField(default=dict, blank=True)  # file name, bytes, sha256, format
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DocumentSegment(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="segments")
+    position = models.PositiveIntegerField()
+    seg_id = models.CharField(max_length=300)
+    author = models.CharField(max_length=100, blank=True)
+    work = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["document_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["document", "seg_id"], name="workbench_segment_doc_seg")]
+        indexes = [models.Index(fields=["document", "position"], name="wb_segment_doc_pos")]
+
+    def __str__(self) -> str:
+        return self.seg_id
+
+
+class DetectionRun(models.Model):
+    """Retrieve (and optionally rerank) every segment of the query document against the source document."""
+
+    name = models.CharField(max_length=200, blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    query_document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    source_document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    retriever = models.CharField(max_length=100)
+    retriever_params = models.JSONField(default=dict, blank=True)
+    reranker = models.CharField(max_length=100, blank=True)
+    reranker_params = models.JSONField(default=dict, blank=True)
+    top_k = models.PositiveIntegerField(default=10)
+    min_score = models.FloatField(null=True, blank=True)
+    thresholds = models.JSONField(default=dict, blank=True)  # {"cit.": 0.5, "cf.": 0.5}
+    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    summary = models.JSONField(default=dict, blank=True)  # counts and timings once finished
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.name or f"Detection {self.pk}"
+
+    @property
+    def status(self) -> str:
+        return self.job.status if self.job_id else "queued"
+
+
+class Candidate(models.Model):
+    """One proposed parallel: a query segment, a source segment, its rank and scores."""
+
+    class Label(models.TextChoices):
+        CIT = "cit.", "cit. (quotation)"
+        CF = "cf.", "cf. (allusion)"
+        NONE = "", "no parallel"
+
+    run = models.ForeignKey(DetectionRun, on_delete=models.CASCADE, related_name="candidates")
+    query = models.ForeignKey(DocumentSegment, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(DocumentSegment, on_delete=models.CASCADE, related_name="+")
+    query_position = models.PositiveIntegerField()  # the query's position, for ordering without a join
+    rank = models.PositiveIntegerField()
+    score = models.FloatField()
+    p_none = models.FloatField(null=True, blank=True)
+    p_cit = models.FloatField(null=True, blank=True)
+    p_cf = models.FloatField(null=True, blank=True)
+    label = models.CharField(max_length=5, choices=Label.choices, blank=True)
+    shared_lemmas = models.PositiveSmallIntegerField(default=0)
+    bucket = models.CharField(max_length=12, blank=True)  # benchmarks.loci.lexical.BUCKETS
+
+    class Meta:
+        ordering = ["run_id", "query_position", "rank"]
+        indexes = [models.Index(fields=["run", "query_position", "rank"], name="wb_cand_run_order"),
+                   models.Index(fields=["run", "label"], name="wb_cand_run_label"),
+                   models.Index(fields=["run", "bucket"], name="wb_cand_run_bucket")]
+
+    def __str__(self) -> str:
+        return f"{self.query_id} → {self.source_id} #{self.rank}"
+
+
+class Verdict(models.Model):
+    """A philologist's decision on a candidate: confirmed as cit. or cf., rejected, or unsure; one per person
+    and candidate (a new decision replaces the old one and keeps when it was changed)."""
+
+    class Decision(models.TextChoices):
+        CIT = "cit.", "confirmed: cit. (quotation)"
+        CF = "cf.", "confirmed: cf. (allusion)"
+        REJECTED = "rejected", "rejected"
+        UNSURE = "unsure", "unsure"
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="verdicts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decision = models.CharField(max_length=10, choices=Decision.choices)
+    note = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["candidate_id", "-updated"]
+        constraints = [models.UniqueConstraint(fields=["candidate", "user"], name="workbench_verdict_once")]
+
+    def __str__(self) -> str:
+        return f"{self.decision} on {self.candidate_id} by {self.user_id}"

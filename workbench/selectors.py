@@ -1,0 +1,120 @@
+"""Reads of the workbench. Listing candidates costs a fixed number of queries whatever the page or run size:
+one count, one page of rows with both segments joined, one for the page's verdicts."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from benchmarks.models import Corpus, EvaluationRun
+from workbench.models import Candidate, DetectionRun, Document, Verdict
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+VERDICT_FILTERS = ("unverified", "cit.", "cf.", "rejected", "unsure")
+
+
+def document_list(*, user) -> QuerySet[Document]:
+    """The user's uploads and the shared copies of stored corpora (staff: every document)."""
+    qs = Document.objects.select_related("owner", "corpus")
+    return qs if user.is_staff else qs.filter(Q(owner=user) | Q(corpus__isnull=False))
+
+
+def corpus_list() -> QuerySet[Corpus]:
+    return Corpus.objects.annotate(n_segments=Count("segments")).order_by("name", "side")
+
+
+def run_list(*, user) -> QuerySet[DetectionRun]:
+    """Detection runs the user may see: their own (staff: all)."""
+    qs = DetectionRun.objects.select_related("job", "owner", "query_document", "source_document")
+    return qs if user.is_staff else qs.filter(owner=user)
+
+
+@dataclass
+class CandidateFilters:
+    label: str | None = None  # "cit.", "cf.", "none"
+    min_score: float | None = None
+    min_prob: float | None = None  # P(cit.) or P(cf.) at least this
+    author_pair: str | None = None  # "query author → source author"
+    bucket: str | None = None
+    q: str | None = None  # text or citation id, either side
+    verdict: str | None = None  # VERDICT_FILTERS, for the requesting user
+
+
+def candidates(*, run: DetectionRun, filters: CandidateFilters | None = None, user=None) -> QuerySet[Candidate]:
+    """The run's candidates in query order then rank, filtered."""
+    f = filters or CandidateFilters()
+    qs = Candidate.objects.filter(run=run)
+    if f.label:
+        qs = qs.filter(label="" if f.label == "none" else f.label)
+    if f.min_score is not None:
+        qs = qs.filter(score__gte=f.min_score)
+    if f.min_prob is not None:
+        qs = qs.filter(Q(p_cit__gte=f.min_prob) | Q(p_cf__gte=f.min_prob))
+    if f.bucket:
+        qs = qs.filter(bucket=f.bucket)
+    if f.author_pair:
+        q_author, _, s_author = f.author_pair.partition(" → ")
+        qs = qs.filter(query__author=q_author, source__author=s_author)
+    if f.q:
+        term = f.q.strip()
+        qs = qs.filter(Q(query__seg_id__icontains=term) | Q(source__seg_id__icontains=term)
+                       | Q(query__text__icontains=term) | Q(source__text__icontains=term))
+    if f.verdict and user is not None:
+        mine = Verdict.objects.filter(candidate=OuterRef("pk"), user=user)
+        if f.verdict == "unverified":
+            qs = qs.filter(~Exists(mine))
+        else:
+            qs = qs.filter(Exists(mine.filter(decision=f.verdict)))
+    return qs.order_by("query_position", "rank", "id")
+
+
+def candidate_page(qs: QuerySet[Candidate], *, page: int = 1, page_size: int = PAGE_SIZE) -> dict:
+    """One page of candidates with both segments and their verdicts: 3 queries."""
+    total = qs.count()
+    pages = max(1, -(-total // page_size))
+    page = min(max(1, page), pages)
+    rows = list(qs.select_related("query", "source")[(page - 1) * page_size: page * page_size])
+    verdicts: dict[int, list[Verdict]] = {}
+    if rows:
+        for v in Verdict.objects.filter(candidate_id__in=[r.pk for r in rows]).select_related("user"):
+            verdicts.setdefault(v.candidate_id, []).append(v)
+    for row in rows:
+        row.verdict_list = verdicts.get(row.pk, [])
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "page_size": page_size}
+
+
+def author_pairs(*, run: DetectionRun) -> list[str]:
+    """The "query author → source author" pairs among the run's candidates."""
+    rows = (Candidate.objects.filter(run=run).values_list("query__author", "source__author").distinct()
+            .order_by("query__author", "source__author"))
+    return [f"{a} → {b}" for a, b in rows if a or b]
+
+
+def inspection_progress(*, run: DetectionRun, user) -> dict:
+    """Passages to inspect (the labelled candidates when a reranker labelled some, else every candidate), how
+    many this user has decided, and how many remain."""
+    qs = Candidate.objects.filter(run=run)
+    if run.reranker and qs.exclude(label="").exists():
+        qs = qs.exclude(label="")
+    total = qs.count()
+    decided = qs.filter(verdicts__user=user).count()
+    return {"total": total, "decided": decided, "remaining": total - decided}
+
+
+def verdict_rows(*, run: DetectionRun) -> QuerySet[Verdict]:
+    return (Verdict.objects.filter(candidate__run=run)
+            .select_related("user", "candidate__query", "candidate__source")
+            .order_by("candidate__query_position", "candidate__rank", "user__username"))
+
+
+def export_rows(qs: QuerySet[Candidate]):
+    """(query_id, query_text, source_id, source_text, rank, score, p_cit, p_cf, label, shared, bucket), streamed."""
+    return qs.values_list("query__seg_id", "query__text", "source__seg_id", "source__text", "rank", "score", "p_cit",
+                          "p_cf", "label", "shared_lemmas", "bucket").iterator(chunk_size=2000)
+
+
+def comparable_runs() -> QuerySet[EvaluationRun]:
+    """Finished Loci Similes runs, newest first (the compare page's choices)."""
+    return (EvaluationRun.objects.filter(report__isnull=False).select_related("version__benchmark")
+            .defer("report", "per_query", "per_fold").order_by("-created", "-id"))

@@ -1,0 +1,243 @@
+"""Workbench pages (server-rendered; the explorer adds keyboard navigation and verdicts in explore.js)."""
+from __future__ import annotations
+
+import json
+from functools import wraps
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from rest_framework.exceptions import ValidationError
+
+from benchmarks.models import BenchmarkVersion, Corpus, EvaluationRun
+from benchmarks.services.runs import POOLS, run_pool
+from benchmarks.views import JsonObjectField
+from core.csv_export import SPREADSHEET
+from core.roles import RESEARCHER, has_role
+from jobs.services import job_enqueue_error
+from workbench import methods, selectors
+from workbench.api import export_response, parse_filters
+from workbench.engine import compare as C
+from workbench.engine.uploads import FORMATS
+from workbench.models import Document
+from workbench.services import (
+    WorkbenchError,
+    detection_run_create,
+    document_from_corpus,
+    document_upload,
+    gold_promote,
+)
+
+
+def researcher_only(view):
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not has_role(request.user, RESEARCHER):
+            raise PermissionDenied("The workbench is for researchers.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+class DetectForm(forms.Form):
+    """Two documents (each an upload, one of the user's documents or a stored corpus), the methods and cut-offs."""
+
+    query_file = forms.FileField(required=False, label="Query text: upload")
+    query_stored = forms.ChoiceField(required=False, label="…or a stored text")
+    source_file = forms.FileField(required=False, label="Source text: upload")
+    source_stored = forms.ChoiceField(required=False, label="…or a stored text")
+    file_format = forms.ChoiceField(required=False, label="Format of the uploads",
+                                    choices=[("", "from the file name")] + list(FORMATS.items()))
+    retriever = forms.ChoiceField()
+    retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}),
+                             help_text="JSON object of the retriever's declared parameters")
+    reranker = forms.ChoiceField(required=False)
+    reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
+    top_k = forms.IntegerField(min_value=1, max_value=1000, initial=10)
+    min_score = forms.FloatField(required=False, help_text="drop candidates whose retrieval score is lower")
+    threshold_cit = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cit.")
+    threshold_cf = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cf.")
+    name = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        stored = [("", "—")]
+        stored += [(f"doc:{d.pk}", f"{d.name} ({d.n_segments} segments)")
+                   for d in selectors.document_list(user=user).filter(corpus__isnull=True)[:200]]
+        stored += [(f"corpus:{c.pk}", f"stored corpus {c} ({c.n_segments} segments)") for c in selectors.corpus_list()]
+        self.fields["query_stored"].choices = self.fields["source_stored"].choices = stored
+        retrievers = methods.specs("retriever")
+        self.fields["retriever"].choices = [(s["name"], f"{s['name']} — {s['description']}") for s in retrievers]
+        self.fields["retriever"].initial = "bm25-lemma"
+        self.fields["reranker"].choices = [("", "none (retrieval only)")] + [
+            (s["name"], f"{s['name']} — {s['description']}") for s in methods.specs("reranker")]
+        self.user = user
+
+    def clean(self):
+        cleaned = super().clean()
+        for side in ("query", "source"):
+            if bool(cleaned.get(f"{side}_file")) == bool(cleaned.get(f"{side}_stored")):
+                self.add_error(f"{side}_file", f"upload a {side} text or pick a stored one (one of the two)")
+        return cleaned
+
+    def document(self, side: str) -> Document:
+        upload = self.cleaned_data.get(f"{side}_file")
+        if upload:
+            return document_upload(name=upload.name, data=upload.read(), fmt=self.cleaned_data.get("file_format"),
+                                   owner=self.user)
+        kind, _, pk = self.cleaned_data[f"{side}_stored"].partition(":")
+        if kind == "corpus":
+            return document_from_corpus(corpus=get_object_or_404(Corpus, pk=pk))
+        return get_object_or_404(selectors.document_list(user=self.user), pk=pk)
+
+
+@researcher_only
+def index(request):
+    form = DetectForm(request.POST or None, request.FILES or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            with transaction.atomic():
+                run = detection_run_create(
+                    query_document=form.document("query"), source_document=form.document("source"),
+                    retriever=d["retriever"], retriever_params=d["retriever_params"], reranker=d["reranker"] or "",
+                    reranker_params=d["reranker_params"] if d["reranker"] else {}, top_k=d["top_k"],
+                    min_score=d["min_score"], thresholds={"cit.": d["threshold_cit"], "cf.": d["threshold_cf"]},
+                    name=d["name"], owner=request.user)
+        except WorkbenchError as exc:
+            form.add_error(None, str(exc))
+        else:
+            error = job_enqueue_error(run.job)
+            if error:
+                messages.error(request, f"Detection {run.pk} was not started: {error}")
+            else:
+                messages.success(request, f"Detection {run.pk} queued (job {run.job_id}).")
+            return redirect("workbench:run", pk=run.pk)
+    return render(request, "workbench/index.html", {
+        "form": form, "runs": selectors.run_list(user=request.user)[:50],
+        "documents": selectors.document_list(user=request.user)[:50],
+        "max_mb": f"{settings.SIMILIA_MAX_UPLOAD_BYTES // (1024 * 1024)} MB", "max_segments": f"{settings.SIMILIA_IMPORT_MAX_ROWS:,}",
+        "method_specs": mark_safe(json.dumps({"retrievers": methods.specs("retriever"),
+                                              "rerankers": methods.specs("reranker")}).replace("</", "<\\/")),
+    })
+
+
+def _page_number(request) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+@researcher_only
+def run_page(request, pk: int):
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    finished = run.job is not None and run.job.is_finished
+    context = {"run": run, "running": not finished}
+    if finished and run.job.status == "succeeded":
+        try:
+            filters = parse_filters(request.GET)
+        except ValidationError as exc:
+            messages.error(request, f"Filter ignored: {exc.detail}")
+            filters = selectors.CandidateFilters()
+        qs = selectors.candidates(run=run, filters=filters, user=request.user)
+        page = selectors.candidate_page(qs, page=_page_number(request))
+        groups: list[dict] = []
+        for row in page["rows"]:
+            if not groups or groups[-1]["query"].pk != row.query_id:
+                groups.append({"query": row.query, "rows": []})
+            groups[-1]["rows"].append(row)
+        query_string = request.GET.copy()
+        query_string.pop("page", None)
+        context.update({
+            "label_choices": ["cit.", "cf.", "none"], "bucket_choices": ["bigram", "two_lemmas", "one_lemma", "none"],
+            "verdict_choices": list(selectors.VERDICT_FILTERS),
+            "filters": filters, "page": page, "groups": groups, "query_string": query_string.urlencode(),
+            "author_pairs": selectors.author_pairs(run=run),
+            "progress": selectors.inspection_progress(run=run, user=request.user),
+            "versions": [v for v in BenchmarkVersion.objects.select_related("benchmark")
+                         if v.query_corpus_id == run.query_document.corpus_id
+                         and v.source_corpus_id == run.source_document.corpus_id],
+        })
+    return render(request, "workbench/run.html", context)
+
+
+@researcher_only
+def run_export(request, pk: int):
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    try:
+        return export_response(run, request.GET, request.user, mode=SPREADSHEET)
+    except ValidationError as exc:
+        messages.error(request, f"Export refused: {exc.detail}")
+        return redirect("workbench:run", pk=pk)
+
+
+@researcher_only
+def run_promote(request, pk: int):
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    if request.method != "POST":
+        return redirect("workbench:run", pk=pk)
+    base = get_object_or_404(BenchmarkVersion, pk=request.POST.get("base_version") or 0)
+    try:
+        new = gold_promote(run=run, base=base, version=(request.POST.get("version") or "").strip()[:50],
+                           user=request.user)
+    except WorkbenchError as exc:
+        messages.error(request, str(exc))
+        return redirect("workbench:run", pk=pk)
+    messages.success(request, f"{new}: {new.gold.count()} gold references "
+                              f"({new.provenance['promoted']['added']} confirmed here).")
+    return redirect("benchmarks:version", pk=new.pk)
+
+
+@researcher_only
+def compare_page(request):
+    runs = list(selectors.comparable_runs()[:200])
+    context = {"runs": runs, "a": None, "b": None}
+    ids = [request.GET.get("a"), request.GET.get("b")]
+    if all(i and i.isdigit() for i in ids):
+        a = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[0], report__isnull=False)
+        b = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[1], report__isnull=False)
+        context.update(compare_context(a, b))
+    return render(request, "workbench/compare.html", context)
+
+
+def _curves(a: EvaluationRun, b: EvaluationRun) -> tuple[str, str | None]:
+    """Recall@k of both runs (mean ± std over folds, the run pages' chart) and P/R/F1 vs k of the retrieval stage."""
+    from benchmarks.loci.plots import recall_curve_svg
+    from frontend.svg import line_chart
+
+    labelled = [{**run.report, "method": {**(run.report.get("method") or {}), "name": f"{name}: run {run.pk} {run.method}"}}
+                for run, name in ((a, "A"), (b, "B"))]
+    recall = recall_curve_svg(labelled, views=("all",), title="Recall@k")
+    prf: dict[str, list] = {}
+    for run, name in ((a, "A"), (b, "B")):
+        sweep = ((run.report.get("pairwise") or {}).get("sweep") or {}).get("all") or []
+        for m in ("p", "r", "f1"):
+            if sweep and "ret" in sweep[0]:
+                prf[f"{name}: {m.upper()}"] = [(r["k"], r["ret"][m]["mean"]) for r in sweep]
+    prf_svg = line_chart(prf, title="P/R/F1 vs k (retrieval)", xlabel="k", ylabel="score", ymin=0.0, ymax=1.0) if prf else None
+    return recall, prf_svg
+
+
+def compare_context(a: EvaluationRun, b: EvaluationRun) -> dict:
+    """Metric deltas, gold found by one run and missed by the other, per-query differences, overlaid curves."""
+    pool_a, pool_b = run_pool(a), run_pool(b)
+    warnings = []
+    if a.version_id != b.version_id:
+        warnings.append(f"the runs are on different benchmark versions ({a.version} vs {b.version})")
+    if pool_a != pool_b:
+        warnings.append(f"the runs rank against different pools ({pool_a} vs {pool_b}): their figures are not comparable")
+    ks = sorted(set(a.ks or []) & set(b.ks or [])) or [10]
+    k = 10 if 10 in ks else ks[-1]
+    recall_svg, prf_svg = _curves(a, b)
+    return {"a": a, "b": b, "pool_a": POOLS.get(pool_a, pool_a), "pool_b": POOLS.get(pool_b, pool_b),
+            "warnings": warnings, "metrics": C.metric_rows(a.summary, b.summary), "k": k,
+            "gold": C.gold_differences(a.report.get("per_pair", []), b.report.get("per_pair", []), k),
+            "queries": C.query_differences(a.per_query, b.per_query), "recall_svg": mark_safe(recall_svg),
+            "prf_svg": mark_safe(prf_svg) if prf_svg else None}
