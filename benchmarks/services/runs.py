@@ -166,7 +166,7 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
 def pilot_roots() -> list[Path]:
     """Folders a pilot's verses file may come from: the data folder, the shared data folder and the
     folder of uploaded verses files."""
-    return [Path(settings.DATA_DIR).resolve(), (Path(settings.BASE_DIR).parent / "shared" / "data").resolve(),
+    return [Path(settings.DATA_DIR).resolve(), Path(settings.SHARED_DATA_DIR).resolve(),
             pilot_upload_dir().resolve()]
 
 

@@ -108,6 +108,7 @@ def test_pilot_form_lists_stored_files_and_takes_no_path(client, settings, tmp_p
 @pytest.mark.django_db
 def test_pilot_upload_is_checked_stored_and_run(client, settings, tmp_path, users):
     settings.DATA_DIR = tmp_path / "data"
+    settings.SHARED_DATA_DIR = tmp_path / "shared"
     settings.VAR_DIR = tmp_path / "var"
     client.force_login(users["researcher"])
     html = client.get("/benchmarks/pilots/").content.decode()

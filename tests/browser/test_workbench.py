@@ -119,6 +119,7 @@ def test_launch_two_runs_on_a_pool_and_compare(live_server, page, make_user, set
 
 def test_pilot_with_an_uploaded_verses_file(live_server, page, make_user, settings, tmp_path):
     settings.DATA_DIR = tmp_path / "data"
+    settings.SHARED_DATA_DIR = tmp_path / "shared"
     settings.VAR_DIR = tmp_path / "var"
     verses = tmp_path / "my_verses.csv"
     with verses.open("w", encoding="utf-8", newline="") as fh:

@@ -117,10 +117,12 @@ def test_benchmark_csvs_faithful_on_the_api_neutralised_on_the_pages(client_for,
     assert rows[1][:2] == ["'=1+2", "'@SUM(1)"]
 
 
+@pytest.mark.django_db
 def test_loci_csv_tables_follow_the_mode():
     from benchmarks import exports
 
-    run = types.SimpleNamespace(ks=[1], per_query=[{"query_id": "=cmd|x", "fold": 0, "n_gold": 1, "n_cit": 1,
+    no_corpus = types.SimpleNamespace(query_corpus_id=None, source_corpus_id=None)  # texts: none stored
+    run = types.SimpleNamespace(version=no_corpus, ks=[1], per_query=[{"query_id": "=cmd|x", "fold": 0, "n_gold": 1, "n_cit": 1,
                                                    "n_cf": 0, "recall@1": 1.0, "rr": 1.0}],
                                 report={"per_pair": [{"query_id": "=cmd|x", "source_id": "+s"}]}, per_fold=[],
                                 summary={"@metric": 0.5})
