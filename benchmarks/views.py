@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from functools import wraps
+from functools import partial, wraps
 
 from django import forms
 from django.contrib import messages
@@ -154,14 +154,10 @@ LEADERBOARD_SORTS = ("recall@1", "recall@5", "recall@10", "recall@20", "recall@5
 def version_detail(request, pk: int):
     version = get_object_or_404(selectors.version_list(), pk=pk)
     form = EvaluationRunForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            run = evaluation_run_create(version=version, owner=request.user, **form.cleaned_data)
-        except RunError as exc:
-            form.add_error(None, str(exc))
-        else:
-            _report_queued(request, "Run", run)
-            return redirect("benchmarks:run", pk=run.pk)
+    queued = _queue_from_form(request, form, partial(evaluation_run_create, version=version), label="Run",
+                              url_name="benchmarks:run")
+    if queued:
+        return queued
     sort = request.GET.get("sort", "recall@10")
     pool = request.GET.get("pool", "gold")
     if pool not in POOLS:
@@ -222,13 +218,23 @@ def run_report_json(request, pk: int):
     return response
 
 
-def _report_queued(request, label: str, run) -> None:
-    """Say the run is queued, or why its job could not be queued (the job is then failed)."""
+def _queue_from_form(request, form, create, *, label: str, url_name: str):
+    """On a valid POST, create the run from the form's data (``create(owner=..., **cleaned_data)``), say it is
+    queued or why its job could not be queued (the job is then failed), and redirect to it. Otherwise None: the
+    page is shown again, with the service's refusal as a form error."""
+    if request.method != "POST" or not form.is_valid():
+        return None
+    try:
+        run = create(owner=request.user, **form.cleaned_data)
+    except RunError as exc:
+        form.add_error(None, str(exc))
+        return None
     error = job_enqueue_error(run.job)
     if error:
         messages.error(request, f"{label} {run.pk} was not started: {error}")
     else:
         messages.success(request, f"{label} {run.pk} queued (job {run.job_id}).")
+    return redirect(url_name, pk=run.pk)
 
 
 def _csv_download(text: str, filename: str) -> HttpResponse:
@@ -252,14 +258,10 @@ def run_report_csv(request, pk: int, table: str):
 def gold_set_detail(request, pk: int):
     gold_set = get_object_or_404(selectors.gold_set_list(user=request.user), pk=pk)
     form = SimilarityRunForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            run = similarity_run_create(gold_set=gold_set, owner=request.user, **form.cleaned_data)
-        except RunError as exc:
-            form.add_error(None, str(exc))
-        else:
-            _report_queued(request, "Similarity run", run)
-            return redirect("benchmarks:similarity-run", pk=run.pk)
+    queued = _queue_from_form(request, form, partial(similarity_run_create, gold_set=gold_set),
+                              label="Similarity run", url_name="benchmarks:similarity-run")
+    if queued:
+        return queued
     sort = request.GET.get("sort", "spearman")
     return render(request, "benchmarks/gold_set.html", {
         "gold_set": gold_set, "pairs": selectors.gold_pairs(gold_set=gold_set)[:1000],
@@ -310,14 +312,9 @@ def similarity_run_csv(request, pk: int):
 @researcher_pages
 def pilot_index(request):
     form = PilotRunForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            run = pilot_run_create(owner=request.user, **form.cleaned_data)
-        except RunError as exc:
-            form.add_error(None, str(exc))
-        else:
-            _report_queued(request, "Pilot", run)
-            return redirect("benchmarks:pilot", pk=run.pk)
+    queued = _queue_from_form(request, form, pilot_run_create, label="Pilot", url_name="benchmarks:pilot")
+    if queued:
+        return queued
     return render(request, "benchmarks/pilots.html", {"runs": selectors.pilot_run_list()[:50], "form": form,
                                                        "can_launch": _can_launch(request)})
 

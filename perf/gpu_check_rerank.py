@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     a = p.parse_args(argv)
 
-    from benchmarks.loci import data, methods, splits
+    from benchmarks.loci import data, method_adapters, splits
     from benchmarks.loci.rerank_eval import gold_classes
     from detection.methods import model_store, registry
     from detection.methods.rerank import cross_encoder as CE
@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     qseg = {s.seg_id: s for s in bench.queries}
     pool, s_texts = [s.seg_id for s in bench.sources], [s.text for s in bench.sources]
     q_texts = [qseg[q].text for q in queries]
-    r = methods.EngineRetrieverMethod("bm25-lemma")
+    r = method_adapters.EngineRetrieverMethod("bm25-lemma")
     r.fit(pool, s_texts)
     idx, sc = r.search(queries, q_texts, k)
     cands = P.from_topk(queries, q_texts, pool, s_texts, idx, sc)

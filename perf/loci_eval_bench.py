@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.loci import data, matching, methods, splits  # noqa: E402
+from benchmarks.loci import data, matching, method_adapters, splits  # noqa: E402
 from benchmarks.loci import metrics as M
 from benchmarks.loci.data import read_corpus_dir  # noqa: E402
 from benchmarks.loci.evaluate import evaluate_retrieval  # noqa: E402
@@ -50,7 +50,7 @@ def corpus_run(corpus_dir: str | None) -> None:
     t_attach = time.perf_counter() - t
     sp = splits.split_from_file(bench, "ref_type")
     t = time.perf_counter()
-    rep = evaluate_retrieval(bench, sp, methods.EngineRetrieverMethod("bm25-lemma"), pool="corpus")
+    rep = evaluate_retrieval(bench, sp, method_adapters.EngineRetrieverMethod("bm25-lemma"), pool="corpus")
     t_eval = time.perf_counter() - t
     tm = rep["timing"]
     print(f"retrieval-only bm25-lemma, 5 folds, {rep['pool']['n_queries']} queries x {rep['pool']['n_sources']:,} "

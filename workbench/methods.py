@@ -63,7 +63,7 @@ def queue(retriever: str, reranker: str = "") -> str:
 def build(name: str, params: dict):
     """An instance with validated parameters (platform arguments such as the lemma cache are added here)."""
     if name == LEXICAL_RULE and _builtin_lexical_rule():
-        from benchmarks.loci.methods import LexicalRuleScorer
+        from benchmarks.loci.method_adapters import LexicalRuleScorer
 
         return LexicalRuleScorer(**params)
     spec = registry.get_spec(name)

@@ -36,6 +36,18 @@ _HEADERS = {
 }
 
 
+def parse_score(raw) -> float:
+    """A graded similarity score: a finite number in [0, 1]; ValueError naming the value otherwise (the file
+    reader and the import of rows both check scores with it)."""
+    try:
+        score = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"score {raw!r} is not a number") from None
+    if not math.isfinite(score) or not 0.0 <= score <= 1.0:
+        raise ValueError(f"score {raw!r} is outside [0, 1]")
+    return score
+
+
 def _unquote(cell: str) -> str:
     """A cell the file wraps in CSV double quotes (a verse with a comma) without them, as the annotation
     importer's csv reader reads it: `"κατὰ μωσῆν …,"` → `κατὰ μωσῆν …,`."""
@@ -79,11 +91,9 @@ def read_sts_gold(path: str | Path, *, text: str | None = None) -> list[GoldPair
         if not ref_id or not cand_id:
             raise GoldFormatError(f"{name}:{lineno}: empty reference or candidate id")
         try:
-            score = float(raw)
-        except ValueError:
-            raise GoldFormatError(f"{name}:{lineno}: score {raw!r} is not a number") from None
-        if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-            raise GoldFormatError(f"{name}:{lineno}: score {raw!r} is outside [0, 1]")
+            score = parse_score(raw)
+        except ValueError as exc:
+            raise GoldFormatError(f"{name}:{lineno}: {exc}") from None
         key = (ref_id, cand_id)
         if key in seen:
             raise GoldFormatError(f"{name}:{lineno}: pair {ref_id!r} → {cand_id!r} repeats line {seen[key]}")

@@ -150,24 +150,40 @@ def load_pairs_545(with_text_path, ref_type_path=None, *, use_cleaned_text: bool
                    name: str = "loci-similes-545") -> Benchmark:
     """Load the 545 Jerome/Lactantius references with their texts (and ``cit.``/``cf.`` types).
 
+    Reads each file once and hands the rows to :func:`pairs_545_from_rows` (see there for the result).
+
     Args:
         with_text_path: ``pairs_545_with_text.csv`` (positions, texts, author prefixes, ``fold_id``).
         ref_type_path: optional ``pairs_545_ref_type.csv``; joined on ``pair_id`` to give each link its type.
             Without it every link is labelled ``link`` (type unknown).
         use_cleaned_text: use ``text_*_cleaned`` (verse slashes removed) as the segment text.
+    """
+    files = [os.path.basename(str(with_text_path))] + ([os.path.basename(str(ref_type_path))] if ref_type_path else [])
+    return pairs_545_from_rows(_read_csv(with_text_path),
+                               _read_csv(ref_type_path) if ref_type_path is not None else None,
+                               use_cleaned_text=use_cleaned_text, name=name, files=files)
+
+
+def pairs_545_from_rows(rows: list[dict], type_rows: list[dict] | None = None, *, use_cleaned_text: bool = True,
+                        name: str = "loci-similes-545", files: list[str] | None = None) -> Benchmark:
+    """The 545-pair benchmark from rows already read (dicts keyed by the CSV header, as csv.DictReader gives).
+
+    Args:
+        rows: the rows of ``pairs_545_with_text.csv``.
+        type_rows: the rows of ``pairs_545_ref_type.csv``, or ``None``.
+        use_cleaned_text, name: as in :func:`load_pairs_545`.
+        files: the file names recorded in ``meta["files"]``.
 
     Returns:
         A :class:`Benchmark` whose segments are the distinct query/source positions of the file (ids are the
         positions without angle brackets, e.g. ``hier. epist. 21.2.5.1``). ``file_folds`` holds the split
-        ``"with_text"`` (the older file's ``fold_id``) and, with ``ref_type_path``, ``"ref_type"``; a query whose
+        ``"with_text"`` (the older file's ``fold_id``) and, with ``type_rows``, ``"ref_type"``; a query whose
         links sit in several folds is put in the fold holding most of its links (lowest fold on ties) and the
         number of such queries is recorded in ``meta["fold_conflicts"]``.
     """
-    rows = _read_csv(with_text_path)
     types: dict[str, dict] = {}
-    if ref_type_path is not None:
-        for r in _read_csv(ref_type_path):
-            types[str(r["pair_id"]).strip()] = r
+    for r in type_rows or ():
+        types[str(r["pair_id"]).strip()] = r
     tq = "text_query_cleaned" if use_cleaned_text else "text_query"
     tc = "text_corpus_cleaned" if use_cleaned_text else "text_corpus"
     queries: dict[str, Segment] = {}
@@ -201,8 +217,7 @@ def load_pairs_545(with_text_path, ref_type_path=None, *, use_cleaned_text: bool
     for split_name, per_q in (("with_text", folds_a), ("ref_type", folds_b)):
         if per_q:
             file_folds[split_name], conflicts[split_name] = _majority_folds(per_q)
-    meta = {"fold_conflicts": conflicts, "files": [os.path.basename(str(with_text_path))]
-            + ([os.path.basename(str(ref_type_path))] if ref_type_path else []),
+    meta = {"fold_conflicts": conflicts, "files": list(files or []),
             "n_pairs_without_type": sum(1 for g in raw if g.label == LABEL_LINK)}
     return Benchmark(name, list(queries.values()), list(sources.values()), merge_links(raw), raw,
                      file_folds, meta=meta)

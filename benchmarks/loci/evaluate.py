@@ -17,7 +17,7 @@ from core.numeric import json_safe, spearman
 from . import lexical
 from . import metrics as M
 from .data import Benchmark
-from .methods import TrainData
+from .method_adapters import TrainData
 from .splits import FoldPool, Split, table4
 
 SCHEMA_RETRIEVAL = "similia.loci.retrieval/1"
@@ -121,7 +121,7 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, options: Retrieva
     Args:
         bench: the benchmark (gold ids must be segment ids of ``bench``).
         split: query -> fold assignment (:mod:`benchmarks.loci.splits`).
-        method: a retrieval method (:mod:`benchmarks.loci.methods`); unsupervised methods are fitted once on the
+        method: a retrieval method (:mod:`benchmarks.loci.method_adapters`); unsupervised methods are fitted once on the
             pool (identical in every fold) and searched once; supervised ones are fitted per fold on the other
             folds' links.
         options: a :class:`RetrievalOptions`; single fields may be given as keywords instead (``ks=(1, 10)``),

@@ -58,7 +58,7 @@ def _fold_reranker(reranker_name: str, params: dict, fold: int, shared: dict):
 def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: str, reranker_params: dict | None = None,
                     *, k: int = 100, ks=(1, 5, 10, 20, 50, 100), sweep_ks=RERANK_SWEEP_KS, pool: str = "auto",
                     cache_dir=None, progress=None, benchmark_info: dict | None = None) -> dict:
-    """Evaluate ``retriever`` (a :mod:`benchmarks.loci.methods` retrieval method) followed by the registered
+    """Evaluate ``retriever`` (a :mod:`benchmarks.loci.method_adapters` retrieval method) followed by the registered
     reranker ``reranker_name`` on held-out folds.
 
     Returns:
@@ -197,7 +197,7 @@ def main(argv=None) -> int:
     import argparse
     import json
 
-    from . import cli, methods, splits
+    from . import loci_commands, method_adapters, splits
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.loci.rerank_eval")
     p.add_argument("--corpus-dir", help="query.csv/source.csv of build_corpus (default: the gold sources only)")
@@ -207,13 +207,13 @@ def main(argv=None) -> int:
     p.add_argument("--k", type=int, default=100)
     p.add_argument("--out")
     a = p.parse_args(argv)
-    bench, _ = cli.load_545_with_corpus(a.corpus_dir)
+    bench, _ = loci_commands.load_545_with_corpus(a.corpus_dir)
     split = splits.split_from_file(bench, "ref_type")
     params = {}
     for item in a.param:
         key, _, value = item.partition("=")
         params[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
-    rep = evaluate_rerank(bench, split, methods.EngineRetrieverMethod(a.retriever), a.reranker, params, k=a.k,
+    rep = evaluate_rerank(bench, split, method_adapters.EngineRetrieverMethod(a.retriever), a.reranker, params, k=a.k,
                           pool="corpus" if a.corpus_dir else "gold",
                           progress=lambda f, m="": print(f"[{f:4.0%}] {m}", flush=True))
     if a.out:

@@ -15,9 +15,9 @@ import json
 import time
 from pathlib import Path
 
-from . import methods, splits
-from .cli import load_545_with_corpus
+from . import method_adapters, splits
 from .evaluate import evaluate_retrieval
+from .loci_commands import load_545_with_corpus
 
 
 def configurations(model: str) -> list[tuple[str, str, dict]]:
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     for label, name, params in configurations(a.model):
         if only and label not in only:
             continue
-        m = methods.EngineRetrieverMethod(name, **params)
+        m = method_adapters.EngineRetrieverMethod(name, **params)
         rep = evaluate_retrieval(bench, sp, m, pool="corpus", per_query=True, overlap=False)
         (out / (label.replace(" ", "_").replace("/", "-").replace("(", "").replace(")", "").replace("=", "")
                 + ".json")).write_text(json.dumps(rep))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from detection.methods import registry
 
-from . import data, lexical, matching, methods, splits
+from . import data, lexical, matching, method_adapters, splits
 from . import report as R
 from .evaluate import evaluate_pairwise, evaluate_retrieval
 
@@ -91,8 +91,8 @@ def main(argv=None) -> int:
             reports[(name, pool)] = _retrieval_run(b, spl, name, pool, pools, a.seed, match, out)
     pair = None
     if not a.skip_pairwise:
-        pair = evaluate_pairwise(bench, sp, pools, scorer=methods.LexicalRuleScorer("tfidf-lemma"),
-                                 retriever=methods.EngineRetrieverMethod("bm25-lemma"))
+        pair = evaluate_pairwise(bench, sp, pools, scorer=method_adapters.LexicalRuleScorer("tfidf-lemma"),
+                                 retriever=method_adapters.EngineRetrieverMethod("bm25-lemma"))
         (out / "pairwise.json").write_text(json.dumps(pair))
         _log(f"pairwise: cit. F1 {pair['classification']['cit.']['mean']['macro_gold']['f1']['mean']:.3f}, "
              f"cf. F1 {pair['classification']['cf.']['mean']['macro_gold']['f1']['mean']:.3f}")
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
 
 
 def _retrieval_run(bench, split, name: str, pool: str, fold_pools, seed: int, match, out: Path) -> dict:
-    rep = evaluate_retrieval(bench, split, methods.EngineRetrieverMethod(name), pool=pool,
+    rep = evaluate_retrieval(bench, split, method_adapters.EngineRetrieverMethod(name), pool=pool,
                              fold_pools=fold_pools if pool == "gold+distractors" else None, seed=seed)
     if match and pool != "gold":
         rep["match_report"] = match

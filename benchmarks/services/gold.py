@@ -6,13 +6,12 @@ the line and the problem) and the rows are written in one transaction.
 from __future__ import annotations
 
 import csv
-import math
 from collections import Counter
 from pathlib import Path
 
 from django.db import transaction
 
-from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
+from benchmarks.greek_sts.gold import GoldFormatError, parse_score, read_sts_gold
 from benchmarks.loci import data as loci_data
 from benchmarks.loci import matching as loci_matching
 from benchmarks.models import (
@@ -41,7 +40,10 @@ _REF_TYPE_COLUMNS = ("pair_id", "ref_type")
 
 
 def _read_checked(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
-    """(line number, row) pairs of a CSV with the `required` columns; raises BenchmarkImportError."""
+    """(line number, row) pairs of a CSV with the `required` columns; raises BenchmarkImportError.
+
+    Header names are stripped, cell values are kept as read (the checks strip them), so the same rows feed
+    both the checks and :func:`benchmarks.loci.data.pairs_545_from_rows`: each file is parsed once."""
     name = Path(path).name
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -54,7 +56,7 @@ def _read_checked(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict
             for row in reader:
                 if None in row:
                     raise BenchmarkImportError(f"{name}:{reader.line_num}: more cells than header columns")
-                rows.append((reader.line_num, {(k or "").strip(): (v or "").strip() for k, v in row.items()}))
+                rows.append((reader.line_num, {(k or "").strip(): v or "" for k, v in row.items()}))
     except FileNotFoundError:
         raise BenchmarkImportError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
@@ -71,43 +73,50 @@ def _check_fold(name: str, line: int, value: str) -> None:
         raise BenchmarkImportError(f"{name}:{line}: fold_id {value!r} is not an integer")
 
 
-def check_545_files(with_text_path: Path, ref_type_path: Path | None) -> dict:
-    """Check both files row by row before anything is loaded; returns counts for the provenance."""
+def read_545_files(with_text_path: Path, ref_type_path: Path | None) -> tuple[list[dict], list[dict] | None, dict]:
+    """Read and check both files, each parsed once, before anything is stored: the texts file first (so its
+    problems are reported even when the types file is missing), then the types file.
+
+    Returns (texts rows, types rows or None, counts for the provenance); raises BenchmarkImportError naming the
+    file and the line."""
     wt_name = Path(with_text_path).name
+    wt_rows = _read_checked(with_text_path, _WITH_TEXT_COLUMNS)
     seen: dict[str, int] = {}
-    for line, row in _read_checked(with_text_path, _WITH_TEXT_COLUMNS):
-        pid = row["pair_id"]
+    for line, row in wt_rows:
+        pid = row["pair_id"].strip()
         if not pid:
             raise BenchmarkImportError(f"{wt_name}:{line}: empty pair_id")
         if pid in seen:
             raise BenchmarkImportError(f"{wt_name}:{line}: pair_id {pid!r} repeats line {seen[pid]}")
         seen[pid] = line
         for column in ("position_query", "position_corpus", "text_query", "text_corpus"):
-            if not row[column]:
+            if not row[column].strip():
                 raise BenchmarkImportError(f"{wt_name}:{line}: empty {column}")
-        _check_fold(wt_name, line, row.get("fold_id", ""))
+        _check_fold(wt_name, line, row.get("fold_id", "").strip())
     counts = {"with_text_rows": len(seen)}
-    if ref_type_path is not None:
-        rt_name = Path(ref_type_path).name
-        typed: dict[str, int] = {}
-        for line, row in _read_checked(ref_type_path, _REF_TYPE_COLUMNS):
-            pid = row["pair_id"]
-            if pid not in seen:
-                raise BenchmarkImportError(f"{rt_name}:{line}: pair_id {pid!r} is not in {wt_name}")
-            if pid in typed:
-                raise BenchmarkImportError(f"{rt_name}:{line}: pair_id {pid!r} repeats line {typed[pid]}")
-            typed[pid] = line
-            try:
-                label = loci_data.normalise_label(row["ref_type"])
-            except ValueError:
-                label = None
-            if label not in (loci_data.LABEL_CIT, loci_data.LABEL_CF, loci_data.LABEL_LINK):
-                raise BenchmarkImportError(
-                    f"{rt_name}:{line}: ref_type {row['ref_type']!r} is not 'cit.' or 'cf.'")
-            _check_fold(rt_name, line, row.get("fold_id", ""))
-        counts["ref_type_rows"] = len(typed)
-        counts["pairs_without_type"] = len(set(seen) - set(typed))
-    return counts
+    if ref_type_path is None:
+        return [row for _, row in wt_rows], None, counts
+    rt_name = Path(ref_type_path).name
+    rt_rows = _read_checked(ref_type_path, _REF_TYPE_COLUMNS)
+    typed: dict[str, int] = {}
+    for line, row in rt_rows:
+        pid = row["pair_id"].strip()
+        if pid not in seen:
+            raise BenchmarkImportError(f"{rt_name}:{line}: pair_id {pid!r} is not in {wt_name}")
+        if pid in typed:
+            raise BenchmarkImportError(f"{rt_name}:{line}: pair_id {pid!r} repeats line {typed[pid]}")
+        typed[pid] = line
+        try:
+            label = loci_data.normalise_label(row["ref_type"])
+        except ValueError:
+            label = None
+        if label not in (loci_data.LABEL_CIT, loci_data.LABEL_CF, loci_data.LABEL_LINK):
+            raise BenchmarkImportError(
+                f"{rt_name}:{line}: ref_type {row['ref_type'].strip()!r} is not 'cit.' or 'cf.'")
+        _check_fold(rt_name, line, row.get("fold_id", "").strip())
+    counts["ref_type_rows"] = len(typed)
+    counts["pairs_without_type"] = len(set(seen) - set(typed))
+    return [row for _, row in wt_rows], [row for _, row in rt_rows], counts
 
 
 def _bulk_segments(corpus: Corpus, segments) -> dict[str, int]:
@@ -135,9 +144,11 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
         return existing, False
     with_text_path = Path(with_text_path)
     ref_type_path = Path(ref_type_path) if ref_type_path else None
-    counts = check_545_files(with_text_path, ref_type_path)
+    wt_rows, rt_rows, counts = read_545_files(with_text_path, ref_type_path)
     try:
-        bench = loci_data.load_pairs_545(with_text_path, ref_type_path, name=name)
+        bench = loci_data.pairs_545_from_rows(
+            wt_rows, rt_rows, name=name,
+            files=[with_text_path.name] + ([ref_type_path.name] if ref_type_path is not None else []))
     except (KeyError, ValueError) as exc:  # the check above should have caught it; say which file anyway
         raise BenchmarkImportError(f"{with_text_path.name}: {exc}") from None
     match_report = None
@@ -239,11 +250,9 @@ def _check_rows(rows: list[dict]) -> list[dict]:
         if not ref_id or not cand_id:
             raise GoldImportError(f"row {n}: empty reference_id or candidate_id")
         try:
-            score = float(row["score"])
-        except (TypeError, ValueError):
-            raise GoldImportError(f"row {n}: score {row['score']!r} is not a number") from None
-        if not math.isfinite(score) or not 0.0 <= score <= 1.0:
-            raise GoldImportError(f"row {n}: score {row['score']!r} is outside [0, 1]")
+            score = parse_score(row["score"])
+        except ValueError as exc:
+            raise GoldImportError(f"row {n}: {exc}") from None
         key = (ref_id, cand_id)
         if key in seen:
             raise GoldImportError(f"row {n}: pair {ref_id!r} → {cand_id!r} repeats row {seen[key]}")

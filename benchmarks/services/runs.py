@@ -335,7 +335,7 @@ def _loci_summary(report: dict, ks: list[int]) -> dict:
 def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Callable[[str], None]) -> dict:
     """Evaluate `run` with `benchmarks.loci.evaluate` and store the report; returns the summary."""
     from benchmarks.loci import evaluate as E
-    from benchmarks.loci import methods as LM
+    from benchmarks.loci import method_adapters as LM
     from benchmarks.loci import splits as S
 
     progress(0.0, "loading gold from the database")
@@ -386,7 +386,7 @@ def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Calla
 def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, log) -> dict:
     """Retrieve-and-rerank on held-out folds (``benchmarks.loci.rerank_eval``): the run's retriever over the
     version's whole source pool, top-``RERANK_DEPTH``, the reranker trained per fold on the other folds."""
-    from benchmarks.loci import methods as LM
+    from benchmarks.loci import method_adapters as LM
     from benchmarks.loci.rerank_eval import evaluate_rerank
 
     retriever = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))

@@ -127,7 +127,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
 
 # --------------------------------------------------------------------------------------------- execute
 def _candidates(bench, split, retriever: str, k: int, log):
-    from benchmarks.loci import methods as LM
+    from benchmarks.loci import method_adapters as LM
     from benchmarks.loci.rerank_eval import gold_classes
     from detection.methods.rerank import pipeline as P
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .analysis import latin_tokens
 from .errors import InputError
-from .normalize import has_latin_word, tokenize
+from .normalize import has_latin_word
 from .readers import ReadReport, read_tess
 from .segment import Segment, segment_units
 
@@ -180,7 +181,7 @@ def build_corpus(texts_dir, out_dir, progress: Callable[[float, str], None] | No
         units = read_tess(path, report=report)
         line_of = {u.ref: u.line for u in units}
         for seg in segment_units(units, prefix, author=author, work=stem, verse=verse):
-            ntok = len(tokenize(seg.text))
+            ntok = len(latin_tokens(seg.text))  # the one analyser, as the retrievers count
             problem = _skip_reason(seg, ntok, seen)
             if problem:
                 report.add(problem[0], InputError(problem[1], path=path, line=line_of.get(seg.ref.split("-")[0])))

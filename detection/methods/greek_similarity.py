@@ -372,6 +372,14 @@ def edit_distance_dp(cost: np.ndarray, len_a: np.ndarray, len_b: np.ndarray) -> 
     return result
 
 
+def _gather_vectors(wvecs: np.ndarray, id_block: np.ndarray) -> np.ndarray:
+    """Word vectors for a block of padded token ids (``-1`` = padding, given a zero vector)."""
+    v = np.zeros(id_block.shape + (wvecs.shape[1],), dtype=np.float32)
+    ok = id_block >= 0
+    v[ok] = wvecs[id_block[ok]]
+    return v
+
+
 def _normalise_distance(dist: np.ndarray, len_a: np.ndarray, len_b: np.ndarray, mode: str) -> np.ndarray:
     if mode == "max":
         denom = np.maximum(len_a, len_b)
@@ -488,13 +496,6 @@ class SemanticEditDistance(SimilarityMethod):
         out = np.zeros((na, len(b_texts)), dtype=np.float32)
         if na == 0 or not b_texts:
             return out
-        d = wvecs.shape[1]
-
-        def vecs(id_block):
-            v = np.zeros(id_block.shape + (d,), dtype=np.float32)
-            ok = id_block >= 0
-            v[ok] = wvecs[id_block[ok]]
-            return v
 
         order_a = np.argsort(la_all, kind="stable")
         order_b = np.argsort(lb_all, kind="stable")
@@ -515,10 +516,10 @@ class SemanticEditDistance(SimilarityMethod):
             k = max(1, int(np.searchsorted(cells, max_cells, side="right")))
             blk = order_a[start : start + k]
             La = max(1, int(la_all[blk].max()))
-            ua = vecs(ida[blk, :La])
+            ua = _gather_vectors(wvecs, ida[blk, :La])
             for bc in b_chunks:
                 Lb = max(1, int(lb_all[bc].max()))
-                ub = vecs(idb[bc, :Lb])
+                ub = _gather_vectors(wvecs, idb[bc, :Lb])
                 cost = self._costs(ua, ub, ida[blk, :La], idb[bc, :Lb], pairwise=False)
                 p, q = len(blk), len(bc)
                 la = np.repeat(la_all[blk], q)
@@ -541,19 +542,13 @@ class SemanticEditDistance(SimilarityMethod):
         ids, lengths, wvecs = self._encode(a_texts + b_texts)
         n = len(a_texts)
         ida, idb, la, lb = ids[:n], ids[n:], lengths[:n], lengths[n:]
-        d = wvecs.shape[1]
-
-        def vecs(id_block):
-            v = np.zeros(id_block.shape + (d,), dtype=np.float32)
-            ok = id_block >= 0
-            v[ok] = wvecs[id_block[ok]]
-            return v
 
         out = np.zeros(n, np.float32)
         step = 50_000
         for s in range(0, n, step):
             sl = slice(s, s + step)
-            cost = self._costs(vecs(ida[sl]), vecs(idb[sl]), ida[sl], idb[sl], pairwise=True)
+            cost = self._costs(_gather_vectors(wvecs, ida[sl]), _gather_vectors(wvecs, idb[sl]), ida[sl], idb[sl],
+                               pairwise=True)
             dist = edit_distance_dp(cost, la[sl], lb[sl])
             out[sl] = _normalise_distance(dist, la[sl], lb[sl], self.params["normalise"])
         return out

@@ -84,3 +84,20 @@ def test_home_and_nav_link_to_benchmarks(client, users):
     assert 'id="benchmarks"' in html and 'href="/benchmarks/" data-role="researcher"' in html
     client.force_login(users["annotator"])
     assert 'href="/benchmarks/"' not in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_three_launch_forms_queue_or_show_the_refusal(client, users, gold_set, loci_version):
+    """Version, gold-set and pilot pages share one form-to-run step: a valid POST queues and redirects with a
+    message, a refusal by the service comes back as a form error and creates nothing."""
+    client.force_login(users["researcher"])
+    ok = client.post(f"/benchmarks/gold-sets/{gold_set.pk}/", {"method": "levenshtein", "params": "{}"}, follow=True)
+    run = SimilarityRun.objects.get()
+    assert ok.redirect_chain == [(f"/benchmarks/similarity-runs/{run.pk}/", 302)]
+    assert f"Similarity run {run.pk} " in ok.content.decode()
+    refused = client.post(f"/benchmarks/versions/{loci_version.pk}/", {
+        "method": "tfidf-lemma", "params": '{"no_such_parameter": 1}', "reranker": "", "ks": "1, 10",
+        "split": "file", "n_folds": 5, "seed": 0})
+    html = refused.content.decode()
+    assert refused.status_code == 200 and not EvaluationRun.objects.exists()
+    assert 'class="errorlist nonfield"' in html and "no_such_parameter" in html

@@ -1,5 +1,6 @@
 """Imports (atomic, idempotent), gold sets from rows, and run creation."""
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +54,35 @@ def test_all_references_of_a_query_share_its_fold(loci_version):
     for query_id, fold in loci_version.gold.values_list("query_id", "fold"):
         folds_per_query.setdefault(query_id, set()).add(fold)
     assert all(len(folds) == 1 for folds in folds_per_query.values())
+
+
+@pytest.mark.django_db
+def test_545_import_parses_each_file_once_with_the_loaders_result(monkeypatch):
+    """The import checks and builds from the same rows: one csv.DictReader per file (two before), and what it
+    stores equals what the pure loader reads."""
+    import csv
+
+    from benchmarks.loci import data as loci_data
+
+    opened = []
+
+    class CountingReader(csv.DictReader):
+        def __init__(self, f, *args, **kwargs):
+            opened.append(Path(f.name).name)
+            super().__init__(f, *args, **kwargs)
+
+    monkeypatch.setattr(csv, "DictReader", CountingReader)
+    version, created = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE)
+    assert created and sorted(opened) == ["pairs_545_ref_type.csv", "pairs_545_with_text.csv"]
+    monkeypatch.undo()
+    bench = loci_data.load_pairs_545(WITH_TEXT, REF_TYPE)
+    stored = set(GoldReference.objects.filter(version=version).values_list(
+        "pair_id", "query__seg_id", "source__seg_id", "ref_type", "fold"))
+    fold = bench.file_folds["ref_type"]
+    assert stored == {(g.pair_id, g.query_id, g.source_id, g.label, fold[g.query_id]) for g in bench.raw_links}
+    texts = dict(Segment.objects.filter(corpus=version.query_corpus).values_list("seg_id", "text"))
+    assert texts == {s.seg_id: s.text for s in bench.queries}
+    assert version.provenance["counts"] == {"with_text_rows": 545, "ref_type_rows": 545, "pairs_without_type": 0}
 
 
 def _nothing_imported():

@@ -73,7 +73,7 @@ def test_highlight_marks_shared_lemmas_and_keeps_the_text():
 
 
 def test_detect_with_a_reranker_on_the_package_examples():
-    from benchmarks.loci.methods import LexicalRuleScorer
+    from benchmarks.loci.method_adapters import LexicalRuleScorer
     from detection.latin.readers import read_segments_csv
     from detection.methods import registry
 

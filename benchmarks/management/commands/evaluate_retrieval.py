@@ -1,8 +1,8 @@
 """``manage.py evaluate_retrieval``: evaluate a retriever on plain files, no database (see
-:mod:`benchmarks.loci.cli`)."""
+:mod:`benchmarks.loci.loci_commands`)."""
 from django.core.management.base import BaseCommand
 
-from benchmarks.loci import cli
+from benchmarks.loci import loci_commands
 from core.commands import command_errors
 
 
@@ -12,8 +12,8 @@ class Command(BaseCommand):
     requires_system_checks = []
 
     def add_arguments(self, parser):
-        cli.add_evaluate_retrieval_arguments(parser)
+        loci_commands.add_evaluate_retrieval_arguments(parser)
 
     def handle(self, *args, **options):
         with command_errors():
-            cli.evaluate_retrieval_command(options, stdout=self.stdout)
+            loci_commands.evaluate_retrieval_command(options, stdout=self.stdout)

@@ -1,7 +1,7 @@
 """manage.py evaluate_similarity --gold STS.tsv --method NAME --output report.json  (no database access)."""
 from django.core.management.base import BaseCommand
 
-from benchmarks.greek_sts import cli
+from benchmarks.greek_sts import sts_commands
 from core.commands import command_errors
 
 
@@ -11,8 +11,8 @@ class Command(BaseCommand):
     requires_migrations_checks = False
 
     def add_arguments(self, parser):
-        cli.add_evaluate_arguments(parser)
+        sts_commands.add_evaluate_arguments(parser)
 
     def handle(self, *args, **options):
         with command_errors():
-            cli.evaluate_command(options, stdout=self.stdout, stderr=self.stderr)
+            sts_commands.evaluate_command(options, stdout=self.stdout, stderr=self.stderr)

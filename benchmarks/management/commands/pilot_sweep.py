@@ -2,7 +2,7 @@
 (no database access)."""
 from django.core.management.base import BaseCommand
 
-from benchmarks.greek_sts import cli
+from benchmarks.greek_sts import sts_commands
 from core.commands import command_errors
 
 
@@ -12,8 +12,8 @@ class Command(BaseCommand):
     requires_migrations_checks = False
 
     def add_arguments(self, parser):
-        cli.add_sweep_arguments(parser)
+        sts_commands.add_sweep_arguments(parser)
 
     def handle(self, *args, **options):
         with command_errors():
-            cli.sweep_command(options, stdout=self.stdout, stderr=self.stderr)
+            sts_commands.sweep_command(options, stdout=self.stdout, stderr=self.stderr)

@@ -1,4 +1,4 @@
-"""Command line: python -m benchmarks.greek_sts.cli and the manage.py wrappers (no database)."""
+"""Command line: python -m benchmarks.greek_sts.sts_commands and the manage.py wrappers (no database)."""
 import io
 import json
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.greek_sts.cli import main
+from benchmarks.greek_sts.sts_commands import main
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -42,7 +42,7 @@ def test_sweep_cli_and_list(verses_file, tmp_path):
 
 def test_module_runs_without_django(sts_file):
     code = ("import sys, runpy\nsys.argv = ['cli', 'evaluate', '--method', 'list']\n"
-            "try:\n    runpy.run_module('benchmarks.greek_sts.cli', run_name='__main__')\n"
+            "try:\n    runpy.run_module('benchmarks.greek_sts.sts_commands', run_name='__main__')\n"
             "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
             "assert 'django' not in sys.modules, 'django imported'\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT,

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.loci import cli, data, evaluate, methods, plots, report, splits
+from benchmarks.loci import data, evaluate, loci_commands, method_adapters, plots, report, splits
 from benchmarks.loci.data import Benchmark, GoldLink, Segment
 from core.cli import CommandInputError
 
@@ -42,13 +42,13 @@ def _oracle(shift=0):
 def test_synthetic_perfect_and_shifted_rankings():
     b = _bench()
     sp = splits.grouped_kfold(b, 3, seed=0)
-    rep = evaluate.evaluate_retrieval(b, sp, methods.RankingFunctionMethod("oracle", _oracle()), ks=(1, 2, 10),
+    rep = evaluate.evaluate_retrieval(b, sp, method_adapters.RankingFunctionMethod("oracle", _oracle()), ks=(1, 2, 10),
                                       overlap=False)
     assert rep["recall@2"] == 1.0 and rep["mrr@1"] == 1.0
     assert rep["recall@1"] < 1.0  # q0 has two gold sources
     assert rep["by_type"]["cf."]["recall@10"] == 1.0
     json.dumps(rep)
-    rep2 = evaluate.evaluate_retrieval(b, sp, methods.RankingFunctionMethod("shift", _oracle(shift=1)),
+    rep2 = evaluate.evaluate_retrieval(b, sp, method_adapters.RankingFunctionMethod("shift", _oracle(shift=1)),
                                        ks=(1, 2, 10), overlap=False)
     assert rep2["mrr@1"] == 0.0 and rep2["mrr@10"] == pytest.approx(
         np.mean([np.mean([1 / 2 if q != "q0" else 1 / 2 for q in qs]) for qs in
@@ -108,7 +108,7 @@ def test_pairwise_with_synthetic_scorer_tunes_on_other_folds():
             return out
 
     rep = evaluate.evaluate_pairwise(b, sp, pools, scorer=Scorer(),
-                                     retriever=methods.RankingFunctionMethod("oracle", _oracle()),
+                                     retriever=method_adapters.RankingFunctionMethod("oracle", _oracle()),
                                      sweep_ks=(1, 2, 5), overlap=False)
     assert rep["classification"]["all"]["mean"]["macro_gold"]["f1"]["mean"] == 1.0
     assert rep["error_rates"]["mean"]["global"]["smr"]["mean"] == 0.0
@@ -123,7 +123,7 @@ def test_full_lexical_evaluation_on_545_pairs():
     """CI-sized: a full 5-fold evaluation of a lexical retriever on the 545 pairs (sources = the pairs' segments)."""
     b = data.load_default_545()
     sp = splits.split_from_file(b, "ref_type")
-    rep = evaluate.evaluate_retrieval(b, sp, methods.EngineRetrieverMethod("bm25-lemma"), ks=(1, 10, 100, 1000))
+    rep = evaluate.evaluate_retrieval(b, sp, method_adapters.EngineRetrieverMethod("bm25-lemma"), ks=(1, 10, 100, 1000))
     assert rep["pool"] == {"kind": "gold", "n_sources": 408, "n_queries": 463, "depth": 408,
                            "gold_links_outside_pool": 0}
     assert 0.5 < rep["recall@10"] <= rep["recall@100"] <= rep["recall@1000"] <= 1.0
@@ -159,7 +159,7 @@ def _write_files(tmp_path):
 def test_cli_evaluate_retrieval_on_files(tmp_path, capsys):
     _write_files(tmp_path)
     out = tmp_path / "report.json"
-    assert cli.main(["evaluate_retrieval", "--queries", str(tmp_path / "q.csv"), "--sources", str(tmp_path / "s.csv"),
+    assert loci_commands.main(["evaluate_retrieval", "--queries", str(tmp_path / "q.csv"), "--sources", str(tmp_path / "s.csv"),
                      "--gold", str(tmp_path / "g.csv"), "--method", "tfidf-surface", "--ks", "10,100",
                      "--output", str(out), "--csv", str(tmp_path / "pq.csv")]) == 0
     rep = json.loads(out.read_text())
@@ -190,18 +190,18 @@ def test_cli_rejects_unknown_gold_ids(tmp_path):
     (tmp_path / "s.csv").write_text("seg_id,text\ns1,arma\n")
     (tmp_path / "g.csv").write_text("query_id,source_id\nq1,s404\n")
     with pytest.raises(CommandInputError, match="gold ids not in the corpora"):
-        cli.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
+        loci_commands.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
                                    method="bm25-lemma")
     with pytest.raises(CommandInputError, match="unknown parameter 'k2'"):
-        cli.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
+        loci_commands.run_evaluate_retrieval(queries=tmp_path / "q.csv", sources=tmp_path / "s.csv", gold=tmp_path / "g.csv",
                                    method="bm25-lemma", params={"k2": "1"})
-    assert cli.main(["evaluate_retrieval", "--method", "nope", "--queries", "q", "--sources", "s", "--gold", "g"]) == 2
+    assert loci_commands.main(["evaluate_retrieval", "--method", "nope", "--queries", "q", "--sources", "s", "--gold", "g"]) == 2
 
 
 def test_reports_and_plots():
     b = _bench()
     sp = splits.grouped_kfold(b, 3, seed=0)
-    rep = evaluate.evaluate_retrieval(b, sp, methods.RankingFunctionMethod("bm25-lemma", _oracle(1)),
+    rep = evaluate.evaluate_retrieval(b, sp, method_adapters.RankingFunctionMethod("bm25-lemma", _oracle(1)),
                                       ks=(1, 10, 100, 1000), overlap=False)
     md = report.table8_markdown([rep])
     assert "BM25 (lem. 1g) (paper)" in md and "0.545" in md
@@ -209,7 +209,7 @@ def test_reports_and_plots():
     svg = plots.recall_curve_svg([rep], views=("all", "cit.", "cf."))
     assert svg.startswith("<svg") and svg.count("<polyline") == 3
     pools = splits.build_fold_pools(b, sp)
-    pair = evaluate.evaluate_pairwise(b, sp, pools, retriever=methods.RankingFunctionMethod("o", _oracle()),
+    pair = evaluate.evaluate_pairwise(b, sp, pools, retriever=method_adapters.RankingFunctionMethod("o", _oracle()),
                                       sweep_ks=(1, 5, 10), overlap=False)
     assert "<polyline" in plots.prf_vs_k_svg(pair)
     assert report.table12_markdown(pair).count("\n") == 4
@@ -224,16 +224,16 @@ def test_benchmark_retriever_is_the_engine_and_has_no_fallback():
     src = ["arma uirumque cano", "tityre tu patulae", "arma arma arma", "nihil"]
     queries = ["tityre patulae", "uirumque cano"]
     for name in ("bm25-surface", "tfidf-surface", "bm25-lemma", "tfidf-lemma-12"):
-        m = methods.EngineRetrieverMethod(name).fit(["a", "b", "c", "d"], src)
+        m = method_adapters.EngineRetrieverMethod(name).fit(["a", "b", "c", "d"], src)
         idx, sc = m.search(["q1", "q2"], queries, 3)
         ref = get_retriever(name).fit(["a", "b", "c", "d"], src).search(queries, 3)
         np.testing.assert_array_equal(idx, ref.indices)
         np.testing.assert_array_equal(sc, ref.scores)
         assert idx[0, 0] == 1 and idx[1, 0] == 0
     with pytest.raises(UnknownMethod):
-        methods.EngineRetrieverMethod("bm25-lemmaa")
+        method_adapters.EngineRetrieverMethod("bm25-lemmaa")
     with pytest.raises(ParamError):
-        methods.EngineRetrieverMethod("bm25-lemma", k1="-1")
+        method_adapters.EngineRetrieverMethod("bm25-lemma", k1="-1")
     import importlib.util
     assert importlib.util.find_spec("benchmarks.loci.engine") is None
 
@@ -256,7 +256,7 @@ def test_standard_runs_smoke(tmp_path):
 def test_retrieval_options_object_and_keyword_overrides_agree():
     b = _bench()
     sp = splits.grouped_kfold(b, 3, seed=0)
-    method = methods.RankingFunctionMethod("oracle", _oracle(shift=1))
+    method = method_adapters.RankingFunctionMethod("oracle", _oracle(shift=1))
     by_object = evaluate.evaluate_retrieval(b, sp, method, evaluate.RetrievalOptions(ks=(1, 2), overlap=False))
     by_keywords = evaluate.evaluate_retrieval(b, sp, method, ks=(1, 2), overlap=False)
     for rep in (by_object, by_keywords):

@@ -57,3 +57,20 @@ def test_build_corpus_keeps_mixed_script_segments(tmp_path):
     assert "σκήψεις atque ἀναβολαί" in rows and "Terentia tibi salutem, καὶ Κικέρων" in rows
     assert stats.skipped == {"no Latin word": 1}  # only the all-Greek segment, counted and reported
     assert "has no word in Latin script" in stats.messages[0]
+
+
+def test_table1_counts_tokens_with_the_one_analyser(tmp_path):
+    """Table 1's token counts are `latin_tokens` counts: `putasne` is two tokens (host + -ne), as the retrievers
+    index it; the plain tokenizer without the lemmatiser kept it whole."""
+    from detection.latin.analysis import latin_tokens
+    from detection.latin.normalize import tokenize
+
+    text = "putasne me uenturum esse"
+    assert len(latin_tokens(text)) == 5 and len(tokenize(text)) == 4
+    texts = tmp_path / "texts"
+    texts.mkdir()
+    (texts / "cicero.letters_to_atticus.tess").write_text(f"<cic. att. 1.1.1> {text}\n", encoding="utf-8")
+    stats = build_corpus(texts, tmp_path / "out",
+                         works={"cicero.letters_to_atticus": ("source", "Cicero", "cic. att.", False)})
+    cicero = next(r for r in stats.rows if r.author == "Cicero")
+    assert (cicero.segments, cicero.min_tokens, cicero.max_tokens) == (1, 5, 5)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from benchmarks.loci.data import GoldLink
-from benchmarks.loci.methods import EngineRetrieverMethod, TrainData
+from benchmarks.loci.method_adapters import EngineRetrieverMethod, TrainData
 from detection.methods import ParamError, registry
 from detection.methods.hybrid import HybridRetriever, StaticDenseRetriever, fuse, normalise
 from detection.methods.word_vectors import TrainConfig, train_and_save

@@ -135,12 +135,12 @@ def test_pipeline_reorders_by_reference_probability_and_sweeps_depth():
 
 
 def test_feature_reranker_beats_bm25_on_held_out_folds_and_never_trains_on_them():
-    from benchmarks.loci import data, methods, splits
+    from benchmarks.loci import data, method_adapters, splits
     from benchmarks.loci.rerank_eval import evaluate_rerank
 
     bench = data.load_default_545()
     split = splits.split_from_file(bench, "ref_type")
-    rep = evaluate_rerank(bench, split, methods.EngineRetrieverMethod("bm25-lemma"), "feature-logreg", {}, k=20,
+    rep = evaluate_rerank(bench, split, method_adapters.EngineRetrieverMethod("bm25-lemma"), "feature-logreg", {}, k=20,
                           ks=(1, 10), pool="gold")
     assert [f["leaked_queries"] for f in rep["folds"]] == [0] * 5
     assert all(f["n_train_queries"] == 463 - f["n_queries"] for f in rep["folds"])
@@ -170,7 +170,7 @@ def test_detect_reranks_with_a_stored_model_and_refuses_a_supervised_reranker_wi
     import csv
 
     from core.cli import CommandInputError
-    from detection.latin.cli import run_detect
+    from detection.latin.latin_commands import run_detect
     from detection.methods import model_store
 
     q, s = tmp_path / "q.csv", tmp_path / "s.csv"

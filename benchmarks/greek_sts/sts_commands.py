@@ -1,8 +1,8 @@
 """Command line for the Greek STS benchmark and the DBBE pilots (no database, no Django needed).
 
-    python -m benchmarks.greek_sts.cli evaluate --gold STS.tsv --method semantic_edit --output report.json
-    python -m benchmarks.greek_sts.cli sweep --verses dbbe_verses_sample.csv --level verse --method NAME --output sweep.csv
-    python -m benchmarks.greek_sts.cli evaluate --method list
+    python -m benchmarks.greek_sts.sts_commands evaluate --gold STS.tsv --method semantic_edit --output report.json
+    python -m benchmarks.greek_sts.sts_commands sweep --verses dbbe_verses_sample.csv --level verse --method NAME --output sweep.csv
+    python -m benchmarks.greek_sts.sts_commands evaluate --method list
 
 The Django commands ``evaluate_similarity`` and ``pilot_sweep`` call :func:`evaluate_command` /
 :func:`sweep_command` with the same options (see :func:`add_evaluate_arguments`, :func:`add_sweep_arguments`),
@@ -181,7 +181,7 @@ def run_sweep(*, verses, method: str, params: dict | None = None, level: str | N
 
 
 def main(argv=None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.greek_sts.cli", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.greek_sts.sts_commands", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_evaluate_arguments(sub.add_parser("evaluate", aliases=["evaluate_similarity"], help="score a method on a gold set"))
     add_sweep_arguments(sub.add_parser("sweep", aliases=["pilot_sweep"], help="DBBE verse/type pilot threshold sweep"))

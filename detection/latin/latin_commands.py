@@ -1,9 +1,9 @@
 """Command-line entry points (no Django needed):
 
-    python -m detection.latin.cli detect --query Q.csv --source S.csv --method bm25-lemma \
+    python -m detection.latin.latin_commands detect --query Q.csv --source S.csv --method bm25-lemma \
         --top-k 100 --output out.csv [--param k1=1.2 --param b=0.75] [--jobs 2]
-    python -m detection.latin.cli detect --method list
-    python -m detection.latin.cli build_corpus --texts ../shared/data/latin_texts --out data/corpus
+    python -m detection.latin.latin_commands detect --method list
+    python -m detection.latin.latin_commands build_corpus --texts ../shared/data/latin_texts --out data/corpus
 
 ``manage.py detect`` and ``manage.py build_corpus`` wrap the same functions. Options follow the project's
 command-line convention (:mod:`core.cli`); bad input raises :class:`core.cli.CommandInputError`.
@@ -168,7 +168,7 @@ def add_build_corpus_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m detection.latin.cli")
+    parser = argparse.ArgumentParser(prog="python -m detection.latin.latin_commands")
     sub = parser.add_subparsers(dest="command", required=True)
     add_detect_arguments(sub.add_parser("detect", help="retrieve top-k sources for every query"))
     add_build_corpus_arguments(sub.add_parser("build_corpus", help="build query/source corpora"))

@@ -1,10 +1,10 @@
 """Command-line entry points (no Django needed)::
 
-    python -m benchmarks.loci.cli evaluate_retrieval --queries Q.csv --sources S.csv --gold G.csv \
+    python -m benchmarks.loci.loci_commands evaluate_retrieval --queries Q.csv --sources S.csv --gold G.csv \
         --method bm25-lemma [--param k1=1.2] --ks 10,100,1000 --output report.json
-    python -m benchmarks.loci.cli loci545 --method bm25-lemma [--corpus-dir DIR] [--pool corpus] \
+    python -m benchmarks.loci.loci_commands loci545 --method bm25-lemma [--corpus-dir DIR] [--pool corpus] \
         [--split ref_type|with_text|grouped] --output report.json [--csv per_query.csv] [--svg DIR]
-    python -m benchmarks.loci.cli evaluate_retrieval --method list
+    python -m benchmarks.loci.loci_commands evaluate_retrieval --method list
 
 ``manage.py evaluate_retrieval`` calls :func:`evaluate_retrieval_command` with the same options (the project's
 command-line convention, :mod:`core.cli`; bad input raises :class:`core.cli.CommandInputError`).
@@ -26,7 +26,7 @@ from core.cli import (
 )
 from detection.methods import ParamError, UnknownMethod, registry
 
-from . import data, matching, methods, splits
+from . import data, matching, method_adapters, splits
 from . import report as R
 from .evaluate import evaluate_retrieval
 from .metrics import DEFAULT_KS
@@ -91,7 +91,7 @@ def run_evaluate_retrieval(*, queries, sources, gold, method: str, ks="10,100,10
                                 f"{(chk['missing_query_ids'] + chk['missing_source_ids'])[:3]})")
     with user_errors(*_USER_ERRORS):
         sp = _make_split(bench, split, folds, seed)
-    m = methods.EngineRetrieverMethod(method, **(params or {}))
+    m = method_adapters.EngineRetrieverMethod(method, **(params or {}))
     rep = evaluate_retrieval(bench, sp, m, ks=cutoffs, pool=pool, ties=ties, seed=seed)
     _write_outputs(rep, output, csv, svg, stdout)
     return rep
@@ -116,7 +116,7 @@ def run_loci545(*, method: str, ks=",".join(map(str, DEFAULT_KS)), output=None, 
         bench, match = load_545_with_corpus(corpus_dir, data_dir)
         sp = _make_split(bench, split, folds, seed)
     fold_pools = splits.build_fold_pools(bench, sp, seed=seed) if pool == "gold+distractors" else None
-    m = methods.EngineRetrieverMethod(method, **(params or {}))
+    m = method_adapters.EngineRetrieverMethod(method, **(params or {}))
     rep = evaluate_retrieval(bench, sp, m, ks=cutoffs, pool=pool, fold_pools=fold_pools, seed=seed)
     if match:
         rep["match_report"] = match
@@ -125,7 +125,7 @@ def run_loci545(*, method: str, ks=",".join(map(str, DEFAULT_KS)), output=None, 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.cli")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.loci.loci_commands")
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("evaluate_retrieval", help="evaluate a retriever on plain files")
     add_evaluate_retrieval_arguments(e)
