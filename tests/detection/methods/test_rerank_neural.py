@@ -177,7 +177,7 @@ def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_nev
                                                                                                 models_dir):
     import shutil
 
-    from benchmarks.loci import methods, splits
+    from benchmarks.loci import method_adapters, splits
     from benchmarks.loci.evaluate import evaluate_retrieval
     from detection.methods.encoders import EncoderError
 
@@ -191,7 +191,7 @@ def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_nev
         BE.neural.write_card(models_dir / "be5" / f"fold-{f}",
                              {**card, "training_queries": sorted({g.query_id for g in bench.gold
                                                                   if g.query_id in train_q})[:24]})
-    m = methods.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu")
+    m = method_adapters.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu")
     assert m.supervised
     picked = []
     use_fold = m._r.use_fold
@@ -209,5 +209,5 @@ def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_nev
     card = BE.neural.read_card(models_dir / "be5" / "fold-2")
     BE.neural.write_card(models_dir / "be5" / "fold-2", {**card, "training_queries": [held]})
     with pytest.raises(EncoderError, match="be5/fold-2 trained on 1 queries outside fold 2's training folds"):
-        evaluate_retrieval(bench, split, methods.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu"),
+        evaluate_retrieval(bench, split, method_adapters.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu"),
                            ks=(1, 10), pool="gold", per_query=False, overlap=False)
