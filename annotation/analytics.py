@@ -3,14 +3,13 @@
 Loads live judgements into the array form of `annotation.stats` (items = candidate positions in
 their batch, winners by candidate, never by screen side) and assembles JSON-ready reports for the
 lead dashboard, the export API and `manage.py export_scores`. The heavy full report runs as the
-`annotation.analytics` job; the dashboard shows its last result and when it was computed.
+`annotation.analytics` job (`annotation/jobs.py`); the dashboard shows its last result and when it was computed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models.expressions import RawSQL
@@ -19,7 +18,6 @@ from django.utils import timezone
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
 from core.numeric import json_safe
-from jobs.registry import job_kind
 
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
@@ -429,37 +427,6 @@ def _triad_totals(rows: list[dict]) -> list[dict]:
         total["n_complete_triples"] += row["n_complete_triples"] or 0
         total["expected_random"] += row["expected_random"] or 0.0
     return sorted(totals.values(), key=lambda t: t["annotator"])
-
-
-def project_job_visible(job, user) -> bool:
-    """Jobs about a project are readable by everyone who may read the project's results."""
-    from annotation.selectors import user_can_view_results
-
-    project = Project.objects.filter(pk=(job.params or {}).get("project_id")).first()
-    return project is not None and user_can_view_results(project=project, user=user)
-
-
-def project_job_manageable(job, user) -> bool:
-    """Jobs about a project can be cancelled by the project's leads."""
-    from annotation.selectors import user_can_manage
-
-    project = Project.objects.filter(pk=(job.params or {}).get("project_id")).first()
-    return project is not None and user_can_manage(project=project, user=user)
-
-
-@job_kind("annotation.analytics", queue="cpu", description="Recompute a project's agreement and scores.",
-          visible=project_job_visible, manageable=project_job_manageable)
-def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
-    """The summary becomes the job's result; each batch's piece an AnalyticsBatchResult row."""
-    from threadpoolctl import threadpool_limits
-
-    project = Project.objects.get(pk=project_id)
-    with threadpool_limits(1):  # small matrices: BLAS threads only contend with the batch threads
-        summary, pieces = project_report_parts(project, n_boot=n_boot, progress=job.progress,
-                                               workers=settings.ANALYTICS_WORKERS)
-    analytics_store(job=job, project=project, pieces=pieces)
-    job.log(f"{summary['n_judgements']} judgements, {summary['n_rows']} candidate rows in {len(pieces)} batch(es)")
-    return summary
 
 
 def analytics_store(*, job, project: Project, pieces: list[dict]) -> None:

@@ -1,2 +1,92 @@
-"""Job kinds of the annotation app."""
-from annotation import analytics, batch_job, planning  # noqa: F401  (each registers its kind)
+"""Job kinds of the annotation app, all in this one module (imported by `AnnotationConfig.ready`).
+
+Each job takes a project id, loads the project and hands the work to the module that does it:
+`annotation.analytics` (the full agreement and score report), `annotation.plan` (budget simulation,
+`annotation.stats.plan_budget`) and `annotation.batch_create` (a batch above
+settings.SIMILIA_BATCH_JOB_PAIRS pairs, `annotation.services.projects`).
+"""
+from __future__ import annotations
+
+from django.conf import settings
+
+from annotation import stats
+from annotation.analytics import analytics_store, project_report_parts
+from annotation.models import Batch, Pair, Project
+from annotation.services.projects import batch_start, pairs_insert
+from jobs.registry import job_kind
+
+SHARES = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75)
+
+
+def project_job_visible(job, user) -> bool:
+    """Jobs about a project are readable by everyone who may read the project's results."""
+    from annotation.selectors import user_can_view_results
+
+    project = Project.objects.filter(pk=(job.params or {}).get("project_id")).first()
+    return project is not None and user_can_view_results(project=project, user=user)
+
+
+def project_job_manageable(job, user) -> bool:
+    """Jobs about a project can be cancelled by the project's leads."""
+    from annotation.selectors import user_can_manage
+
+    project = Project.objects.filter(pk=(job.params or {}).get("project_id")).first()
+    return project is not None and user_can_manage(project=project, user=user)
+
+
+@job_kind("annotation.analytics", queue="cpu", description="Recompute a project's agreement and scores.",
+          visible=project_job_visible, manageable=project_job_manageable)
+def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
+    """The summary becomes the job's result; each batch's piece an AnalyticsBatchResult row."""
+    from threadpoolctl import threadpool_limits
+
+    project = Project.objects.get(pk=project_id)
+    with threadpool_limits(1):  # small matrices: BLAS threads only contend with the batch threads
+        summary, pieces = project_report_parts(project, n_boot=n_boot, progress=job.progress,
+                                               workers=settings.ANALYTICS_WORKERS)
+    analytics_store(job=job, project=project, pieces=pieces)
+    job.log(f"{summary['n_judgements']} judgements, {summary['n_rows']} candidate rows in {len(pieces)} batch(es)")
+    return summary
+
+
+@job_kind("annotation.plan", queue="cpu", description="Simulate annotation budgets for a project.",
+          visible=project_job_visible, manageable=project_job_manageable)
+def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1.5, shares=SHARES,
+             judgements_per_pair=(1, 2), n_annotators: int = 11, noise: float = 1.0, n_reps: int = 3,
+             target: float = 0.95) -> dict:
+    """Planning by simulation: how much of the N(N-1)/2 pairs, and how many judgements per pair, reach a
+    target rank correlation with the full design."""
+    job.progress(0.05, "simulating designs")
+    rows = stats.plan_budget(n_items=n_items, shares=tuple(shares), judgements_per_pair=tuple(judgements_per_pair),
+                             strengths_sd=strengths_sd, n_annotators=n_annotators, annotator_noise=noise,
+                             n_reps=n_reps)
+    needed = {}
+    for row in rows:
+        key = f"{row['method']} × {row['judgements_per_pair']}"
+        if row["rho_full"] >= target and key not in needed:
+            needed[key] = {"share": row["share"], "n_judgements": row["n_judgements"]}
+    return {"rows": rows, "needed": needed, "target": target, "n_items": n_items,
+            "n_pairs": n_items * (n_items - 1) // 2}
+
+
+@job_kind("annotation.batch_create", queue="cpu", description="Create a large batch and its pairs.",
+          visible=project_job_visible, manageable=project_job_manageable)
+def batch_create_job(job, *, project_id: int, reference_id: str, candidate_ids: list[str], name: str,
+                     pilot: bool = False, seed: int | None = None, gold_scores: dict | None = None) -> dict:
+    """The batch row and its candidates are written first, closed (the scheduler serves no closed batch),
+    then the pairs in chunks with progress, then the batch opens. If the job fails or is cancelled the
+    half-made batch is deleted, so a retry with the same name works."""
+    project = Project.objects.get(pk=project_id)
+    job.progress(0.0, "checking the candidates")
+    batch, verse_pks = batch_start(project=project, reference_id=reference_id, candidate_ids=candidate_ids, name=name,
+                                   pilot=pilot, gold_scores=gold_scores, status=Batch.Status.CLOSED)
+    try:
+        n_pairs = pairs_insert(batch_id=batch.pk, verse_pks=verse_pks, seed=seed,
+                               progress=lambda f, m: job.progress(0.02 + 0.96 * f, m))
+    except BaseException:
+        Pair.objects.filter(batch=batch).delete()
+        batch.delete()
+        raise
+    Batch.objects.filter(pk=batch.pk).update(n_pairs=n_pairs, status=Batch.Status.OPEN)
+    job.log(f"batch {name!r}: {len(verse_pks)} candidates, {n_pairs:,} pairs")
+    return {"batch_id": batch.pk, "name": name, "n_candidates": len(verse_pks), "n_pairs": n_pairs}
