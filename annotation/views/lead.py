@@ -14,7 +14,7 @@ from annotation.services import attention as attention_services
 from annotation.services import members as member_services
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
-from annotation.views import _managed_project
+from annotation.views.access import managed_project
 
 SETTINGS_INT_FIELDS = ("set_size", "overlap_per_set", "set_timeout_minutes", "attention_per_set")
 
@@ -41,7 +41,7 @@ def _settings_from_post(data) -> dict:
 @login_required
 @require_POST
 def project_settings(request, pk: int):
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     try:
         fields = _settings_from_post(request.POST)
         project = Project.objects.get(pk=project.pk)  # a fresh copy: a refused change leaves nothing behind
@@ -56,7 +56,7 @@ def project_settings(request, pk: int):
 def _members_action(request, pk: int, action, done: str, refused: str):
     """Run ``action(project)`` for a lead; say what happened; back to the members section.
     ``done`` may use ``{result}``; ``ValueError`` stands for a number that is not one."""
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     try:
         result = action(project)
         messages.success(request, done.format(result=result))
@@ -135,7 +135,7 @@ def invitation_accept(request, token: str):
 @require_POST
 def attention_checks(request, pk: int, batch_id: int):
     """Add platform-built checks (``build``: how many) or mark a known-answer pair (``answer_id``, ``other_id``)."""
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     batch = Batch.objects.filter(project=project, pk=batch_id).first()
     if batch is None:
         messages.error(request, "No such batch in this project.")

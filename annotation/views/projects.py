@@ -1,4 +1,5 @@
-"""Server-rendered annotation pages: the annotator page and the lead's project pages."""
+"""The lead's project pages: the project list and creation, a project's page (members, verse import,
+batches and their status)."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -12,26 +13,12 @@ from django.views.decorators.http import require_POST
 from annotation import selectors
 from annotation.forms import ProjectCreateForm, form_errors
 from annotation.importing import VerseFileError
-from annotation.models import Batch, Judgement, Membership, Pair, Project
+from annotation.models import Batch, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
+from annotation.views.access import managed_project
 from core.roles import LEAD, has_role
 from core.uploads import upload_refusal
-
-
-def _managed_project(request, pk: int) -> Project:
-    return selectors.project_get_for(pk=pk, user=request.user, access="manage",
-                                     denied="Only the project's leads can see this page.")
-
-
-@login_required
-def annotate(request, batch_id: int):
-    batch = get_object_or_404(Batch.objects.select_related("project", "reference"), pk=batch_id)
-    if not selectors.user_can_annotate(project=batch.project, user=request.user):
-        raise PermissionDenied("You are not an annotator of this project.")
-    first_time = not Judgement.objects.filter(batch__project=batch.project, annotator=request.user).exists()
-    return render(request, "annotation/annotate.html", {"batch": batch, "project": batch.project,
-                                                        "first_time": first_time})
 
 
 @login_required
@@ -68,7 +55,7 @@ def project_create(request):
 
 @login_required
 def project_detail(request, pk: int):
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     progress = selectors.project_progress(project=project)
     checks = dict(Pair.objects.filter(batch__project=project, attention_answer__isnull=False).values("batch")
                   .annotate(n=Count("id")).values_list("batch", "n"))
@@ -91,7 +78,7 @@ def project_detail(request, pk: int):
 @login_required
 @require_POST
 def member_add(request, pk: int):
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     try:
         project_services.membership_add(project=project, username=request.POST.get("username", "").strip(),
                                         role=request.POST.get("role", "annotator"))
@@ -105,7 +92,7 @@ def member_add(request, pk: int):
 @login_required
 @require_POST
 def verses_upload(request, pk: int):
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     refused = upload_refusal(request)  # the limit applies while the body streams in, before anything else reads it
     if refused:  # nothing is stored, so answering without the CSRF check changes nothing
         messages.error(request, f"Nothing imported. {refused}")
@@ -137,7 +124,7 @@ def _verses_upload(request, project: Project):
 @login_required
 @require_POST
 def batch_create(request, pk: int):
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     reference_id = request.POST.get("reference_id", "").strip()
     raw = request.POST.get("candidate_ids", "")
     candidates = [line.strip() for line in raw.replace(",", "\n").splitlines() if line.strip()]
@@ -162,7 +149,7 @@ def batch_create(request, pk: int):
 @login_required
 @require_POST
 def batch_status(request, pk: int, batch_id: int):
-    project = _managed_project(request, pk)
+    project = managed_project(request, pk)
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
     try:
         project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
