@@ -9,9 +9,11 @@ See docs/statistics.md.
 """
 
 from .agreement import (
+    AGREEMENT_STATISTICS,
     AgreementResult,
     KappaMatrix,
     LabelTable,
+    agreement_statistic,
     cohen_kappa,
     cohen_kappa_matrix,
     cohen_kappa_matrix_from_labels,
@@ -70,7 +72,7 @@ __all__ = [
     "cohen_kappa_matrix_from_labels", "fleiss_kappa", "fleiss_kappa_judgements", "krippendorff_alpha_judgements",
     "krippendorff_alpha_nominal", "label_table", "retest_agreement", "spearman", "split_half_reliability",
     "cohen_kappa_symmetric_matrix", "fleiss_kappa_symmetric", "kendall_u", "krippendorff_alpha_symmetric",
-    "orientation_invariant_agreement",
+    "orientation_invariant_agreement", "AGREEMENT_STATISTICS", "agreement_statistic",
     "AnnotatorAwareBT", "annotator_aware_bt", "ranking_shift",
     "DEFAULT_PRIOR_SD", "BTPosterior", "bradley_terry_posterior", "bt_map",
     "FAST_MS", "agreement_with_majority", "response_times",

@@ -22,6 +22,7 @@ all ratings in one category), where kappa/alpha is 0/0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -434,6 +435,23 @@ def split_half_reliability(j: Judgements, n_splits: int = 20, seed: int = 0, by:
 
 
 # ---------------------------------------------------------------- orientation-invariant agreement
+# Orientation-invariant agreement statistics by report key, in report order: each takes a LabelTable
+# (or Judgements, or a U × 2 count table) and returns an AgreementResult. `orientation_invariant_agreement`
+# reports every one, so the analytics job, the agreement export and the dashboard's data get a new one by
+# registration alone (docs/ARCHITECTURE.md, "How to add an agreement statistic").
+AGREEMENT_STATISTICS: dict[str, Callable[..., AgreementResult]] = {}
+
+
+def agreement_statistic(name: str):
+    """Register ``fn(table) -> AgreementResult`` under the report key ``name`` (a repeated key is refused)."""
+    def register(fn):
+        if name in AGREEMENT_STATISTICS or name == "cohen_symmetric":
+            raise ValueError(f"agreement statistic {name!r} is already registered")
+        AGREEMENT_STATISTICS[name] = fn
+        return fn
+    return register
+
+
 SYMMETRIC_CHANCE = 0.5  # each of the two candidates chosen with probability ½: no orientation enters
 
 
@@ -452,6 +470,7 @@ def _binary_counts(j) -> np.ndarray:
     return t
 
 
+@agreement_statistic("fleiss_symmetric")
 def fleiss_kappa_symmetric(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
     """Fleiss' kappa with a chance term symmetric in the two candidates (orientation-invariant).
 
@@ -477,6 +496,7 @@ def fleiss_kappa_symmetric(j: Judgements | LabelTable | np.ndarray) -> Agreement
                            "fleiss-symmetric")
 
 
+@agreement_statistic("kendall_u")
 def kendall_u(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
     """Kendall & Babington Smith's (1940) coefficient of agreement u for paired comparisons.
 
@@ -502,6 +522,7 @@ def kendall_u(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
                            "kendall-u")
 
 
+@agreement_statistic("krippendorff_symmetric")
 def krippendorff_alpha_symmetric(j: Judgements | LabelTable | np.ndarray) -> AgreementResult:
     """Krippendorff's alpha (nominal) on the coincidence matrix averaged over both orientations.
 
@@ -551,14 +572,11 @@ def orientation_invariant_agreement(j: Judgements | LabelTable) -> dict:
     """The orientation-invariant figures in one dict (JSON-ready after NaN cleaning).
 
     Returns:
-        ``{"fleiss_symmetric", "kendall_u", "krippendorff_symmetric"}`` as
-        :meth:`AgreementResult.as_dict`, plus ``"cohen_symmetric"`` (``kappa``, ``n_shared``, ``mean``).
+        every registered statistic (:data:`AGREEMENT_STATISTICS`: ``"fleiss_symmetric"``, ``"kendall_u"``,
+        ``"krippendorff_symmetric"`` and any added) as :meth:`AgreementResult.as_dict`, plus ``"cohen_symmetric"`` (``kappa``, ``n_shared``, ``mean``).
     """
     table = _labels(j)
     cs = cohen_kappa_symmetric_matrix(table)
-    return {
-        "fleiss_symmetric": fleiss_kappa_symmetric(table).as_dict(),
-        "kendall_u": kendall_u(table).as_dict(),
-        "krippendorff_symmetric": krippendorff_alpha_symmetric(table).as_dict(),
-        "cohen_symmetric": {"kappa": cs.kappa, "n_shared": cs.n_shared, "mean": cs.mean},
-    }
+    figures = {name: statistic(table).as_dict() for name, statistic in AGREEMENT_STATISTICS.items()}
+    figures["cohen_symmetric"] = {"kappa": cs.kappa, "n_shared": cs.n_shared, "mean": cs.mean}
+    return figures
