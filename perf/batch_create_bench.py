@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
@@ -16,22 +15,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+sys.path.insert(0, str(ROOT / "perf"))
+from _testdb import throwaway_database  # noqa: E402  (perf/ is on the path only now)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--candidates", type=int, default=600)
     args = parser.parse_args()
-    import django
-
-    django.setup()
-    from django.db import connection, transaction
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
+    with throwaway_database():
+        from django.db import connection, transaction
         from rest_framework.test import APIClient
 
         from annotation.models import Batch, Pair
@@ -94,8 +87,6 @@ def main() -> None:
         print(f"request: 202 with the job in {request_s * 1000:.0f} ms; job writing the batch: {job_s:.2f} s; "
               f"peak traced memory {peak:.0f} MiB")
         print(f"old way (bulk_create of Pair objects): {old_s:.2f} s; ratio {old_s / job_s:.1f}x")
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 if __name__ == "__main__":

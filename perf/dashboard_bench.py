@@ -15,7 +15,6 @@ bulk), then measures, each beside the old way or a named alternative in the same
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import tracemalloc
@@ -24,7 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+sys.path.insert(0, str(ROOT / "perf"))
+from _testdb import throwaway_database  # noqa: E402  (perf/ is on the path only now)
 
 
 def fill(project, people, batches: int, per_pair: int, seed: int = 0) -> int:
@@ -83,20 +83,14 @@ def main() -> None:
     parser.add_argument("--per-pair", type=int, default=2)
     parser.add_argument("--annotators", type=int, default=11)
     args = parser.parse_args()
-    import django
-
-    django.setup()
-    from django.db import connection
-    from django.test import Client
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
+    with throwaway_database():
         import json
 
         import choix
         import numpy as np
+        from django.conf import settings
+        from django.db import connection
+        from django.test import Client
         from django.utils import timezone
         from rest_framework.test import APIClient
         from threadpoolctl import threadpool_limits
@@ -172,7 +166,7 @@ def main() -> None:
         response = client.get(f"/projects/{project.pk}/dashboard/")
         new_page = time.perf_counter() - t0
         assert response.status_code == 200
-        print(f"analytics job (load, 200-resample bootstrap per batch in {analytics.settings.ANALYTICS_WORKERS} threads, "
+        print(f"analytics job (load, 200-resample bootstrap per batch in {settings.ANALYTICS_WORKERS} threads, "
               f"triads, timeline, stored per batch): {job_s:.1f} s")
         print(f"dashboard page: {new_page * 1000:.0f} ms ({len(response.content) // 1024} KiB) from the per-batch result; "
               f"{old_page * 1000:.0f} ms ({old_kib} KiB) from the same report stored whole ({old_page / new_page:.1f}x)")
@@ -203,8 +197,6 @@ def main() -> None:
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         print(f"analytics job peak traced memory: {peak:.0f} MiB")
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 if __name__ == "__main__":

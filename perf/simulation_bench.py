@@ -10,7 +10,6 @@ Peak memory of the bulk run is measured in a third twin under tracemalloc (not t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import tracemalloc
@@ -18,7 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+sys.path.insert(0, str(ROOT / "perf"))
+from _testdb import throwaway_database  # noqa: E402  (perf/ is on the path only now)
 
 
 def main() -> None:
@@ -26,15 +26,9 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=2)
     parser.add_argument("--old-cap", type=int, default=1500)
     args = parser.parse_args()
-    import django
+    with throwaway_database():
+        from django.db import connection
 
-    django.setup()
-    from django.db import connection
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
         from annotation.models import Judgement
         from annotation.services.projects import project_create, verses_import
         from annotation.services.simulation import simulate_annotations, simulate_annotations_via_services
@@ -70,8 +64,6 @@ def main() -> None:
         print(f"old (set_next + judgement_submit per judgement): {n_old:,} judgements in {old_s:.2f} s = "
               f"{old_rate:,.0f} judgements/s (all {n_bulk:,} would take ~{n_bulk / old_rate:.0f} s)")
         print(f"ratio: {bulk_rate / old_rate:.0f}x")
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 if __name__ == "__main__":
