@@ -4,11 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from config.env import BASE_DIR, env_bool, env_broker, env_int, env_list, env_str
+from core.paths import shared_data_dir
 
 VAR_DIR = Path(env_str("SIMILIA_VAR_DIR", str(BASE_DIR / "var")))
 DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))
 # An operator's extra data folder (e.g. a checkout's ../shared/data): pilots may pick verses files from its dbbe/.
-SHARED_DATA_DIR = Path(env_str("SIMILIA_SHARED_DATA_DIR", str(BASE_DIR.parent / "shared" / "data")))
+# $SIMILIA_SHARED_DATA_DIR, read by core.paths, the same helper the pure packages use.
+SHARED_DATA_DIR = shared_data_dir()
 MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))  # trained/registered models: the only local model files used
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
