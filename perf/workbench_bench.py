@@ -68,7 +68,7 @@ def explorer(owner, client, api) -> None:
                                                          author="Vergilius", text="arma uirumque cano " * 8)
                                          for j in range(k)])
     run = DetectionRun.objects.create(owner=owner, query_document=qdoc, source_document=sdoc, retriever="bm25-lemma",
-                                      top_k=k, job=Job.objects.create(kind="workbench.detect", status="succeeded",
+                                      top_k=k, job=Job.objects.create(kind="benchmarks.detect", status="succeeded",
                                                                       owner=owner), reranker="lexical-rule")
     t0 = time.perf_counter()
     with connection.cursor() as cursor:

@@ -210,6 +210,9 @@ JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
 # A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
 JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
+# Queries per shard of a detection or Loci Similes evaluation job when the request names no shard count
+# (jobs.sharding.query_ranges): a 5,000-segment upload runs as 3 shards that the workers share.
+JOB_SHARD_QUERIES = env_int("JOB_SHARD_QUERIES", 2000, minimum=1)
 
 # Caches (login/token failure counts): the process's memory, or a shared Redis when DJANGO_CACHE_URL is set
 # (production: redis://redis:6379/1), with socket timeouts so a hung cache never hangs a request.
