@@ -29,7 +29,7 @@ from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
 from core.roles import LEAD, has_role
-from core.uploads import upload_refusal
+from core.upload_limit import upload_refusal
 
 
 @login_required
