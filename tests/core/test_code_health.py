@@ -1,6 +1,7 @@
 """Code-health guards that run with the suite (so CI enforces them): ruff (pyflakes, syntax, import order;
 ruff.toml) and the import contracts (.importlinter: the pure packages never import Django; annotation and
 detection never import benchmarks). Fix import order with `.venv/bin/python -m ruff check --fix .`."""
+import re
 import shutil
 import subprocess
 import sys
@@ -84,3 +85,54 @@ def test_module_names_are_not_repeated_across_packages_without_reason():
     stale = sorted(set(_PARALLEL) - set(repeated))
     assert not stale, f"no longer repeated, take them out of _PARALLEL: {stale}"
     assert by_name["cli.py"] == ["core/cli.py"]  # the one command-line convention (the packages' own: *_commands.py)
+
+
+# docs/ARCHITECTURE.md lists every module that exists (issue 11), so a newcomer finds each one from there.
+_APPS = ("annotation", "benchmarks", "config", "core", "detection", "frontend", "jobs", "workbench")
+
+
+def _doc_entries(text: str) -> list[str]:
+    """The doc's bullets, numbered steps and paragraphs, each with its continuation lines joined."""
+    entries: list[list[str]] = []
+    for line in text.splitlines():
+        if not entries or not line.strip() or re.match(r"\s*(- |\d+\. |#)", line):
+            entries.append([])
+        entries[-1].append(line.strip())
+    return [" ".join(entry) for entry in entries if entry]
+
+
+def _code_spans(entry: str) -> set[str]:
+    """What an entry writes in backticks, with `{a,b}` alternatives expanded (`config/settings/{base,test}.py`)."""
+    spans = set()
+    for span in re.findall(r"`([^`]+)`", entry):
+        match = re.search(r"\{([^{}]+)\}", span)
+        options = match.group(1).split(",") if match else [""]
+        spans.update(span[:match.start()] + o.strip() + span[match.end():] if match else span for o in options)
+    return spans
+
+
+def _is_listed(path: Path, text: str, entries: list[tuple[str, set[str]]]) -> bool:
+    """Named in full (path or dotted), or named relative to an ancestor package in an entry that names that
+    package (`annotation/` ... `views/lead.py`); a command by its name; an app's role module by its name."""
+    dotted = ".".join(path.with_suffix("").parts)
+    if str(path) in text or re.search(r"(?<![\w.])" + re.escape(dotted) + r"\b", text):
+        return True
+    if any(str(path) in spans for _, spans in entries):  # written with {a,b} alternatives
+        return True
+    if "commands" in path.parts[:-1] or (len(path.parts) == 2 and path.name in _ROLE_NAMES):
+        return any(path.stem in spans or path.name in spans for _, spans in entries)
+    for depth in range(1, len(path.parts)):
+        package = "/".join(path.parts[:depth]) + "/"
+        relative = "/".join(path.parts[depth:])
+        for _, spans in entries:
+            if any(s.startswith(package) for s in spans) and {relative, relative[:-3]} & spans:
+                return True
+    return False
+
+
+def test_architecture_doc_lists_every_module():
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    entries = [(entry, _code_spans(entry)) for entry in _doc_entries(text)]
+    paths = [Path(p) for names in _modules_by_name().values() for p in names if Path(p).parts[0] in _APPS]
+    unlisted = sorted(str(p) for p in paths if not _is_listed(p, text, entries))
+    assert not unlisted, f"say in docs/ARCHITECTURE.md what these hold: {unlisted}"
