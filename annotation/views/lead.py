@@ -105,13 +105,11 @@ def invitation_accept(request, token: str):
     problem = member_services.invitation_problem(invitation)
     context = {"invitation": invitation, "problem": problem, "token": token}
     if request.method == "POST" and not problem:
-        context["username"] = request.POST.get("username", "")
         user = request.user if request.user.is_authenticated else None
         account = {}
         if user is None:  # someone new: the account they chose
-            form = InvitationAcceptForm(request.POST)
+            form = context["form"] = InvitationAcceptForm(request.POST)
             if not form.is_valid():
-                context["form"] = form
                 return render(request, "annotation/invitation.html", context, status=400)
             account = form.cleaned_data
         try:

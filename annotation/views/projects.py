@@ -41,12 +41,10 @@ def project_list(request):
                                                             "modes": Project.OverlapMode.choices})
 
 
-def _project_form_again(request, reason: str, status: int):
+def _project_form_again(request, form: ProjectCreateForm, reason: str, status: int):
     """The projects page again with what the lead typed and why it was refused (never an empty form)."""
     context = {"projects": selectors.projects_managed_by(user=request.user), "modes": Project.OverlapMode.choices,
-               "form": {k: request.POST.get(k, "") for k in ("name", "title", "set_size", "overlap_per_set",
-                                                             "overlap_mode", "session_minutes", "instructions")},
-               "form_error": reason}
+               "form": form, "form_error": reason}
     return render(request, "annotation/project_list.html", context, status=status)
 
 
@@ -55,11 +53,11 @@ def _project_form_again(request, reason: str, status: int):
 def project_create(request):
     form = ProjectCreateForm(request.POST)
     if not form.is_valid():
-        return _project_form_again(request, form_errors(form), 400)
+        return _project_form_again(request, form, form_errors(form), 400)
     try:
         project = project_services.project_create(owner=request.user, **form.cleaned_data)
     except AnnotationError as exc:
-        return _project_form_again(request, str(exc), getattr(exc, "status", 400))
+        return _project_form_again(request, form, str(exc), getattr(exc, "status", 400))
     messages.success(request, f"Project {project.name} created.")
     return redirect("annotation:project", pk=project.pk)
 

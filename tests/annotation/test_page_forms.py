@@ -125,6 +125,9 @@ def test_invitation_page_checks_the_new_account_first(lead_client):
     assert 'id="inv-pw" type="password" name="password" required' in page  # the form is still there
     _refused(client.post(f"/invite/{token}/", {"username": "u" * 151, "password": "long enough pw 2"}),
              "Username: Ensure this value has at most 150 characters (it has 151).")
+    weak = client.post(f"/invite/{token}/", {"username": "keepname", "password": "1"})  # the service's rule
+    assert weak.status_code == 400 and "Password not accepted" in weak.content.decode()
+    assert 'value="keepname"' in weak.content.decode()
     assert Invitation.objects.get(token=token).uses == 0
     assert client.post(f"/invite/{token}/", {"username": "fine", "password": "long enough pw 2"}).status_code == 302
 
