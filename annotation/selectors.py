@@ -7,6 +7,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project, Verse
+from annotation.modes import waiting_q_by_project_mode
 from core.roles import ANNOTATOR, LEAD, RESEARCHER, has_role
 
 
@@ -147,13 +148,7 @@ def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
         work |= set(unseen.values_list("batch_id", flat=True).distinct())
     regular = [b.pk for b in batches if b.pk in open_ids and not b.pilot and b.pk not in work]
     if regular:
-        mine = Assignment.objects.filter(annotator=user, pair__batch_id__in=regular).exclude(status=Assignment.Status.EXPIRED)
-        judged = Judgement.objects.filter(annotator=user, batch_id__in=regular, undone_at__isnull=True)
-        waiting = Q(taken__gte=1, taken__lt=F("planned")) & (
-            (Q(batch__project__overlap_mode=Project.OverlapMode.INTER) & ~Q(first_annotator=user)
-             & ~Q(pk__in=mine.values("pair_id")))
-            | (Q(batch__project__overlap_mode=Project.OverlapMode.RETEST) & Q(first_annotator=user)
-               & Q(pk__in=judged.values("pair_id"))))
+        waiting = Q(taken__gte=1, taken__lt=F("planned")) & waiting_q_by_project_mode(user=user, batch_ids=regular)
         free = Pair.objects.filter(batch_id__in=regular, attention_answer__isnull=True).filter(Q(taken=0) | waiting)
         work |= set(free.values_list("batch_id", flat=True).distinct())
     return work

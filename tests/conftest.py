@@ -146,7 +146,7 @@ def lemma_file() -> Path:
 
 @pytest.fixture(scope="session")
 def greek_verses(sts_file) -> list[str]:
-    from benchmarks.greek_sts.gold import read_sts_gold
+    from benchmarks.greek_sts.gold_files import read_sts_gold
 
     pairs = read_sts_gold(sts_file)
     return list(dict.fromkeys([p.reference_text for p in pairs] + [p.candidate_text for p in pairs]))

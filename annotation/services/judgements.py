@@ -101,17 +101,18 @@ def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
 
 def _retake_expired(assignment: Assignment, batch: Batch, annotator) -> None:
     """A late answer on a released assignment is kept if the pair still has room for it and the
-    annotator holds no other live presentation of it (one person never fills two overlap slots;
-    in a pilot batch every member judges every pair exactly once).
+    annotator holds no other live presentation of it (one person never fills two overlap slots unless the
+    project's mode allows it, as test–retest does; in a pilot batch every member judges every pair exactly once).
 
     The annotator's membership row is locked first, as `set_next` does, so a late answer and the
     serving of a new set that could hand the same pair out again never interleave."""
-    from annotation.models import Membership, Project
+    from annotation.models import Membership
+    from annotation.modes import mode_for
 
     Membership.objects.select_for_update(no_key=True).filter(project_id=batch.project_id, user=annotator).first()
     same_person = Assignment.objects.filter(pair_id=assignment.pair_id, annotator=annotator).exclude(
         pk=assignment.pk).exclude(status=Assignment.Status.EXPIRED)
-    if (batch.pilot or batch.project.overlap_mode == Project.OverlapMode.INTER) and same_person.exists():
+    if (batch.pilot or not mode_for(batch.project).same_annotator_twice) and same_person.exists():
         raise Conflict("This set expired and the pair was served to you again; answer it in your current set.")
     if not batch.pilot:
         pair = Pair.objects.select_for_update(no_key=True).get(pk=assignment.pair_id)

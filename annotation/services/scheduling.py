@@ -24,7 +24,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project
+from annotation.models import AnnotationSet, Assignment, Batch, Membership, Pair, Project
+from annotation.modes import mode_for
 from annotation.services.errors import Conflict, NotAllowed
 from core.roles import ANNOTATOR, has_role
 
@@ -125,16 +126,10 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
 def _pick(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
     size, overlap = project.set_size, project.overlap_per_set
     pool = Pair.objects.filter(batch=batch, attention_answer__isnull=True)
-    if project.overlap_mode == Project.OverlapMode.INTER:
-        mine = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
-        waiting = pool.filter(taken__gte=1, taken__lt=F("planned")).exclude(first_annotator=annotator).exclude(
-            pk__in=mine.values("pair_id"))
-        repeats = False
-    else:
-        judged = Judgement.objects.filter(batch=batch, annotator=annotator, undone_at__isnull=True)
-        waiting = pool.filter(taken__gte=1, taken__lt=F("planned"), first_annotator=annotator,
-                              pk__in=judged.values("pair_id"))
-        repeats = True
+    mode = mode_for(project)  # who may give a second judgement: annotation/modes.py
+    waiting = pool.filter(taken__gte=1, taken__lt=F("planned")).filter(
+        mode.waiting_for(user=annotator, batch_ids=[batch.pk]))
+    repeats = mode.marks_repeat
     second = _locked(waiting, overlap)
     fresh = _locked(pool.filter(taken=0), size - len(second))
     if len(second) + len(fresh) < size:  # no fresh pairs left: fill the set with pairs awaiting repeats

@@ -424,7 +424,7 @@ def _fit_texts(gold_pairs) -> list[str]:
 def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Callable[[str], None]) -> dict:
     """Score the gold set's pairs with the method (`benchmarks.greek_sts.evaluate`) and store the report."""
     from benchmarks.greek_sts.evaluate import evaluate_method
-    from benchmarks.greek_sts.gold import GoldPair
+    from benchmarks.greek_sts.gold_files import GoldPair
     from detection.methods.greek_registry import get_method
 
     pairs = [GoldPair(*row) for row in run.gold_set.pairs.values_list(

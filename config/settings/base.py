@@ -91,9 +91,9 @@ MEDIA_ROOT = VAR_DIR / "media"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
-# The per-file limit (SIMILIA_MAX_UPLOAD_MB) is enforced while the body streams in, not after (core/uploads.py).
+# The per-file limit (SIMILIA_MAX_UPLOAD_MB) is enforced while the body streams in, not after (core/upload_limit.py).
 FILE_UPLOAD_HANDLERS = [
-    "core.uploads.LimitedUploadHandler",
+    "core.upload_limit.LimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
