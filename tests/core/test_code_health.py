@@ -58,9 +58,6 @@ _PARALLEL = {
     "registry.py": {"jobs", "detection/methods"},
     # each app's report exports (JSON/CSV) shared by its API and pages
     "exports.py": {"benchmarks", "workbench"},
-    # retrieve then rerank: on a benchmark's segments (detection) and over two uploaded documents (workbench,
-    # which builds on the former's `Candidates`)
-    "pipeline.py": {"detection/methods/rerank", "workbench/engine"},
 }
 
 
