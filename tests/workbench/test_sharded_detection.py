@@ -4,11 +4,11 @@ import pytest
 
 from jobs.models import Job
 from jobs.runner import run_job
+from tests.jobs.test_worker_integration import _wait_for, broker_delivery, start_worker  # noqa: F401
 from workbench.models import Candidate
 
 from .conftest import EXAMPLES
 
-pytestmark = pytest.mark.django_db
 COLUMNS = ("query__seg_id", "source__seg_id", "query_position", "rank", "score", "p_none", "p_cit", "p_cf", "label",
            "shared_lemmas", "bucket")
 
@@ -28,6 +28,7 @@ def _run(owner, query, source, shards):
                                 owner=owner)
 
 
+@pytest.mark.django_db
 def test_three_shards_store_the_candidates_of_one(users):
     from workbench.services import document_upload
 
@@ -57,3 +58,26 @@ def test_three_shards_store_the_candidates_of_one(users):
     assert {r[8] for r in rows[0]} >= {"cit."} and all(r[5] is not None for r in rows[0])
     assert {k: v for k, v in one.summary.items() if k not in ("detect_s", "store_s", "shards")} == \
         {k: v for k, v in three.summary.items() if k not in ("detect_s", "store_s", "shards")}
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_two_real_workers_share_a_workbench_detection(users, start_worker):  # noqa: F811
+    """The researcher's detection fans out over the workers of its queue and stores the rows of one shard."""
+    from workbench.services import document_upload
+
+    owner = users["researcher"]
+    query = document_upload(name="q.csv", data=(EXAMPLES / "hieronymus_samples.csv").read_bytes(), owner=owner)
+    source = document_upload(name="s.csv", data=(EXAMPLES / "vergil_samples.csv").read_bytes(), owner=owner)
+    start_worker("w-a")
+    start_worker("w-b")
+    one = _run(owner, query, source, 1)
+    assert _wait_for(one.job_id, {"succeeded", "failed"}, timeout=120).status == "succeeded"
+    many = _run(owner, query, source, 6)
+    done = _wait_for(many.job_id, {"succeeded", "failed"}, timeout=240)
+    assert done.status == "succeeded", done.error
+    shards = Job.objects.filter(parent=done)
+    assert shards.count() == 6 and {s.worker.split("@")[0] for s in shards} == {"w-a", "w-b"}
+    rows = [list(Candidate.objects.filter(run=r).order_by("query_position", "rank").values_list(*COLUMNS))
+            for r in (one, many)]
+    assert rows[0] == rows[1] and rows[0]
