@@ -101,6 +101,9 @@ class RunInputSerializer(serializers.Serializer):
     min_score = serializers.FloatField(required=False, allow_null=True, default=None)
     thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    shards = serializers.IntegerField(min_value=1, max_value=256, required=False, allow_null=True, default=None,
+                                      help_text="split the query segments into this many shards that the workers "
+                                                "share (default: one per JOB_SHARD_QUERIES segments)")
 
 
 class CandidateSerializer(serializers.ModelSerializer):

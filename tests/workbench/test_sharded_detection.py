@@ -1,5 +1,7 @@
 """A workbench detection runs as the one sharded detection job (`benchmarks.detect`): in 3 shards it stores
 exactly the candidate rows a one-shard run stores (ranks, scores, class probabilities, labels, overlap)."""
+import io
+
 import pytest
 
 from jobs.models import Job
@@ -81,3 +83,20 @@ def test_two_real_workers_share_a_workbench_detection(users, start_worker):  # n
     rows = [list(Candidate.objects.filter(run=r).order_by("query_position", "rank").values_list(*COLUMNS))
             for r in (one, many)]
     assert rows[0] == rows[1] and rows[0]
+
+
+@pytest.mark.django_db
+def test_a_script_may_name_the_shards(client_for):
+    client = client_for("researcher")
+    ids = []
+    for name in ("hieronymus_samples.csv", "vergil_samples.csv"):
+        f = io.BytesIO((EXAMPLES / name).read_bytes())
+        f.name = name
+        ids.append(client.post("/api/v1/workbench/documents/", {"file": f}, format="multipart").json()["id"])
+    body = {"query_document": ids[0], "source_document": ids[1], "retriever": "bm25-lemma", "top_k": 2}
+    assert client.post("/api/v1/workbench/runs/", {**body, "shards": 0}, format="json").status_code == 400
+    created = client.post("/api/v1/workbench/runs/", {**body, "shards": 2}, format="json")
+    assert created.status_code == 201, created.content
+    job = Job.objects.get(pk=created.json()["job"])
+    assert job.params["shards"] == 2 and run_job(job.pk) == "running"
+    assert Job.objects.filter(parent=job).count() == 2
