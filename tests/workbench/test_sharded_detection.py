@@ -1,5 +1,6 @@
-"""A workbench detection runs as the one sharded detection job (`benchmarks.detect`): in 3 shards it stores
-exactly the candidate rows a one-shard run stores (ranks, scores, class probabilities, labels, overlap)."""
+"""A workbench detection runs as the one sharded detection job (`benchmarks.detect`): in 3 shards in one process,
+and in 6 shards over two real Celery workers, it stores exactly the candidate rows a one-shard run stores (ranks,
+scores, class probabilities, labels, overlap); a script may name the shard count."""
 import io
 
 import pytest
