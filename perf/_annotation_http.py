@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +43,14 @@ class Http:
         self.conn.request("POST", path, body=json.dumps(body) if body is not None else None, headers=self.headers)
         response = self.conn.getresponse()
         return response.status, json.loads(response.read() or b"null")
+
+
+def choices(body: dict, response_ms: int):
+    """The submit payloads for a served set's unjudged pairs (always the left candidate)."""
+    for item in body["set"]["items"]:
+        if item["chosen"] is None:
+            yield {"assignment_id": item["assignment_id"], "chosen_verse": item["left"]["id"],
+                   "client_uuid": str(uuid.uuid4()), "response_ms": response_ms, "pair_id": item["pair_id"]}
 
 
 def database_url(connection) -> str:

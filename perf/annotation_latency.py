@@ -25,7 +25,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _annotation_http import BEFORE, Http, annotation_world, database_url, load_average, percentile, serving, trees  # noqa: E402
+from _annotation_http import (  # noqa: E402
+    BEFORE,
+    Http,
+    annotation_world,
+    choices,
+    database_url,
+    load_average,
+    percentile,
+    serving,
+    trees,
+)
 from _testdb import throwaway_database  # noqa: E402
 
 
@@ -38,11 +48,7 @@ def run_annotator(port: int, batch_id: int, token: str, sets: int, out: dict) ->
         assert status == 200, body
         if body["done"]:
             return
-        for item in body["set"]["items"]:
-            if item["chosen"] is not None:
-                continue
-            payload = {"assignment_id": item["assignment_id"], "chosen_verse": item["left"]["id"],
-                       "client_uuid": str(uuid.uuid4()), "response_ms": 1, "pair_id": item["pair_id"]}
+        for payload in choices(body, response_ms=1):
             t = time.perf_counter()
             status, response = client.post("/api/v1/judgements/", payload)
             out["submit"].append(time.perf_counter() - t)

@@ -1,7 +1,7 @@
 """How many annotators, each choosing one pair every 3 s, two cores serve with p99 under 200 ms.
 
 Usage: DATABASE_URL=postgres://… .venv/bin/python perf/annotation_load.py [--steps 25,50,100,200]
-       [--seconds 20] [--workers 2] [--base REV]
+       [--seconds 20] [--workers 2] [--base REV] [--conn-max-age 60]
 
 Starts gunicorn (`--workers`, default 2 = the two cores) on a throw-away test database with a batch of
 99 candidates, then for each step runs N annotator threads over real HTTP: each fetches a set, sends
@@ -20,12 +20,11 @@ import statistics
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _annotation_http import Http, annotation_world, database_url, load_average, percentile, serving, trees  # noqa: E402
+from _annotation_http import Http, annotation_world, choices, database_url, load_average, percentile, serving, trees  # noqa: E402
 from _testdb import throwaway_database  # noqa: E402
 
 
@@ -47,15 +46,11 @@ def step(port: int, batch_id: int, tokens: list[str], seconds: float, pause: flo
                 with lock:
                     out["errors"] += status != 200
                 return
-            for item in body["set"]["items"]:
-                if item["chosen"] is not None:
-                    continue
+            for payload in choices(body, response_ms=3000):
                 due = time.monotonic() + rng.uniform(pause - 1, pause + 1)
                 if due > stop:
                     return
                 time.sleep(max(0.0, due - time.monotonic()))
-                payload = {"assignment_id": item["assignment_id"], "chosen_verse": item["left"]["id"],
-                           "client_uuid": str(uuid.uuid4()), "response_ms": 3000, "pair_id": item["pair_id"]}
                 t = time.perf_counter()
                 status, _ = http.post("/api/v1/judgements/", payload)
                 with lock:
@@ -77,6 +72,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pause", type=float, default=3.0, help="seconds per pair")
     parser.add_argument("--base", default=None)
+    parser.add_argument("--conn-max-age", type=int, default=60,
+                        help="the server's CONN_MAX_AGE (production: 60; 0 = a new database connection per request)")
     args = parser.parse_args()
     steps = [int(x) for x in args.steps.split(",")]
     with throwaway_database():
@@ -92,7 +89,7 @@ def main() -> None:
                 for n in steps:
                     batch = make_batch(f"{label}-{n}")
                     connection.close()
-                    with serving(tree, url, args.workers, tokens[0]) as port:
+                    with serving(tree, url, args.workers, tokens[0], args.conn_max_age) as port:
                         r = step(port, batch.pk, tokens[:n], args.seconds, args.pause)
                     every = r["next"] + r["submit"]
                     p99 = percentile(every, 0.99) * 1000 if every else float("nan")
