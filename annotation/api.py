@@ -163,19 +163,8 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
     }
     if annotation_set is None:
         return body
-    assignments = selectors.set_with_assignments(annotation_set=annotation_set)
-    live, covered = selectors.set_judgement_states(annotation_set=annotation_set, assignments=assignments)
-    unjudged = (None, None)
-    body["set"] = {
-        "id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
-        "items": [
-            {"assignment_id": a.pk, "pair_id": a.pair_id, "position": a.position, "status": a.status,
-             "left": verse_payload(a.left), "right": verse_payload(a.right),
-             "chosen": live.get(a.pk, unjudged)[0], "client_uuid": live.get(a.pk, unjudged)[1],
-             "covered_elsewhere": a.pair_id in covered}
-            for a in assignments
-        ],
-    }
+    body["set"] = {"id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
+                   "items": selectors.set_items(annotation_set=annotation_set)}  # verses as verse_payload gives them
     return body
 
 

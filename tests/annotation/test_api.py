@@ -152,7 +152,7 @@ def test_list_endpoints_have_a_fixed_number_of_queries(world, client_for, query_
 def test_next_set_and_submit_query_counts(world, client_for, query_budget):
     project, batch = world
     client = client_for("annotator")
-    with query_budget("POST /api/v1/batches/{id}/next-set/"):  # a new set: 13 statements + the service's savepoint (2)
+    with query_budget("POST /api/v1/batches/{id}/next-set/"):  # a new set: 12 statements + the service's savepoint (2)
         body = client.post(f"/api/v1/batches/{batch.pk}/next-set/").json()
     item = body["set"]["items"][0]
     with query_budget("POST /api/v1/judgements/"):  # 6 (one statement locks set and assignment) + savepoint (2)

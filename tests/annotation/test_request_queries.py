@@ -55,7 +55,54 @@ def test_next_set_statements(world, client_for):
     client = client_for("annotator")
     response, sql = _sql(client, "post", f"/api/v1/batches/{batch.pk}/next-set/")
     assert response.status_code == 200 and not response.json()["done"]
-    # a new set: was 20, then 14 (the release's locking read only runs when a set is past its deadline)
-    assert len(sql) == 13, "\n".join(q[:90] for q in sql)
+    # a new set: was 20, then 14; 12 since the release's locking read only runs when a set is past its deadline
+    # and the set's items with their choices are one statement
+    assert len(sql) == 12, "\n".join(q[:90] for q in sql)
     response, sql = _sql(client, "post", f"/api/v1/batches/{batch.pk}/next-set/")
-    assert len(sql) == 8, "\n".join(q[:90] for q in sql)  # the open set again
+    assert len(sql) == 7, "\n".join(q[:90] for q in sql)  # the open set again
+
+
+def _items_through_the_orm(annotation_set):
+    """The set's items as set_payload built them before `selectors.set_items` (the reference)."""
+    from annotation.models import Assignment, Judgement
+
+    assignments = list(Assignment.objects.filter(set=annotation_set).exclude(status="expired")
+                       .select_related("left", "right").order_by("position"))
+    live, covered = {}, set()
+    for j in Judgement.objects.filter(pair_id__in=[a.pair_id for a in assignments], undone_at__isnull=True):
+        if j.set_id == annotation_set.pk:
+            live[j.assignment_id] = (j.chosen_id, str(j.client_uuid))
+        else:
+            covered.add(j.pair_id)
+    verse = lambda v: {"id": v.pk, "verse_id": v.verse_id, "text": v.text, "translation": v.translation}  # noqa: E731
+    return [{"assignment_id": a.pk, "pair_id": a.pair_id, "position": a.position, "status": a.status,
+             "left": verse(a.left), "right": verse(a.right), "chosen": live.get(a.pk, (None, None))[0],
+             "client_uuid": live.get(a.pk, (None, None))[1], "covered_elsewhere": a.pair_id in covered}
+            for a in assignments]
+
+
+def test_set_items_match_the_orm_reference(small_project, annotators):
+    """Live, undone and unjudged items, pairs judged in another set, an expired presentation left out."""
+    from annotation.models import Assignment
+    from annotation.selectors import batch_progress_for, set_items
+    from annotation.services.judgements import judgement_submit, judgement_undo_last
+    from annotation.services.scheduling import set_next
+
+    _, batch = small_project
+    first, second = annotators[:2]
+    done = set_next(batch=batch, annotator=first)
+    for a in done.assignments.all():
+        judgement_submit(annotator=first, assignment_id=a.pk, chosen_verse_id=a.left_id, client_uuid=uuid.uuid4())
+    mine = set_next(batch=batch, annotator=second)
+    items = list(mine.assignments.order_by("position"))
+    for a in items[:3]:
+        judgement_submit(annotator=second, assignment_id=a.pk, chosen_verse_id=a.right_id, client_uuid=uuid.uuid4())
+    judgement_undo_last(annotator=second, set_id=mine.pk)
+    Assignment.objects.filter(pk=items[-1].pk).update(status="expired")
+    got = set_items(annotation_set=mine)
+    assert got == _items_through_the_orm(mine)
+    assert any(i["covered_elsewhere"] for i in got) and sum(i["chosen"] is not None for i in got) == 2
+    assert len(got) == len(items) - 1 and all(i["client_uuid"] is None or uuid.UUID(i["client_uuid"]) for i in got)
+    progress = batch_progress_for(batch=batch, user=second)
+    assert progress["my_judgements"] == 2 and progress["pairs_covered"] == len(
+        {a.pair_id for a in done.assignments.all()} | {a.pair_id for a in items[:2]})
