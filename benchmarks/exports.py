@@ -7,7 +7,9 @@ from __future__ import annotations
 from benchmarks.models import EvaluationRun, GoldSimilaritySet, SimilarityRun
 from core.csv_export import MACHINE, csv_text
 
-LOCI_TABLES = ("per_query", "per_fold", "per_pair", "summary", "rerank_sweep")
+LOCI_TABLES = ("per_query", "per_fold", "per_pair", "summary", "rerank_sweep", "results")
+#: the `locisimiles` package's `results_to_csv` columns (a run's `per_pair` table is its ground-truth file)
+PACKAGE_RESULT_HEADER = ["query_id", "source_id", "source_text", "candidate_score", "judgment_score"]
 
 
 def _csv(header: list[str], rows: list[list], mode: str = MACHINE) -> str:
@@ -36,7 +38,11 @@ def _top_ids(row: dict) -> str:
 
 def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
     """One table of a run's report. `per_query` and `per_pair` carry the texts and the head of each query's
-    ranked list (`top_sources`: ids best first, ` | ` between; runs before it was recorded leave it empty)."""
+    ranked list (`top_sources`: ids best first, ` | ` between; runs before it was recorded leave it empty).
+    In the `locisimiles` package's formats: `per_pair` starts with its ground-truth columns
+    (`query_id,source_id,label`, which its `GroundTruth` reads) and `results` is what its `results_to_csv`
+    writes, each query's top 10 best first with ``judgment_score`` 1.0 (retrieval only: every listed
+    source is proposed, as its retrieval pipelines' ``IdentityJudge`` gives them)."""
     ks = run.ks or []
     if table == "per_query":
         q_texts, _ = _texts(run, [row.get("query_id") for row in run.per_query], [])
@@ -69,6 +75,12 @@ def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
                                     for m in ("inspect", "p", "r", "f1")]
                 for view, block in sweep.items() for row in block]
         return _csv(header, rows, mode)
+    if table == "results":  # each held-out query's ranked head as the package's pipelines write results
+        pairs = [(row.get("query_id"), source_id, score) for row in run.per_query for source_id, score in
+                 row.get("top") or []]
+        _, s_texts = _texts(run, [], [source_id for _, source_id, _ in pairs])
+        return _csv(PACKAGE_RESULT_HEADER, [[q, source_id, s_texts.get(source_id, ""), score, 1.0]
+                                            for q, source_id, score in pairs], mode)
     if table == "summary":
         return _csv(["metric", "value"], [[k, v] for k, v in run.summary.items()], mode)
     raise ValueError(f"unknown table {table!r}")

@@ -15,10 +15,13 @@ Run by hand (not in `make test`: the package is not one of our requirements; its
    ``lexical-rule`` reranker, thresholds 0.2, in 3 shards), records verdicts (every labelled candidate that is
    in the package's ``ground_truth.csv`` confirmed, the others rejected), evaluates ``bm25-lemma`` on the
    545-pair Loci Similes benchmark and writes the exports as the API gives them: ``results.csv``,
-   ``results.locisimiles.json``, ``verdicts.csv``, the Loci run's ``per_pair.csv``.
+   ``results.locisimiles.json``, ``verdicts.csv``, the Loci run's ``per_pair.csv`` and ``results`` table (its
+   top 10 per query as the package's ``results_to_csv`` writes results), and the version's two corpora as
+   ``seg_id,text`` files.
 3. The package reads them: ``Document`` (the uploaded texts), ``GroundTruth`` (``verdicts.csv``, the Loci
    ``per_pair.csv`` and its own ``ground_truth.csv``), ``CandidateJudge`` rows rebuilt from our
-   ``results_to_json`` file, and ``IntertextEvaluator`` on them against its ground truth at our threshold.
+   ``results_to_json`` file and from the Loci run's results CSV, and ``IntertextEvaluator`` on them against
+   its ground truth at our threshold, and on the Loci run's top 10 against the run's gold.
 4. This script compares what the package read and counted with what our database holds, and exits 1 on any
    difference.
 """
@@ -80,17 +83,31 @@ def read_back(out: Path) -> dict:
                                                class_probabilities=m.get("class_probabilities"))
                          for m in matches] for qid, matches in data.items()}
 
-    class Replay:  # our exported results as the pipeline the evaluator runs
-        def run(self, *, query, source, top_k):
-            return predictions
-
     def evaluated(truth):
-        ev = IntertextEvaluator(query_doc=query, source_doc=source, ground_truth=truth, pipeline=Replay(),
+        ev = IntertextEvaluator(query_doc=query, source_doc=source, ground_truth=truth, pipeline=replay(predictions),
                                 top_k=len(source.ids()), threshold=THRESHOLD)
         per_query = {r["query_id"]: [int(r["tp"]), int(r["fp"]), int(r["fn"])]
                      for r in ev.evaluate_all_queries().to_dict(orient="records")}
         return {"per_query": per_query, "macro": {k: float(v) for k, v in ev.evaluate(average="macro").iloc[0].items()}}
 
+    def replay(predictions):
+        class Replay:  # our exported results as the pipeline the evaluator runs
+            def run(self, *, query, source, top_k):
+                return predictions
+
+        return Replay()
+
+    loci_query, loci_source = Document(out / "loci_queries.csv"), Document(out / "loci_sources.csv")
+    loci_predictions: dict = {}
+    with open(out / "loci_results.csv", encoding="utf-8", newline="") as fh:  # its results_to_csv columns
+        for row in csv.DictReader(fh):
+            loci_predictions.setdefault(row["query_id"], []).append(types_.CandidateJudge(
+                segment=TextSegment(row["source_text"], row["source_id"]),
+                candidate_score=float(row["candidate_score"]), judgment_score=float(row["judgment_score"])))
+    loci_eval = IntertextEvaluator(query_doc=loci_query, source_doc=loci_source,
+                                   ground_truth=GroundTruth(out / "per_pair.csv"), pipeline=replay(loci_predictions),
+                                   top_k=10, threshold=0.5)
+    loci_counts = loci_eval.evaluate_all_queries(with_match_only=True)
     verdicts = GroundTruth(out / "verdicts.csv")
     loci_gold = GroundTruth(out / "per_pair.csv")
     return {
@@ -103,6 +120,9 @@ def read_back(out: Path) -> dict:
         "loci_labels": sorted({str(e.label) for e in loci_gold}),
         "vs_package_truth": evaluated(GroundTruth(EXAMPLES / "ground_truth.csv")),
         "vs_our_verdicts": evaluated(verdicts),
+        "loci_top10": {"tp": int(loci_counts["tp"].sum()), "fn": int(loci_counts["fn"].sum()),
+                       "recall": float(loci_counts["recall"].mean()), "queries": len(loci_counts),
+                       "documents": [len(loci_query), len(loci_source)]},
     }
 
 
@@ -116,6 +136,7 @@ def export_ours(out: Path) -> dict:
         from rest_framework.test import APIClient
 
         from benchmarks.exports import loci_csv
+        from benchmarks.selectors import segments_of
         from benchmarks.services import benchmark_import_545, evaluation_run_create
         from core.roles import RESEARCHER
         from core.services import user_create_or_update
@@ -159,6 +180,14 @@ def export_ours(out: Path) -> dict:
         assert run_job(loci.job_id) == "succeeded"
         loci.refresh_from_db()
         (out / "per_pair.csv").write_text(loci_csv(loci, "per_pair"), encoding="utf-8")
+        (out / "loci_results.csv").write_text(loci_csv(loci, "results"), encoding="utf-8")
+        for corpus_id, name in ((version.query_corpus_id, "loci_queries.csv"),
+                                (version.source_corpus_id, "loci_sources.csv")):
+            with open(out / name, "w", encoding="utf-8", newline="") as fh:  # the package's Document CSV
+                writer = csv.writer(fh)
+                writer.writerow(["seg_id", "text"])
+                writer.writerows(segments_of(corpus_id=corpus_id).values_list("seg_id", "text"))
+        ranks = [p["rank"] for p in loci.report["per_pair"]]
 
         labelled = {(c.query.seg_id, c.source.seg_id) for c in cands if c.label}
         per_query = {}
@@ -173,6 +202,8 @@ def export_ours(out: Path) -> dict:
                                .select_related("candidate__query", "candidate__source")),
             "loci_gold": sorted({(q, s) for q, s in version.gold.values_list("query__seg_id", "source__seg_id")}),
             "per_query_vs_package_truth": per_query,
+            "loci_top10": {"tp": sum(1 for r in ranks if r and r <= 10), "fn": sum(1 for r in ranks if not r or r > 10),
+                           "recall@10": loci.summary["recall@10"]},
             "query_ids": list(docs["hieronymus_samples.csv"].segments.order_by("position").values_list("seg_id",
                                                                                                        flat=True)),
         }
@@ -215,6 +246,9 @@ def main() -> int:
         "GroundTruth read verdicts.csv (1 confirmed, 0 rejected; integer labels)": theirs["verdicts"] == ours["verdicts"],
         "GroundTruth read the Loci run's per_pair.csv (the version's gold pairs, labels cit./cf.)":
             [tuple(p) for p in theirs["loci_gold"]] == ours["loci_gold"] and theirs["loci_labels"] == ["cf.", "cit."],
+        "Loci run's results CSV (top 10): the evaluator's TP/FN vs per_pair.csv = the gold ranks ≤ 10 / > 10":
+            [theirs["loci_top10"]["tp"], theirs["loci_top10"]["fn"]] == [ours["loci_top10"]["tp"],
+                                                                        ours["loci_top10"]["fn"]],
         "IntertextEvaluator's per-query TP/FP/FN = ours":
             theirs["vs_package_truth"]["per_query"] == ours["per_query_vs_package_truth"],
     }
@@ -227,6 +261,11 @@ def main() -> int:
         print(f"  its evaluator vs {name} at threshold {THRESHOLD}: " + ", ".join(
             f"{k} {metrics[k]:.3f}" for k in ("precision", "recall", "f1", "smr")) +
             f" (tp {metrics['tp']}, fp {metrics['fp']}, fn {metrics['fn']})")
+    lt, lo = theirs["loci_top10"], ours["loci_top10"]
+    print(f"  Loci run (bm25-lemma, pool gold): its evaluator on our top-10 results CSV over {lt['documents'][0]} query "
+          f"and {lt['documents'][1]} source segments: TP {lt['tp']}, FN {lt['fn']}, macro recall {lt['recall']:.4f} "
+          f"over {lt['queries']} queries; ours: gold pairs ranked ≤ 10 {lo['tp']}, beyond {lo['fn']}, "
+          f"recall@10 {lo['recall@10']:.4f}")
     for name, ok in checks.items():
         print(f"  {'ok  ' if ok else 'FAIL'} {name}")
     return 0 if all(checks.values()) else 1

@@ -43,3 +43,26 @@ def test_verdicts_csv_reads_as_integer_labels(client_for, finished_detection, us
     assert str(table["label"].dtype) == "int64" and sorted(table["label"]) == [0, 1]  # "unsure" is not ground truth
     everything = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?what=verdicts&as=json").json()["verdicts"]
     assert sorted(v["decision"] for v in everything) == ["cit.", "rejected", "unsure"]
+
+
+def test_a_loci_run_exports_results_and_gold_the_package_reads(client_for, loci_version):
+    """A run's `results` table is the package's results_to_csv (each query's top 10) and its `per_pair` table starts
+    with the ground-truth columns; the gold pairs among the results are exactly those ranked ≤ 10."""
+    from benchmarks.services import evaluation_run_create
+    from jobs.runner import run_job
+
+    run = evaluation_run_create(version=loci_version, method="bm25-lemma", ks=[1, 10], shards=1, enqueue=False)
+    assert run_job(run.job_id) == "succeeded"
+    run.refresh_from_db()
+    client = client_for("researcher")
+    results = pd.read_csv(io.StringIO(client.get(f"/api/v1/benchmarks/runs/{run.pk}/report.csv?table=results")
+                                      .content.decode()))
+    gold = pd.read_csv(io.StringIO(client.get(f"/api/v1/benchmarks/runs/{run.pk}/report.csv?table=per_pair")
+                                   .content.decode()))
+    assert list(results.columns) == ["query_id", "source_id", "source_text", "candidate_score", "judgment_score"]
+    assert list(gold.columns[:3]) == ["query_id", "source_id", "label"] and set(gold["label"]) == {"cit.", "cf."}
+    per_query = results.groupby("query_id", sort=False).size()
+    assert len(per_query) == len(run.per_query) and per_query.max() == 10  # bm25 lists no zero-score source
+    assert (results["judgment_score"] == 1.0).all()
+    found = set(zip(results["query_id"], results["source_id"])) & set(zip(gold["query_id"], gold["source_id"]))
+    assert len(found) == sum(1 for p in run.report["per_pair"] if p["rank"] and p["rank"] <= 10) > 400
