@@ -184,7 +184,7 @@ def test_a_bi_encoder_per_fold_is_the_first_stage_of_a_reranker_trained_and_eval
     run = evaluation_run_create(version=loci_version, method="dense-encoder", params={"model": "tiny-be",
                                                                                       "device": "cpu"},
                                 reranker="feature-logreg", reranker_params={"model": "rr"}, ks=[1, 5], enqueue=False)
-    assert run_job(run.job_id) == "succeeded", run.job.error
+    assert run_job(run.job_id) == "succeeded", Job.objects.get(pk=run.job_id).error
     run.refresh_from_db()
     assert run.report["method"]["retriever"]["model"] == "tiny-be/fold-4"
     assert run.report["method"]["retriever"]["query_prefix"] == "Query: " and run.summary["mrr@5"] is not None
