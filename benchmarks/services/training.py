@@ -181,9 +181,13 @@ def _candidates(bench, split, retriever: str, retriever_params: dict, k: int, ta
         elif m.fold_models:
             m.use_fold(fold, [q for q, f in split.query_fold.items() if f != fold])
         rm.fit(pool, s_texts)
-        held_out = set(split.fold_queries(fold)) if fold is not None else set()
-        if rm.seen_queries() & held_out:  # use_fold refuses it already; never register a model downstream of one
-            raise TrainingError(f"the first stage of fold {fold} trained on its held-out queries")
+        # the held-out queries of every fold this first stage serves (a shared one serves all fold targets)
+        served = [fold] if m.fold_models else [f for _, f in targets]
+        held_out = {q for f in served if f is not None for q in split.fold_queries(f)}
+        leaked = rm.seen_queries() & held_out
+        if leaked:  # never register a reranker downstream of a first stage that saw its held-out fold
+            raise TrainingError(f"the first stage {(rm.describe().get('retriever') or {}).get('model')} trained on "
+                                f"{len(leaked)} held-out queries of the folds it would serve")
         idx, sc = rm.search(queries, q_texts, min(k, len(pool)))
         out[fold] = P.from_topk(queries, q_texts, pool, s_texts, idx, sc,
                                 {"retriever": retriever, "retriever_model": (rm.describe().get("retriever") or {})

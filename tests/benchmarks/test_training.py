@@ -180,6 +180,13 @@ def test_a_bi_encoder_per_fold_is_the_first_stage_of_a_reranker_trained_and_eval
         assert rows[f"rr/fold-{f}"].metrics["first_stage"] == f"tiny-be/fold-{f}"
         seen = set(json.loads((models_dir / "rr" / f"fold-{f}" / "reranker.json").read_text())["training_queries"])
         assert seen and not (seen & held_out[f])
+    # one fold's bi-encoder as the first stage of every fold has seen the other folds' held-out queries: refused
+    job = training_run_create(version=loci_version, kind="feature-classifier", name="rr2", method="feature-logreg",
+                              k=5, retriever="dense-encoder", retriever_params={"model": "tiny-be/fold-2",
+                                                                                "device": "cpu"})
+    assert run_job(job.pk) == "failed"
+    assert "first stage tiny-be/fold-2 trained on" in Job.objects.get(pk=job.pk).error
+    assert not TrainedModel.objects.filter(name__startswith="rr2/").exists() and not (models_dir / "rr2").exists()
 
     run = evaluation_run_create(version=loci_version, method="dense-encoder", params={"model": "tiny-be",
                                                                                       "device": "cpu"},
