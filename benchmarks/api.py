@@ -382,7 +382,9 @@ class TrainingInputSerializer(serializers.Serializer):
     base_model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     params = serializers.JSONField(required=False, default=dict)
     retriever = serializers.CharField(max_length=100, required=False, default="bm25-lemma")
+    retriever_params = serializers.JSONField(required=False, default=dict)
     k = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
+    final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
 class TrainedModelListApi(_Api, ListAPIView):
@@ -402,8 +404,9 @@ class TrainedModelListApi(_Api, ListAPIView):
 
         data = TrainingInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if not isinstance(data.validated_data["params"], dict):
-            return Response({"detail": "params must be a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
+        if not all(isinstance(data.validated_data[f], dict) for f in ("params", "retriever_params")):
+            return Response({"detail": "params and retriever_params must be JSON objects"},
+                            status=status.HTTP_400_BAD_REQUEST)
         job = training_run_create(owner=request.user, **data.validated_data)  # a DomainError answers 400
         error = job_enqueue_error(job)
         if error:

@@ -1,6 +1,7 @@
 """The neural first stage end to end on whatever device is present (CUDA when there is one, else the CPU).
 
     .venv/bin/python perf/gpu_check.py [--corpus data/corpus] [--model NAME] [--queries 2000] [--device auto]
+    .venv/bin/python perf/gpu_check.py --cpu-smoke     # seconds on any CPU: tiny sizes, the 545 pairs' texts
 
 1. embed every source segment with a small sentence-transformers encoder: ``--model`` (a name in the models
    directory) or, by default, a 2-layer BERT built here with a WordPiece vocabulary trained on the corpus
@@ -9,7 +10,9 @@
 3. hybrid fusion with BM25 on lemmas (reciprocal-rank fusion of the two top-1000 lists);
 
 and prints embeddings/s and queries/s for each step. Sized to finish in well under five minutes: on a CPU
-the source side is capped by ``--max-sources`` (default 20,000 without CUDA, all with it).
+the source side is capped by ``--max-sources`` (default 20,000 without CUDA, all with it). ``--cpu-smoke`` runs
+every step on the CPU at tiny sizes (2,000 sources, 200 queries, top-100, a 1,000-piece vocabulary; the 545
+pairs' texts when no corpus is there), so the script is known to run before a GPU is lent.
 """
 from __future__ import annotations
 
@@ -41,17 +44,28 @@ def main(argv=None) -> int:
     p.add_argument("--max-sources", type=int, default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--cpu-smoke", action="store_true", help="CPU, tiny sizes, seconds: does every step run?")
     a = p.parse_args(argv)
+    if a.cpu_smoke:
+        a.device, a.queries, a.max_sources = "cpu", min(a.queries, 200), a.max_sources or 2000
+    depth = 100 if a.cpu_smoke else 1000
     corpus = _corpus(Path(a.corpus))
-    if corpus is None:
+    if corpus is None and not a.cpu_smoke:
         print("gpu_check: no corpus (pass --corpus DIR with query.csv/source.csv, or provide ../shared): skipped")
         return 0
     import torch
 
     device = resolve_device(a.device)
     cuda = device.startswith("cuda")
-    s_ids, s_texts = load(corpus / "source.csv")
-    _, q_texts = load(corpus / "query.csv")
+    if corpus is None:  # the smoke run on the 545 pairs' texts (in the repository)
+        from benchmarks.loci import data
+
+        bench = data.load_default_545()
+        s_ids, s_texts = [s.seg_id for s in bench.sources], [s.text for s in bench.sources]
+        q_texts = [s.text for s in bench.queries]
+    else:
+        s_ids, s_texts = load(corpus / "source.csv")
+        _, q_texts = load(corpus / "query.csv")
     cap = a.max_sources or (len(s_ids) if cuda else 20_000)
     s_ids, s_texts = s_ids[:cap], s_texts[:cap]
     q_texts = q_texts[:: max(1, len(q_texts) // a.queries)][: a.queries]
@@ -64,7 +78,7 @@ def main(argv=None) -> int:
             from tests.tiny_models import build_tiny_bert, build_tiny_sentence_transformer
 
             t0 = time.perf_counter()
-            bert = build_tiny_bert(models / "tiny-bert", s_texts[:5000], vocab_size=4000)
+            bert = build_tiny_bert(models / "tiny-bert", s_texts[:5000], vocab_size=1000 if a.cpu_smoke else 4000)
             build_tiny_sentence_transformer(models / "tiny-st", bert)
             model = "tiny-st"
             print(f"built a 2-layer BERT (hidden 64) with a WordPiece vocabulary in {time.perf_counter() - t0:.1f} s")
@@ -80,13 +94,13 @@ def main(argv=None) -> int:
                   f"(fp16: {cuda})")
             t0 = time.perf_counter()
             Q = enc.encode(q_texts)
-            d_idx, d_val = dense.torch_topk(Q, enc.S, 1000, device=device, half=cuda)
+            d_idx, d_val = dense.torch_topk(Q, enc.S, depth, device=device, half=cuda)
             t_q = time.perf_counter() - t0
-            print(f"search     {len(q_texts)} queries (encode + exact top-1000) in {t_q:.1f} s: "
+            print(f"search     {len(q_texts)} queries (encode + exact top-{depth}) in {t_q:.1f} s: "
                   f"{len(q_texts) / t_q:,.0f} queries/s")
     t0 = time.perf_counter()
     bm25 = get_retriever("bm25-lemma").fit(s_ids, s_texts)
-    lex = bm25.search(q_texts, 1000)
+    lex = bm25.search(q_texts, depth)
     t_lex = time.perf_counter() - t0
     t0 = time.perf_counter()
     for i in range(len(q_texts)):
@@ -97,7 +111,7 @@ def main(argv=None) -> int:
                      "rrf")
         _ = cand[np.argsort(-fused)[:100]]
     t_f = time.perf_counter() - t0
-    print(f"hybrid     bm25-lemma index + top-1000 {t_lex:.1f} s; RRF fusion of the two lists {t_f:.1f} s: "
+    print(f"hybrid     bm25-lemma index + top-{depth} {t_lex:.1f} s; RRF fusion of the two lists {t_f:.1f} s: "
           f"{len(q_texts) / (t_lex + t_f + t_q):,.0f} queries/s end to end (after the source embeddings)")
     return 0
 

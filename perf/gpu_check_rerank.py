@@ -3,7 +3,8 @@ rerank the top-k of every held-out query, print pairs/s and the projected cost o
 beside the feature-classifier reranker (the CPU baseline) measured in the same run.
 
     .venv/bin/python perf/gpu_check_rerank.py                     # GPU: a small BERT (4 layers, 256 wide), top-100
-    .venv/bin/python perf/gpu_check_rerank.py --cpu               # CPU smoke run: tiny BERT, capped steps, top-20
+    .venv/bin/python perf/gpu_check_rerank.py --cpu-smoke         # CPU smoke run: tiny BERT, capped steps, top-20
+                                                                  # (--cpu: the same)
     .venv/bin/python perf/gpu_check_rerank.py --model NAME        # a model in the models directory / a hub id
 
 No hub is reachable on the check machines, so by default the encoder is built here (WordPiece trained on the
@@ -30,7 +31,8 @@ TOTAL_QUERIES, TOTAL_K = 85_254, 100  # the paper's query side × top-100
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--cpu", action="store_true", help="CPU smoke run: tiny model, capped steps, top-20")
+    p.add_argument("--cpu-smoke", "--cpu", dest="cpu", action="store_true",
+                   help="CPU smoke run: tiny model, capped steps, top-20 (seconds to minutes)")
     p.add_argument("--model", default=None, help="a model name in the models directory or a hub id")
     p.add_argument("--k", type=int, default=None)
     p.add_argument("--fold", type=int, default=0)

@@ -77,6 +77,11 @@ class EngineRetrieverMethod:
         if self._per_fold:
             self._r.use_fold(fold, training_queries)
 
+    def seen_queries(self) -> set[str]:
+        """The query ids the retriever's model was trained on (a fine-tuned bi-encoder's card; empty for the
+        others): an evaluation checks them against each fold's held-out queries."""
+        return set(getattr(self._r, "training_queries", None) or ())
+
     def fit(self, source_ids, source_texts, train=None, progress=None):
         source_ids = list(source_ids)
         if train is not None and train.fold is not None:

@@ -6,8 +6,11 @@ their gold) and scores the held-out fold's candidates; thresholds are tuned on t
 frozen. Reported beside the first stage alone: Recall@k and MRR@k (pooled and per type, per query → macro per
 fold → mean ± std), P/R/F1 per class with the plateau thresholds (pooled over the fold's pairs; gold pairs that
 were not retrieved count as misses), and the depth sweep of Table 12 with the passages to inspect.
-Every fold records the queries its reranker trained on and the report says how many of them are held-out
-queries of that fold (``leaked_queries``: always 0 when the reranker was trained here).
+A first stage stored per fold (a bi-encoder fine-tuned by a training job, ``dense-encoder`` with ``model=NAME``)
+ranks with ``NAME/fold-<f>`` for fold f: that model retrieves every query, its reranker trains on the other folds'
+candidates as it ranks them and scores the held-out fold's. Every fold records the queries its reranker and its
+first stage trained on that are held-out queries of that fold (``leaked_queries``, ``retriever_leaked_queries``);
+any other count than 0 (a stored model of another split, or one trained on all folds) raises :class:`LeakError`.
 """
 from __future__ import annotations
 
@@ -47,12 +50,56 @@ def _fold_reranker(reranker_name: str, params: dict, fold: int, shared: dict):
 
     spec = registry.get_spec(reranker_name)
     p = dict(params)
-    if p.get("model"):
+    if p.get("model") and "/" not in str(p["model"]):
         per_fold = f"{p['model']}/fold-{fold}"
         if model_store.local_path(per_fold) is not None:
             p["model"] = per_fold
     internal = {k: v for k, v in shared.items() if k in spec.internal}
     return spec.build(p, **internal)
+
+
+class LeakError(ValueError):
+    """A fold's first-stage or second-stage model was trained on one of that fold's held-out queries."""
+
+
+def _may_see(bench: Benchmark, split: Split, fold: int) -> list[str]:
+    """The queries fold ``fold``'s models may have trained on: every query of the benchmark but its held-out ones
+    (a subset evaluation leaves queries out of the split that a model trained on the whole split has seen)."""
+    held_out = set(split.fold_queries(fold))
+    return [q.seg_id for q in bench.queries if q.seg_id not in held_out]
+
+
+def _first_stage(retriever, bench: Benchmark, split: Split, pool_ids, s_texts, queries, q_texts, depth: int,
+                 prog) -> list:
+    """The first stage's candidates per fold: ``[(candidates, indices, scores)]``, one set shared by every fold for
+    an unsupervised retriever (fitted once on the pool), one per fold for a retriever stored per fold (a
+    fine-tuned bi-encoder ``NAME/fold-<f>``, which ranks every query so that fold's reranker trains on the other
+    folds' candidates as that model retrieves them and scores its held-out fold's)."""
+    per_fold = bool(getattr(retriever, "fold_models", False))
+    out = []
+    for f in range(split.n_folds if per_fold else 1):
+        if per_fold:
+            retriever.use_fold(f, _may_see(bench, split, f))
+        name = getattr(retriever, "name", "?")
+        prog(0.02 + 0.15 * f / split.n_folds, f"retrieval: fitting {name}{f' (fold {f})' if per_fold else ''} on "
+             f"{len(pool_ids)} sources")
+        retriever.fit(pool_ids, s_texts)
+        # checked before searching: a first stage shared by every fold must not have seen any evaluated query
+        leaked = _seen(retriever, set(split.fold_queries(f)) if per_fold else set(queries))
+        if leaked:
+            raise LeakError(f"{'fold ' + str(f) if per_fold else 'every fold'}: the first stage "
+                            f"({_active_model(retriever)}) trained on {leaked} of the held-out queries: refusing it")
+        idx, sc = retriever.search(queries, q_texts, depth)
+        idx, sc = np.asarray(idx), np.asarray(sc)
+        out.append((P.from_topk(queries, q_texts, pool_ids, s_texts, idx, sc), idx, sc))
+    return out
+
+
+def _seen(model, held_out: set[str]) -> int:
+    """How many of ``held_out`` the model (a reranker's ``training_queries``, a retriever's ``seen_queries()``)
+    was trained on."""
+    seen = model.seen_queries() if hasattr(model, "seen_queries") else getattr(model, "training_queries", set())
+    return len(set(seen) & held_out)
 
 
 def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: str, reranker_params: dict | None = None,
@@ -61,11 +108,15 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     """Evaluate ``retriever`` (a :mod:`benchmarks.loci.method_adapters` retrieval method) followed by the registered
     reranker ``reranker_name`` on held-out folds.
 
+    A retriever stored per fold (``fold_models``: a fine-tuned bi-encoder named ``NAME``) ranks with
+    ``NAME/fold-<f>`` for fold f; a stored reranker (``model``) uses ``<model>/fold-<f>``. Every fold's models are
+    checked against its held-out queries: one that trained on any of them raises :class:`LeakError`.
+
     Returns:
         JSON-safe dict (schema ``similia.loci.rerank/1``): ``retrieval`` and ``rerank`` (``recall@K``/``mrr@K``
         pooled, ``by_type``, ``metrics`` with mean ± std), ``classification`` (per class P/R/F1 per fold and
         mean ± std), ``thresholds`` per fold, ``sweep`` (Table 12 per view), ``folds`` (training/held-out query
-        counts, leaked queries), ``timing``.
+        counts, leaked queries, the first-stage model), ``timing``.
     """
     t0 = time.perf_counter()
     prog = progress or (lambda f, m="": None)
@@ -79,58 +130,79 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     q_texts = [qseg[q].text for q in queries]
     s_texts = [sseg[s].text for s in pool_ids]
     depth = int(min(k, len(pool_ids)))
+    shared = {"cache_dir": cache_dir}
+    stored = {}
+    if params.get("model"):  # stored models: refused before any work when one saw its held-out fold
+        for f in range(split.n_folds):
+            stored[f] = _fold_reranker(reranker_name, params, f, shared)
+            leaked = _seen(stored[f], set(split.fold_queries(f)))
+            if leaked:
+                raise LeakError(f"fold {f}: the reranker trained on {leaked} of its held-out queries (a model of "
+                                f"another split, or one trained on all folds): refusing it")
     t = time.perf_counter()
-    prog(0.02, f"retrieval: fitting {getattr(retriever, 'name', '?')} on {len(pool_ids)} sources")
-    retriever.fit(pool_ids, s_texts)
-    idx, sc = retriever.search(queries, q_texts, depth)
-    cands = P.from_topk(queries, q_texts, pool_ids, s_texts, np.asarray(idx), np.asarray(sc))
+    stages = _first_stage(retriever, bench, split, pool_ids, s_texts, queries, q_texts, depth, prog)
     timing["retrieve_s"] = time.perf_counter() - t
     gold = gold_classes(bench)
-    y = cands.labels(gold)
-    shared = {"cache_dir": cache_dir}
     t = time.perf_counter()
-    prog(0.2, f"features of {len(cands)} candidate pairs")
-    first = _fold_reranker(reranker_name, params, 0, shared)
-    X = None
+    prog(0.2, f"features of {sum(len(c) for c, _, _ in stages)} candidate pairs")
+    first = stored[0] if stored else _fold_reranker(reranker_name, params, 0, shared)
+    Xs = None
     if hasattr(first, "prepare"):
         if getattr(first, "featurizer", None) is None:
             first.prepare(s_texts)
         shared["featurizer"] = first.featurizer if hasattr(first, "featurizer") else first._inner.featurizer
-        X = first.features(cands)
+        Xs = [first.features(c) for c, _, _ in stages]
     timing["features_s"] = time.perf_counter() - t
-    probs = np.zeros((len(cands), 3))
-    labels_pred = np.zeros(len(cands), np.int8)
+    parts, part_probs, part_labels = [], [], []
+    ret_idx = np.full((len(queries), stages[0][1].shape[1]), -1, np.int64)
     fold_rows, thresholds = [], []
     t = time.perf_counter()
-    cand_fold = qfold[cands.qi]
     for f in range(split.n_folds):
         prog(0.3 + 0.5 * f / split.n_folds, f"fold {f}: training and reranking")
+        s_i = f if len(stages) > 1 else 0
+        cands, idx, _ = stages[s_i]
+        X = Xs[s_i] if Xs is not None else None
+        if len(stages) > 1:
+            retriever.use_fold(f, _may_see(bench, split, f))  # back to fold f's model (its card: seen queries)
+        cand_fold = qfold[cands.qi]
         test = np.nonzero(cand_fold == f)[0]
         train = np.nonzero(cand_fold != f)[0]
-        rr = first if f == 0 else _fold_reranker(reranker_name, params, f, shared)
+        rr = first if f == 0 else stored[f] if stored else _fold_reranker(reranker_name, params, f, shared)
         # a stored model is used as it is, with the thresholds its training job tuned on its training folds
-        trained_here = not params.get("model")
-        tr_c = cands.subset(train)
-        kw = {"gold": {key: c for key, c in gold.items() if split.query_fold.get(key[0], -1) != f}}
-        if X is not None:
-            kw["X"] = X[train]
-        if trained_here:
-            rr.fit(tr_c, y[train], **kw)
-        te_c = cands.subset(test)
-        probs[test] = rr.predict_proba(te_c, **({"X": X[test]} if X is not None else {}))
-        labels_pred[test] = decide(probs[test], rr.thresholds)
+        if not params.get("model"):
+            kw = {"gold": {key: c for key, c in gold.items() if split.query_fold.get(key[0], -1) != f}}
+            if X is not None:
+                kw["X"] = X[train]
+            rr.fit(cands.subset(train), cands.labels(gold)[train], **kw)
         held_out = set(split.fold_queries(f))
+        leaks = {"leaked_queries": _seen(rr, held_out), "retriever_leaked_queries": _seen(retriever, held_out)}
+        if any(leaks.values()):
+            raise LeakError(f"fold {f}: the reranker trained on {leaks['leaked_queries']} and the first stage on "
+                            f"{leaks['retriever_leaked_queries']} of its held-out queries (a model of another "
+                            f"split, or one trained on all folds): refusing to report it")
+        te_c = cands.subset(test)
+        probs = np.asarray(rr.predict_proba(te_c, **({"X": X[test]} if X is not None else {})), np.float64)
+        parts.append(te_c)
+        part_probs.append(probs)
+        part_labels.append(decide(probs, rr.thresholds))
+        ret_idx[qfold == f] = idx[qfold == f]
         thresholds.append({"fold": f, **{c: rr.thresholds[c] for c in ("cit.", "cf.")}})
         fold_rows.append({"fold": f, "n_queries": int((qfold == f).sum()),
                           "n_train_queries": len(rr.training_queries), "n_train_pairs": int(train.size),
-                          "n_test_pairs": int(test.size),
-                          "leaked_queries": len(rr.training_queries & held_out)})
+                          "n_test_pairs": int(test.size), **leaks,
+                          "retriever_model": _active_model(retriever)})
     timing["rerank_s"] = time.perf_counter() - t
+    # every fold's held-out rows, each ranked by that fold's first stage and scored by that fold's reranker
+    cands = P.Candidates.concat(parts)
+    probs, labels_pred = np.concatenate(part_probs), np.concatenate(part_labels)
+    y = cands.labels(gold)
+    cand_fold = qfold[cands.qi]
     prog(0.85, "metrics")
     report = {"schema": SCHEMA, "benchmark": benchmark_info or bench.summary(), "split": split.to_dict(),
               "retriever": retriever.describe() if hasattr(retriever, "describe") else {"name": "?"},
               "reranker": {"name": reranker_name, "params": params},
-              "pool": {"kind": pool_kind, "n_sources": len(pool_ids), "n_queries": len(queries), "depth": depth},
+              "pool": {"kind": pool_kind, "n_sources": len(pool_ids), "n_queries": len(queries), "depth": depth,
+                       "first_stage_per_fold": len(stages) > 1},
               "ks": list(ks), "code_version": code_version(), "folds": fold_rows, "thresholds": thresholds}
     q_index = {q: i for i, q in enumerate(queries)}
     s_index = {s: j for j, s in enumerate(pool_ids)}
@@ -138,7 +210,7 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     counts = M.gold_counts(gq, gc, len(queries))
     rer_idx, _rer_sc = P.reranked_topk(cands, probs, len(queries))
     ks = [kk for kk in ks if kk <= depth]
-    for stage, ind in (("retrieval", np.asarray(idx)), ("rerank", rer_idx)):
+    for stage, ind in (("retrieval", ret_idx), ("rerank", rer_idx)):
         hits = M.retrieved_gold_classes(ind, gq, gs, gc, len(pool_ids))
         summary, _ = _fold_summary(_per_query_metrics(hits, counts, ks), None, qfold, split.n_folds)
         report[stage] = {**{f"recall@{kk}": summary["all"][f"recall@{kk}"]["mean"] for kk in ks},
@@ -153,6 +225,11 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     report["timing"] = timing
     prog(1.0, "done")
     return _clean(report)
+
+
+def _active_model(retriever) -> str | None:
+    info = retriever.describe().get("retriever", {}) if hasattr(retriever, "describe") else {}
+    return info.get("model") if isinstance(info, dict) else None
 
 
 def _classification(cands, y, pred, gold, split, queries, qfold, cand_fold) -> dict:
@@ -191,9 +268,31 @@ def _sweep(cands, pred, gold, split, cand_fold, sweep_ks) -> dict:
     return out
 
 
+def _parse_params(items) -> dict:
+    import json
+
+    params = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        params[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+    return params
+
+
+def _summary_lines(rep: dict, label: str = "") -> list[str]:
+    out = []
+    for stage in ("retrieval", "rerank"):
+        r = rep[stage]
+        out.append(f"{label}{stage}: MRR@10 {r['mrr@10']:.3f}  R@10 {r['recall@10']:.3f}  "
+                   f"cit. MRR@10 {r['by_type']['cit.']['mrr@10']:.3f}  R@10 {r['by_type']['cit.']['recall@10']:.3f}  "
+                   f"cf. MRR@10 {r['by_type']['cf.']['mrr@10']:.3f}  R@10 {r['by_type']['cf.']['recall@10']:.3f}")
+    return out
+
+
 def main(argv=None) -> int:
     """``python -m benchmarks.loci.rerank_eval --corpus-dir DIR --reranker feature-hgb [--retriever bm25-lemma]
-    [--k 100] [--param name=value ...] --out report.json`` (the 545 pairs, the ref_type folds)."""
+    [--retriever-param name=value ...] [--k 100] [--param name=value ...] [--without name ...] --out report.json``
+    (the 545 pairs, the ref_type folds). ``--without vectors`` evaluates the same reranker a second time in the same
+    run, on the same folds and the same first-stage candidates, without that parameter (an ablation row)."""
     import argparse
     import json
 
@@ -202,27 +301,36 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.loci.rerank_eval")
     p.add_argument("--corpus-dir", help="query.csv/source.csv of build_corpus (default: the gold sources only)")
     p.add_argument("--retriever", default="bm25-lemma")
+    p.add_argument("--retriever-param", action="append", default=[],
+                   help="retriever parameter name=value, e.g. model=NAME (a bi-encoder stored per fold)")
     p.add_argument("--reranker", default="feature-logreg")
     p.add_argument("--param", action="append", default=[], help="reranker parameter name=value")
+    p.add_argument("--without", action="append", default=[],
+                   help="also evaluate the reranker without this parameter (same folds, same run)")
     p.add_argument("--k", type=int, default=100)
     p.add_argument("--out")
     a = p.parse_args(argv)
     bench, _ = loci_commands.load_545_with_corpus(a.corpus_dir)
     split = splits.split_from_file(bench, "ref_type")
-    params = {}
-    for item in a.param:
-        key, _, value = item.partition("=")
-        params[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
-    rep = evaluate_rerank(bench, split, method_adapters.EngineRetrieverMethod(a.retriever), a.reranker, params, k=a.k,
-                          pool="corpus" if a.corpus_dir else "gold",
-                          progress=lambda f, m="": print(f"[{f:4.0%}] {m}", flush=True))
+    params = _parse_params(a.param)
+    variants = [("", params)]
+    if a.without:
+        variants.append((f"without {'+'.join(a.without)}: ", {k: v for k, v in params.items() if k not in a.without}))
+    retriever = method_adapters.EngineRetrieverMethod(a.retriever, **_parse_params(a.retriever_param))
+    reports, lines = [], []
+    for label, prm in variants:
+        t = time.perf_counter()
+        rep = evaluate_rerank(bench, split, retriever, a.reranker, prm, k=a.k,
+                              pool="corpus" if a.corpus_dir else "gold",
+                              progress=lambda f, m="", label=label: print(f"{label}[{f:4.0%}] {m}", flush=True))
+        rep["timing"]["wall_s"] = time.perf_counter() - t
+        reports.append(rep)
+        lines += _summary_lines(rep, label) + [f"{label}timing: " + ", ".join(
+            f"{k} {v:.0f} s" for k, v in rep["timing"].items())]
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
-            json.dump(rep, fh, indent=1)
-    for stage in ("retrieval", "rerank"):
-        print(f"{stage}: MRR@10 {rep[stage]['mrr@10']:.3f}  R@10 {rep[stage]['recall@10']:.3f}  "
-              f"cit. MRR@10 {rep[stage]['by_type']['cit.']['mrr@10']:.3f}  "
-              f"cf. MRR@10 {rep[stage]['by_type']['cf.']['mrr@10']:.3f}")
+            json.dump(reports[0] if len(reports) == 1 else {"runs": reports}, fh, indent=1)
+    print("\n".join(lines))
     return 0
 
 

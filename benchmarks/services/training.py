@@ -21,6 +21,7 @@ from django.db import transaction
 
 from benchmarks.models import BenchmarkVersion
 from benchmarks.services.runs import RunError, method_params
+from core.numeric import json_safe
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -91,15 +92,21 @@ def _check_name(name: str) -> str:
 @transaction.atomic
 def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, method: str = "",
                         base_model: str = "", params: dict | None = None, retriever: str = "bm25-lemma",
-                        k: int = 100, final_model: bool | None = None, owner=None) -> Job:
-    """Validate a training request and queue its job (``gpu`` for neural kinds, ``cpu`` for features)."""
+                        retriever_params: dict | None = None, k: int = 100, final_model: bool | None = None,
+                        owner=None) -> Job:
+    """Validate a training request and queue its job (``gpu`` for neural kinds, ``cpu`` for features).
+
+    ``retriever`` / ``retriever_params`` give the first stage whose candidates a reranker learns from; a
+    bi-encoder stored per fold (``dense-encoder`` with ``{"model": NAME}``) gives fold f's reranker the candidates
+    of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists)."""
     from detection.methods import model_store
 
     if kind not in KINDS:
         raise TrainingError(f"kind must be one of {', '.join(KINDS)}")
     params = dict(params or {})
     name = _check_name(name)
-    method_params(retriever, {}, kind="retriever")
+    retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
+    per_fold, has_all = _stored_per_fold(retriever_params)
     if not 1 <= int(k) <= 1000:
         raise TrainingError("k must be between 1 and 1000")
     if kind == "feature-classifier":
@@ -119,14 +126,43 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
         params = _check_neural_params(kind, params)
         method = "cross-encoder" if kind == "cross-encoder" else ""
         queue = "gpu"
-    final = (kind == "feature-classifier") if final_model is None else bool(final_model)
+    final = (kind == "feature-classifier" and (has_all or not per_fold)) if final_model is None else bool(final_model)
+    if final and per_fold and not has_all and kind != "bi-encoder":
+        raise TrainingError(f"a final model needs the first stage {retriever_params['model']}/all, which does not "
+                            f"exist: train the bi-encoder with a final model, or ask for none")
     return job_create(kind=TRAIN_KIND, owner=owner, queue=queue, params={
         "version_id": version.pk, "kind": kind, "name": name, "method": method, "base_model": base_model,
-        "params": params, "retriever": retriever, "k": int(k), "final_model": final})
+        "params": params, "retriever": retriever, "retriever_params": _user_params(retriever, retriever_params),
+        "k": int(k), "final_model": final})
+
+
+def _stored_per_fold(retriever_params: dict) -> tuple[bool, bool]:
+    """(the first stage's model is stored per fold, it has an ``all`` model too)."""
+    from detection.methods import model_store
+
+    model = retriever_params.get("model")
+    if not model or "/" in str(model):
+        return False, False
+    try:
+        return (model_store.local_path(f"{model}/fold-0") is not None,
+                model_store.local_path(f"{model}/all") is not None)
+    except ValueError:
+        return False, False
+
+
+def _user_params(method: str, validated: dict) -> dict:
+    """The parameters that differ from the method's defaults (what the job stores and re-validates)."""
+    from detection.methods import registry
+
+    defaults = registry.validate(method, {})
+    return {k: v for k, v in validated.items() if defaults.get(k) != v}
 
 
 # --------------------------------------------------------------------------------------------- execute
-def _candidates(bench, split, retriever: str, k: int, log):
+def _candidates(bench, split, retriever: str, retriever_params: dict, k: int, targets, log) -> tuple[dict, dict]:
+    """The first stage's top-``k`` for every query, per target fold (``None`` = all folds): one candidate set shared
+    by every target for an unsupervised retriever, fold f's own model's for a retriever stored per fold (and the
+    ``all`` model's for the final model). Returns ``({fold: Candidates}, gold classes)``."""
     from benchmarks.loci import method_adapters as LM
     from benchmarks.loci.rerank_eval import gold_classes
     from detection.methods.rerank import pipeline as P
@@ -135,13 +171,31 @@ def _candidates(bench, split, retriever: str, k: int, log):
     qseg = {s.seg_id: s for s in bench.queries}
     pool = [s.seg_id for s in bench.sources]
     s_texts = [s.text for s in bench.sources]
-    m = LM.EngineRetrieverMethod(retriever)
-    m.fit(pool, s_texts)
     q_texts = [qseg[q].text for q in queries]
-    idx, sc = m.search(queries, q_texts, min(k, len(pool)))
-    cands = P.from_topk(queries, q_texts, pool, s_texts, idx, sc)
-    log(f"{retriever}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(cands)} candidates")
-    return cands, gold_classes(bench)
+    m = LM.EngineRetrieverMethod(retriever, **retriever_params)
+    out: dict = {}
+    for fold in ([f for _, f in targets] if m.fold_models else [None]):
+        rm = m
+        if m.fold_models and fold is None:
+            rm = LM.EngineRetrieverMethod(retriever, **{**retriever_params, "model": f"{retriever_params['model']}/all"})
+        elif m.fold_models:
+            m.use_fold(fold, [q for q, f in split.query_fold.items() if f != fold])
+        rm.fit(pool, s_texts)
+        # the held-out queries of every fold this first stage serves (a shared one serves all fold targets)
+        served = [fold] if m.fold_models else [f for _, f in targets]
+        held_out = {q for f in served if f is not None for q in split.fold_queries(f)}
+        leaked = rm.seen_queries() & held_out
+        if leaked:  # never register a reranker downstream of a first stage that saw its held-out fold
+            raise TrainingError(f"the first stage {(rm.describe().get('retriever') or {}).get('model')} trained on "
+                                f"{len(leaked)} held-out queries of the folds it would serve")
+        idx, sc = rm.search(queries, q_texts, min(k, len(pool)))
+        out[fold] = P.from_topk(queries, q_texts, pool, s_texts, idx, sc,
+                                {"retriever": retriever, "retriever_model": (rm.describe().get("retriever") or {})
+                                 .get("model")})
+    first = next(iter(out.values()))
+    which = "" if len(out) == 1 else f" per fold ({', '.join(str(c.meta['retriever_model']) for c in out.values())})"
+    log(f"{retriever}{which}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(first)} candidates")
+    return ({fold: out.get(fold, first) for _, fold in targets}), gold_classes(bench)
 
 
 def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
@@ -167,7 +221,7 @@ def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
 
 def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, method: str, base_model: str,
                          params: dict, retriever: str, k: int, final_model: bool,
-                         progress: Callable, log: Callable) -> dict:
+                         progress: Callable, log: Callable, retriever_params: dict | None = None) -> dict:
     """Train every fold's model, then move the files in place and register them (all or nothing)."""
     from benchmarks.loci import splits as S
     from benchmarks.services.runs import _benchmark_from_db
@@ -181,18 +235,19 @@ def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, 
     work = root / ".training" / f"job-{job_id}"
     work.mkdir(parents=True, exist_ok=True)
     try:
-        cands, gold = _candidates(bench, split, retriever, k, log)
-        y = cands.labels(gold)
-        if not (y > 0).any() and kind != "bi-encoder":
-            raise TrainingError("no gold pair among the retrieved candidates: nothing to learn from")
-        qfold = np.asarray([split.query_fold[q] for q in cands.query_ids])
-        cand_fold = qfold[cands.qi]
         targets = [(f"fold-{f}", f) for f in range(split.n_folds)] + ([("all", None)] if final_model else [])
+        retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
+        per_target, gold = _candidates(bench, split, retriever, retriever_params, k, targets, log)
         trainer = {"feature-classifier": _train_feature, "cross-encoder": _train_cross,
                    "bi-encoder": _train_bi}[kind]
         shared: dict = {}
         records = []
         for i, (sub, fold) in enumerate(targets):
+            cands = per_target[fold]
+            y = cands.labels(gold)
+            if not (y > 0).any() and kind != "bi-encoder":
+                raise TrainingError("no gold pair among the retrieved candidates: nothing to learn from")
+            cand_fold = np.asarray([split.query_fold[q] for q in cands.query_ids])[cands.qi]
             train_rows = np.nonzero(cand_fold != fold)[0] if fold is not None else np.arange(len(cands))
             train_queries = {q for q, f in split.query_fold.items() if f != fold}
             if not any(c > 0 for (q, _), c in gold.items() if q in train_queries):
@@ -208,10 +263,11 @@ def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, 
             leaked = set(record.pop("training_queries")) & set(split.fold_queries(fold)) if fold is not None else set()
             if leaked:  # cannot happen by construction; refuse to register if it ever does
                 raise TrainingError(f"{sub}: trained on {len(leaked)} held-out queries")
+            record["metrics"]["first_stage"] = cands.meta.get("retriever_model") or retriever
             records.append({"sub": sub, "fold": fold, "train_folds": sorted({f for f in range(split.n_folds)
                                                                              if f != fold}), **record})
             log(f"{sub}: {record['metrics']}")
-    except (TrainingError, TrainingFailed, ValueError) as exc:
+    except (TrainingError, TrainingFailed, ValueError, model_store.ModelUnavailable) as exc:
         shutil.rmtree(work, ignore_errors=True)  # a clear failure: nothing to resume, nothing registered
         raise TrainingError(str(exc)) from exc
     return _register(work, root, name, kind, method, base_model, params, version, job_id, records, split)
@@ -237,13 +293,13 @@ def _register(work: Path, root: Path, name: str, kind: str, method: str, base_mo
                     train_folds=r["train_folds"], held_out_fold=r["fold"], params=params,
                     files=sorted(str(p.relative_to(final / r["sub"])) for p in (final / r["sub"]).rglob("*")
                                  if p.is_file()),
-                    metrics=r["metrics"], versions=r.get("versions", {}), seed=int(params.get("seed", 0) or 0),
+                    metrics=json_safe(r["metrics"]), versions=r.get("versions", {}), seed=int(params.get("seed", 0) or 0),
                     owner_id=owner)
     except Exception:
         shutil.rmtree(final, ignore_errors=True)
         raise
     return {"name": name, "models": [f"{name}/{r['sub']}" for r in records],
-            "metrics": {r["sub"]: r["metrics"] for r in records}}
+            "metrics": json_safe({r["sub"]: r["metrics"] for r in records})}
 
 
 def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test_rows, method, params, shared,
@@ -251,13 +307,15 @@ def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test
     from detection.methods import registry
     from detection.methods.rerank.neural import versions
 
-    if "X" not in shared:
-        progress(0.05, "features of every candidate")
+    if "featurizer" not in shared:
         first = registry.build(method, params)
         first.prepare(cands.source_texts)
         shared["featurizer"] = first.featurizer
-        shared["X"] = first.features(cands)
-    X = shared["X"]
+    key = ("X", id(cands))  # one feature matrix per candidate set (one per fold for a first stage stored per fold)
+    if key not in shared:
+        progress(0.05, "features of every candidate")
+        shared[key] = registry.build(method, params, featurizer=shared["featurizer"]).features(cands)
+    X = shared[key]
     rr = registry.build(method, params, featurizer=shared["featurizer"])
     progress(0.5, "training")
     rr.fit(cands.subset(train_rows), y[train_rows], gold={k: c for k, c in gold.items() if k[0] in train_queries},

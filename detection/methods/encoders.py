@@ -194,6 +194,12 @@ class BiEncoderRetriever(Retriever):
     def passage_prefix(self) -> str:
         return self._prefix(1)
 
+    @property
+    def training_queries(self) -> set[str]:
+        """The query ids the active model was fine-tuned on (its model card's; empty for a model not trained here).
+        An evaluation checks them against each fold's held-out queries."""
+        return set(self._path_and_card()[1].get("training_queries") or ())
+
     def use_fold(self, fold: int, training_queries=()) -> bool:
         """Use ``<model>/fold-<fold>`` when the model is stored per fold (True), refusing a model whose training
         queries are not all among ``training_queries`` (the queries of the folds it may have seen)."""

@@ -11,6 +11,26 @@ from jobs.models import Job
 from jobs.runner import run_job
 
 
+@pytest.fixture(autouse=True)
+def no_heartbeat_wait(settings):
+    """The job runner's heartbeat thread writes through its own connection; on the SQLite test database it waits
+    for the test's open transaction (the 5 s busy timeout) and ``run_job`` then waits for it to stop: about 6 s per
+    job, most of these tests' time. Nothing here is about heartbeats, so the first beat is an hour away."""
+    settings.JOB_HEARTBEAT_INTERVAL = 3600
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One intra-op thread for the tiny neural models: on cores shared with other work torch's default pool made
+    them 2–5× slower here; the results do not depend on it."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture
 def models_dir(tmp_path):
     with model_store.using(tmp_path / "models") as path:
@@ -22,7 +42,7 @@ def models_dir(tmp_path):
 def test_feature_classifier_job_registers_one_model_per_fold_that_never_saw_its_fold(loci_version, models_dir,
                                                                                       users):
     job = training_run_create(version=loci_version, kind="feature-classifier", name="logreg-545",
-                              method="feature-logreg", k=20, owner=users["researcher"])
+                              method="feature-logreg", k=10, owner=users["researcher"])
     assert job.queue == "cpu" and job.kind == "benchmarks.train_model"
     assert run_job(job.pk) == "succeeded", Job.objects.get(pk=job.pk).error
     rows = {m.name: m for m in TrainedModel.objects.all()}
@@ -103,7 +123,7 @@ def test_a_training_that_fails_registers_nothing_and_says_why(loci_version, mode
 
 
 @pytest.mark.django_db
-def test_tiny_cross_encoder_trains_per_fold_on_the_545_pairs_and_reranks(loci_version, models_dir):
+def test_tiny_cross_encoder_trains_per_fold_on_the_545_pairs_and_reranks(loci_version, models_dir, one_torch_thread):
     from benchmarks.loci import data
     from detection.methods.rerank.tiny import build_tiny_bert
 
@@ -119,35 +139,66 @@ def test_tiny_cross_encoder_trains_per_fold_on_the_545_pairs_and_reranks(loci_ve
     assert models.count() == 5 and all(m.metrics["steps"] == 2 for m in models)
     assert all(m.versions["torch"] and "config.json" in m.files for m in models)
     run = evaluation_run_create(version=loci_version, method="bm25-lemma", reranker="cross-encoder",
-                                reranker_params={"model": "tiny-ce", "max_length": 32}, ks=[1, 10], enqueue=False)
+                                reranker_params={"model": "tiny-ce", "max_length": 32}, ks=[1, 5], enqueue=False)
     assert run_job(run.job_id) == "succeeded", run.job.error
     run.refresh_from_db()
     assert [f["leaked_queries"] for f in run.report["rerank"]["folds"]] == [0] * 5
-    assert run.summary["rerank_mrr@10"] is not None
+    assert run.summary["rerank_mrr@5"] is not None
 
 
 @pytest.mark.django_db
-def test_tiny_bi_encoder_trains_per_fold_and_is_evaluated_as_a_first_stage_fold_by_fold(loci_version, models_dir):
+def test_a_bi_encoder_per_fold_is_the_first_stage_of_a_reranker_trained_and_evaluated_per_fold(
+        loci_version, models_dir, one_torch_thread):
+    """Fold f: bi-encoder tiny-be/fold-f (trained on the other folds) → feature classifier rr/fold-f (trained on the
+    other folds' candidates as tiny-be/fold-f ranks them); neither saw fold f's queries, and the run says so."""
     from benchmarks.loci import data
     from detection.methods.rerank.neural import read_card
     from detection.methods.rerank.tiny import build_tiny_bert
 
     bench = data.load_default_545()
-    build_tiny_bert(models_dir / "tiny-bert", [s.text for s in bench.queries + bench.sources], hidden=16)
+    build_tiny_bert(models_dir / "tiny-bert", [s.text for s in bench.queries + bench.sources], hidden=16,
+                    vocab_size=2000, max_position=64)
     job = training_run_create(version=loci_version, kind="bi-encoder", name="tiny-be", base_model="tiny-bert", k=5,
                               params={"max_steps": 2, "batch_size": 8})
     assert run_job(job.pk) == "succeeded", Job.objects.get(pk=job.pk).error
+    held_out = {f: set(loci_version.gold.filter(fold=f).values_list("query__seg_id", flat=True)) for f in range(5)}
     for f in range(5):
         seen = set(read_card(models_dir / "tiny-be" / f"fold-{f}")["training_queries"])
-        held_out = set(loci_version.gold.filter(fold=f).values_list("query__seg_id", flat=True))
-        assert seen and not (seen & held_out)
+        assert seen and not (seen & held_out[f])
+
+    first_stage = {"retriever": "dense-encoder", "retriever_params": {"model": "tiny-be", "device": "cpu"}}
+    with pytest.raises(TrainingError, match="needs the first stage tiny-be/all"):  # no bi-encoder trained on all
+        training_run_create(version=loci_version, kind="feature-classifier", name="rr", method="feature-logreg",
+                            final_model=True, **first_stage)
+    job = training_run_create(version=loci_version, kind="feature-classifier", name="rr", method="feature-logreg",
+                              k=5, **first_stage)
+    assert job.params["retriever_params"] == {"model": "tiny-be", "device": "cpu"} and not job.params["final_model"]
+    assert run_job(job.pk) == "succeeded", Job.objects.get(pk=job.pk).error
+    rows = {m.name: m for m in TrainedModel.objects.filter(kind="feature-classifier")}
+    assert set(rows) == {f"rr/fold-{f}" for f in range(5)}
+    for f in range(5):
+        assert rows[f"rr/fold-{f}"].metrics["first_stage"] == f"tiny-be/fold-{f}"
+        seen = set(json.loads((models_dir / "rr" / f"fold-{f}" / "reranker.json").read_text())["training_queries"])
+        assert seen and not (seen & held_out[f])
+    # one fold's bi-encoder as the first stage of every fold has seen the other folds' held-out queries: refused
+    job = training_run_create(version=loci_version, kind="feature-classifier", name="rr2", method="feature-logreg",
+                              k=5, retriever="dense-encoder", retriever_params={"model": "tiny-be/fold-2",
+                                                                                "device": "cpu"})
+    assert run_job(job.pk) == "failed"
+    assert "first stage tiny-be/fold-2 trained on" in Job.objects.get(pk=job.pk).error
+    assert not TrainedModel.objects.filter(name__startswith="rr2/").exists() and not (models_dir / "rr2").exists()
+
     run = evaluation_run_create(version=loci_version, method="dense-encoder", params={"model": "tiny-be",
                                                                                       "device": "cpu"},
-                                ks=[1, 10], enqueue=False)
+                                reranker="feature-logreg", reranker_params={"model": "rr"}, ks=[1, 5], enqueue=False)
     assert run_job(run.job_id) == "succeeded", Job.objects.get(pk=run.job_id).error
     run.refresh_from_db()
     assert run.report["method"]["retriever"]["model"] == "tiny-be/fold-4"
-    assert run.report["method"]["retriever"]["query_prefix"] == "Query: " and run.summary["mrr@10"] is not None
+    assert run.report["method"]["retriever"]["query_prefix"] == "Query: " and run.summary["mrr@5"] is not None
+    folds = run.report["rerank"]["folds"]
+    assert [f["retriever_model"] for f in folds] == [f"tiny-be/fold-{f}" for f in range(5)]
+    assert [(f["leaked_queries"], f["retriever_leaked_queries"]) for f in folds] == [(0, 0)] * 5
+    assert run.summary["rerank_mrr@5"] is not None
 
 
 @pytest.mark.django_db

@@ -47,6 +47,20 @@ class Candidates:
         return Candidates(self.query_ids, self.query_texts, self.source_ids, self.source_texts, self.qi[rows],
                           self.si[rows], self.score[rows], self.rank[rows], self.k, self.meta)
 
+    @staticmethod
+    def concat(parts: Sequence[Candidates]) -> Candidates:
+        """The rows of several candidate sets over the same queries and sources (e.g. each fold's held-out rows,
+        retrieved by that fold's own first-stage model), in the order given."""
+        if not parts:
+            raise ValueError("nothing to concatenate")
+        first = parts[0]
+        for p in parts[1:]:
+            if p.query_ids != first.query_ids or p.source_ids != first.source_ids:
+                raise ValueError("candidate sets over different queries or sources cannot be concatenated")
+        return Candidates(first.query_ids, first.query_texts, first.source_ids, first.source_texts,
+                          *(np.concatenate([getattr(p, a) for p in parts]) for a in ("qi", "si", "score", "rank")),
+                          max(p.k for p in parts), first.meta)
+
     def labels(self, gold: dict[tuple[str, str], int]) -> np.ndarray:
         """Class ids (0/1/2) of every row from ``{(query_id, source_id): class id}``."""
         return np.asarray([gold.get((self.query_ids[q], self.source_ids[s]), 0) for q, s in zip(self.qi, self.si)],

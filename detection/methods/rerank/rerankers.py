@@ -43,6 +43,16 @@ def _model_dir(name: str) -> Path:
 def _read_meta(directory: Path) -> dict:
     try:
         return json.loads((directory / RERANKER_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        from .neural import TrainingFailed, read_card
+
+        try:
+            kind = read_card(directory).get("kind")
+        except TrainingFailed:
+            kind = None
+        if kind:  # a neural model card without reranker.json: a bi-encoder, or not a model trained as a reranker
+            raise RerankerError(f"model {directory.name} is a {kind}, not a reranker") from None
+        raise RerankerError(f"model {directory.name} has no readable {RERANKER_FILE}") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise RerankerError(f"model {directory.name} has no readable {RERANKER_FILE}: {exc}") from None
 

@@ -34,6 +34,19 @@ def pairs(bench):
     return Q, C, np.asarray(Y)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """One intra-op thread: on a machine whose cores are busy with other work, torch's default pool made the tiny
+    models here 2–5× slower (measured: 116 vs 580 pairs/s for the cross-encoder, 200 vs 780 texts/s for the
+    bi-encoder). The results do not depend on it."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def test_sampler_weights_give_the_target_exposure_and_absent_classes_share_theirs():
     y = np.array([0] * 90 + [1] * 9 + [2] * 1)
     w = CE.sample_weights(y, (0.8, 0.1, 0.1))
@@ -173,24 +186,40 @@ def test_a_fine_tuned_bi_encoder_is_a_first_stage_retriever_by_its_registered_na
         registry.build("dense-encoder", {"model": "ce", "device": "cpu"}).fit(ids, sources)
 
 
-def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_never_a_leaking_one(tiny, bench,
-                                                                                                models_dir):
+@pytest.fixture(scope="module")
+def be5(tiny, bench, tmp_path_factory):
+    """A tiny bi-encoder per fold (trained once for this module): fold 0's fine-tuned on its training folds' queries,
+    the others copies of it whose cards carry their own training folds' queries (what ``dense-encoder`` checks)."""
     import shutil
 
+    from benchmarks.loci import splits
+
+    split = splits.split_from_file(bench, "ref_type")
+    folder = tmp_path_factory.mktemp("be5") / "be5"
+    _train_tiny_bi_encoder(tiny, bench, folder / "fold-0", {q for q, f in split.query_fold.items() if f != 0})
+    for f in range(1, split.n_folds):
+        shutil.copytree(folder / "fold-0", folder / f"fold-{f}")
+        card = BE.neural.read_card(folder / f"fold-{f}")
+        train_q = {q for q, g in split.query_fold.items() if g != f}
+        BE.neural.write_card(folder / f"fold-{f}", {**card, "training_queries": sorted(
+            {g.query_id for g in bench.gold if g.query_id in train_q})[:24]})
+    return folder
+
+
+def _install(folder, models_dir):
+    import shutil
+
+    shutil.copytree(folder, models_dir / folder.name)
+
+
+def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_never_a_leaking_one(be5, bench,
+                                                                                                models_dir):
     from benchmarks.loci import method_adapters, splits
     from benchmarks.loci.evaluate import evaluate_retrieval
     from detection.methods.encoders import EncoderError
 
     split = splits.split_from_file(bench, "ref_type")
-    trained = models_dir / "be5" / "fold-0"
-    _train_tiny_bi_encoder(tiny, bench, trained, {q for q, f in split.query_fold.items() if f != 0})
-    for f in range(1, split.n_folds):  # the other folds' models: copies carrying their own training queries
-        shutil.copytree(trained, models_dir / "be5" / f"fold-{f}")
-        card = BE.neural.read_card(models_dir / "be5" / f"fold-{f}")
-        train_q = {q for q, g in split.query_fold.items() if g != f}
-        BE.neural.write_card(models_dir / "be5" / f"fold-{f}",
-                             {**card, "training_queries": sorted({g.query_id for g in bench.gold
-                                                                  if g.query_id in train_q})[:24]})
+    _install(be5, models_dir)
     m = method_adapters.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu")
     assert m.supervised
     picked = []
@@ -211,3 +240,82 @@ def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_nev
     with pytest.raises(EncoderError, match="be5/fold-2 trained on 1 queries outside fold 2's training folds"):
         evaluate_retrieval(bench, split, method_adapters.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu"),
                            ks=(1, 10), pool="gold", per_query=False, overlap=False)
+
+
+def test_retrieve_and_rerank_with_a_bi_encoder_per_fold_uses_each_folds_models_and_refuses_leaking_ones(
+        be5, bench, models_dir, tmp_path):
+    """First stage: a fine-tuned bi-encoder stored per fold (``dense-encoder`` model=NAME → NAME/fold-<f> for
+    held-out fold f); second stage: a feature classifier trained per fold inside the run, then stored per fold.
+    On a quarter of the 545 pairs' links (their queries in their file folds, their cited sources as the pool)."""
+    import csv
+    import dataclasses
+    import shutil
+
+    from benchmarks.loci import method_adapters, splits
+    from benchmarks.loci.rerank_eval import LeakError, evaluate_rerank, gold_classes
+    from detection.methods import registry
+    from detection.methods.rerank import pipeline as P
+    from detection.methods.rerank.rerankers import RerankerError
+
+    small = dataclasses.replace(bench, gold=bench.gold[::4])
+    split = splits.split_from_file(small, "ref_type")
+    n_q = len(split.query_fold)
+    _install(be5, models_dir)
+    cache = tmp_path / "cache"
+    m = method_adapters.EngineRetrieverMethod("dense-encoder", model="be5", device="cpu", cache_dir=cache)
+    picked = []
+    use_fold = m._r.use_fold
+    m._r.use_fold = lambda fold, qs: picked.append(fold) or use_fold(fold, qs)
+    rep = evaluate_rerank(small, split, m, "feature-logreg", {}, k=10, ks=(1, 10), pool="gold")
+    assert picked[:5] == [0, 1, 2, 3, 4] and rep["pool"]["first_stage_per_fold"]
+    assert [f["retriever_model"] for f in rep["folds"]] == [f"be5/fold-{f}" for f in range(5)]
+    assert [(f["leaked_queries"], f["retriever_leaked_queries"]) for f in rep["folds"]] == [(0, 0)] * 5
+    assert all(f["n_train_queries"] == n_q - f["n_queries"] for f in rep["folds"])
+    assert sum(f["n_test_pairs"] for f in rep["folds"]) == n_q * 10  # every query scored once, in its own fold
+    assert 0 <= rep["retrieval"]["mrr@10"] <= 1 and 0 <= rep["rerank"]["mrr@10"] <= 1
+
+    # a reranker stored per fold, each trained on its training folds' candidates as that fold's bi-encoder ranks them
+    gold = gold_classes(small)
+    queries = list(split.query_fold)
+    qtext = {s.seg_id: s.text for s in small.queries}
+    pool = list(dict.fromkeys(small.cited_source_ids()))
+    stext = {s.seg_id: s.text for s in small.sources}
+    for f in range(5):
+        r = registry.build("dense-encoder", {"model": f"be5/fold-{f}", "device": "cpu"})
+        cands = P.retrieve(r, queries, [qtext[q] for q in queries], pool, [stext[s] for s in pool], 10)
+        train = np.nonzero([split.query_fold[cands.query_ids[q]] != f for q in cands.qi])[0]
+        registry.build("feature-logreg", {}).fit(cands.subset(train), cands.labels(gold)[train]).save(
+            models_dir / "rr" / f"fold-{f}")
+    stored = evaluate_rerank(small, split, m, "feature-logreg", {"model": "rr"}, k=10, ks=(1, 10), pool="gold")
+    assert [f["leaked_queries"] for f in stored["folds"]] == [0] * 5 and stored["folds"][3]["n_train_queries"] > 0
+    assert stored["retrieval"]["mrr@10"] == pytest.approx(rep["retrieval"]["mrr@10"])
+
+    # refused before any retrieval: a fold's stored reranker that saw its held-out queries (fold 0's in fold 1's
+    # place), and one fold's bi-encoder used for every fold (it trained on other folds' held-out queries)
+    shutil.rmtree(models_dir / "rr" / "fold-1")
+    shutil.copytree(models_dir / "rr" / "fold-0", models_dir / "rr" / "fold-1")
+    with pytest.raises(LeakError, match="fold 1: the reranker trained on [1-9]"):
+        evaluate_rerank(small, split, m, "feature-logreg", {"model": "rr"}, k=10, ks=(1, 10), pool="gold")
+    one = method_adapters.EngineRetrieverMethod("dense-encoder", model="be5/fold-2", device="cpu")
+    with pytest.raises(LeakError, match="every fold: the first stage \\(be5/fold-2\\) trained on [1-9]"):
+        evaluate_rerank(small, split, one, "feature-logreg", {}, k=10, ks=(1, 10), pool="gold")
+    # new texts (`detect`): one bi-encoder and one reranker (NAME/all when trained on all folds; here fold 0's);
+    # a bi-encoder stored per fold is refused there, naming the models to choose from
+    from detection.latin.latin_commands import run_detect
+    from detection.methods.encoders import EncoderError
+
+    q, s, out = tmp_path / "q.csv", tmp_path / "s.csv", tmp_path / "out.csv"
+    q.write_text("seg_id,text\n" + "".join(f"q{i},{x.text}\n" for i, x in enumerate(small.queries[:4])),
+                 encoding="utf-8")
+    s.write_text("seg_id,text\n" + "".join(f"s{i},{x.text}\n" for i, x in enumerate(small.sources[:30])),
+                 encoding="utf-8")
+    common = {"query": str(q), "source": str(s), "output": str(out), "method": "dense-encoder", "top_k": 5,
+              "cache_dir": cache, "reranker": "feature-logreg", "reranker_params": {"model": "rr/fold-0"}}
+    summary = run_detect(**common, params={"model": "be5/fold-0", "device": "cpu"})
+    lines = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert summary["rows"] == len(lines) == 20 and {r["label"] for r in lines} <= {"none", "cit.", "cf."}
+    with pytest.raises(EncoderError, match="one bi-encoder per fold: name one \\(be5/fold-0, be5/fold-1"):
+        run_detect(**common, params={"model": "be5", "device": "cpu"})
+    # a bi-encoder named as the reranker is refused naming its kind
+    with pytest.raises(RerankerError, match="model fold-0 is a bi-encoder, not a reranker"):
+        evaluate_rerank(small, split, m, "feature-logreg", {"model": "be5/fold-0"}, k=10, ks=(1, 10), pool="gold")
