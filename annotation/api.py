@@ -16,7 +16,7 @@ from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
 from core.permissions import IsAnnotator, IsLead
-from core.uploads import upload_refusal
+from core.upload_limit import upload_refusal
 
 
 def _project_for(request, pk: int, *, manage: bool = False) -> Project:
