@@ -8,9 +8,9 @@ import pytest
 from django.template.defaultfilters import floatformat
 
 from annotation.dashboard_selectors import batch_progress
+from annotation.models import Judgement, Pair
 from annotation.selectors import project_progress
 from annotation.services.attention import attention_checks_build
-from annotation.models import Judgement, Pair
 from annotation.services.judgements import judgement_submit, judgement_undo_last
 from annotation.services.projects import batch_create
 from annotation.services.scheduling import set_next
