@@ -16,7 +16,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from annotation import stats
-from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Pair, Project
+from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
 from core.numeric import json_safe
 
 SCORE_COLUMNS = [
@@ -68,9 +68,9 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
 
     One query for the judgements, read through the raw cursor into one numpy array (no model or
     datetime objects per row; times as epoch seconds computed by the database), then mapped to
-    candidate positions with numpy. Unfiltered (the analytics job), the judgements are read without
-    joining each to its pair: the batches' pairs are read once, in their own order, and matched by id
-    in numpy (half the time of the join on a million judgements); filtered reads keep the join.
+    candidate positions with numpy; candidates as plain values (10× faster than model instances for
+    9,900 candidates). Reading the pairs apart and matching them in numpy instead of the join was
+    measured no faster on SQLite (issue 16), so the join stays.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
     if batch_ids is not None:
@@ -85,8 +85,8 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         bi = batch_index[batch_id]
         keys.append(((bi << 32) | verse_pk, len(candidates[bi])))
         candidates[bi].append(Candidate(verse_pk, position, gold, CandidateVerse(verse_id, text)))
-    rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True)
-    filtered = bool(annotator or since or until)
+    # Attention checks (known-answer pairs, possibly with the reference as a candidate) are never scored.
+    rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True, pair__attention_answer__isnull=True)
     if annotator:
         rows = rows.filter(annotator__username=annotator)
     if since:
@@ -96,29 +96,9 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
     epoch = ("CAST(EXTRACT(EPOCH FROM annotation_judgement.created) AS double precision)"
              if connection.vendor == "postgresql" else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
     fetched = []
-    if batches and filtered:  # (an empty `batch__in` compiles to no SQL at all: EmptyResultSet)
-        # Attention checks (known-answer pairs, possibly with the reference as a candidate) are never scored.
-        fetched = _fetch(rows.filter(pair__attention_answer__isnull=True).order_by("id").annotate(
-            epoch=RawSQL(epoch, [])).values_list(
+    if batches:  # an empty `batch__in` compiles to no SQL at all (EmptyResultSet)
+        fetched = _fetch(rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
             "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "response_ms", "epoch"))
-    elif batches:
-        own = _fetch(rows.order_by().annotate(epoch=RawSQL(epoch, [])).values_list(  # sorted by id below
-            "batch_id", "annotator_id", "pair_id", "chosen_id", "response_ms", "epoch", "id"))
-        if own:
-            pairs = np.array(_fetch(Pair.objects.filter(batch__in=batches).order_by().annotate(
-                is_check=RawSQL("annotation_pair.attention_answer_id IS NOT NULL", [])).values_list(
-                "id", "verse_a_id", "verse_b_id", "is_check")), dtype=np.int64).reshape(-1, 4)
-            pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
-            mine = np.array(own, dtype=np.float64).reshape(len(own), 7)
-            del own
-            mine = mine[np.argsort(mine[:, 6], kind="stable")]  # judgement order (ids < 2**53: exact)
-            pair_ids = mine[:, 2].astype(np.int64)
-            at = np.minimum(np.searchsorted(pairs[:, 0], pair_ids), max(len(pairs) - 1, 0))
-            if not len(pairs) or not np.array_equal(pairs[at, 0], pair_ids):
-                raise ValueError("judgements of pairs outside their batch")  # the schema keeps them together
-            keep = pairs[at, 3] == 0  # attention checks are never scored
-            fetched = np.column_stack([mine[:, :2], pairs[at, 1:3], mine[:, 3:6]])[keep]
-            del mine
     n = len(fetched)
     # ids < 2**53 are exact in float64; a missing response time becomes NaN
     table = np.array(fetched, dtype=np.float64).reshape(n, 7) if n else np.zeros((0, 7))

@@ -88,7 +88,11 @@ def _stored_piece(job: Job, batch_id: int) -> dict | None:
 
 @login_required
 def dashboard(request, pk: int):
-    project = _project(request, pk)
+    return render(request, "annotation/dashboard.html", dashboard_context(request, _project(request, pk)))
+
+
+def dashboard_context(request, project: Project) -> dict:
+    """What the dashboard page shows: the stored summary and the shown batch's piece."""
     done, running = last_analytics(project)
     report = done.result if done else None
     # The per-batch progress counts (every live judgement counted) come by fetch from `progress` below,
@@ -140,7 +144,7 @@ def dashboard(request, pk: int):
         context["directionality_partial"] = not report.get("directionality") and report.get("n_directionality", 0) > 0
         retest = agreement.get("retest") or []
         context["show_retest"] = any(r.get("n_repeated") for r in retest)
-    return render(request, "annotation/dashboard.html", context)
+    return context
 
 
 @login_required
