@@ -1,70 +1,157 @@
-"""The sharded detection job: every query segment of one corpus against every source segment of another.
+"""The one detection job: every query segment of one segment set against every source segment of another.
 
-``benchmarks.detect`` fans out into shards of consecutive queries (``jobs.sharding``); each shard returns
-the top-k of its queries, written to a file under ``VAR_DIR/detections/``; the merge concatenates the
-shards in order into ``job-<id>.npz`` (``indices``, ``scores``, ``query_ids``, ``source_ids``). Row i of the
-merged file equals row i of the retriever's ``search`` over the whole query corpus, however many shards
-and workers ran: shards score with the whole corpus's statistics (``Retriever.search_range``).
+``benchmarks.detect`` fans out into shards of consecutive queries (``jobs.sharding``). Both callers use it:
+``benchmarks.services.detection.detection_job_create`` (stored corpora, the top-k lists as a file) and the
+workbench (uploaded documents; it asks for candidates and stores them as rows through its result store).
 
-A worker process keeps the last fitted index (the source corpus, method and parameters) and the query
-texts it loaded: the shards of one job that land on the same worker load them once.
+- **Segment sets** are named in the params as ``{"set": NAME, "id": PK}``: ``corpus`` (a stored benchmark
+  corpus) is built in; an app that owns other segments registers its set with :func:`register_segment_set`
+  (the workbench: ``document``), so this module never imports it.
+- **A shard** takes queries ``start..stop-1``: the fitted retriever's ``search_range`` (scored with the whole
+  query list's statistics), and with ``candidates`` the pairs of :func:`benchmarks.loci.candidates.detect_range`
+  (``min_score``, the reranker's class probabilities and ``thresholds`` labels, lexical overlap). It writes
+  them to ``VAR_DIR/detections/job-<parent>/shard-<i>.npz``.
+- **The merge** concatenates the shards in order into ``job-<id>.npz`` (``indices``, ``scores``,
+  ``query_ids``, ``source_ids``), identical to one ``search`` over all queries however many shards and
+  workers ran, and hands the concatenated candidates to the result store named in ``store``
+  (:func:`register_result_store`), which writes them where its pages read them.
+
+A worker process keeps the last fitted index (segment sets, method, parameters, reranker) and the texts it
+loaded: the shards of one job that land on the same worker load them once.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 
-from jobs.sharding import sharded_job_kind
+from jobs.sharding import query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
 
-_LOADED: dict = {}  # per worker process: key -> (retriever, query ids, query texts); the last one only
+
+@dataclass(frozen=True)
+class SegmentSet:
+    """Segments a detection reads, by primary key: ``rows(pk)`` → ``[(seg_id, text), ...]`` in order,
+    ``count(pk)``, and ``fingerprint(pk)``, which changes whenever the segments do (the worker cache key)."""
+
+    rows: Callable[[int], list[tuple[str, str]]]
+    count: Callable[[int], int]
+    fingerprint: Callable[[int], tuple]
 
 
-def _plan(params: dict) -> list[dict]:
+SEGMENT_SETS: dict[str, SegmentSet] = {}
+#: name -> ``store(context, params, candidates, merged) -> dict`` (merged into the job's result)
+RESULT_STORES: dict[str, Callable] = {}
+
+
+def register_segment_set(name: str, segment_set: SegmentSet) -> None:
+    SEGMENT_SETS[name] = segment_set
+
+
+def register_result_store(name: str):
+    """Decorator: ``fn(context, params, candidates, merged)`` stores a merged detection's candidates."""
+
+    def register(fn: Callable) -> Callable:
+        RESULT_STORES[name] = fn
+        return fn
+
+    return register
+
+
+def segment_set(name: str, pk: int) -> dict:
+    """How a job's params name a segment set."""
+    if name not in SEGMENT_SETS:
+        raise KeyError(f"unknown segment set {name!r}; known: {', '.join(sorted(SEGMENT_SETS))}")
+    return {"set": name, "id": int(pk)}
+
+
+def _set(ref: dict) -> SegmentSet:
+    return SEGMENT_SETS[ref["set"]]
+
+
+def _corpus_rows(pk: int) -> list[tuple[str, str]]:
     from benchmarks.selectors import segments_of
 
-    n = segments_of(corpus_id=params["query_corpus_id"]).count()
-    size = max(1, int(params.get("shard_size") or n or 1))
-    return [{"start": a, "stop": min(a + size, n)} for a in range(0, n, size)]
+    return list(segments_of(corpus_id=pk).values_list("seg_id", "text"))
 
 
-def _fingerprint(corpus_id: int) -> tuple:
+def _corpus_count(pk: int) -> int:
+    from benchmarks.selectors import segments_of
+
+    return segments_of(corpus_id=pk).count()
+
+
+def _corpus_fingerprint(pk: int) -> tuple:
     """What tells a corpus apart from an earlier state of it: id, creation time, segment count, last id."""
     from django.db.models import Count, Max
 
     from benchmarks.models import Corpus
 
-    row = Corpus.objects.filter(pk=corpus_id).annotate(n=Count("segments"), last=Max("segments__id")).values_list(
+    row = Corpus.objects.filter(pk=pk).annotate(n=Count("segments"), last=Max("segments__id")).values_list(
         "created", "n", "last").first()
-    return (corpus_id, *(row or ()))
+    return ("corpus", pk, *(row or ()))
 
 
-def _load(query_corpus_id: int, source_corpus_id: int, method: str, params: dict, log) -> tuple:
-    """The fitted retriever and the query segments, built once per worker process (and kept)."""
-    from benchmarks.selectors import segments_of
+register_segment_set("corpus", SegmentSet(_corpus_rows, _corpus_count, _corpus_fingerprint))
+
+
+def build_method(name: str, params: dict):
+    """A registered method with validated ``params`` plus the platform's internal arguments (lemma cache)."""
     from detection.latin.lemmatize import default_cache_dir
     from detection.methods import registry
 
-    key = (_fingerprint(query_corpus_id), _fingerprint(source_corpus_id), method, json.dumps(params, sort_keys=True))
+    internal = {"cache_dir": str(default_cache_dir())} if "cache_dir" in registry.get_spec(name).internal else {}
+    return registry.build(name, params, **internal)
+
+
+# ------------------------------------------------------------------------------------------------- plan
+def _plan(params: dict) -> list[dict]:
+    n = _set(params["queries"]).count(params["queries"]["id"])
+    return query_ranges(n, shards=params.get("shards"), shard_size=params.get("shard_size"))
+
+
+# ------------------------------------------------------------------------------------------------ shard
+@dataclass
+class _Loaded:
+    retriever: object
+    reranker: object | None
+    query_ids: list[str]
+    query_texts: list[str]
+    source_ids: list[str]
+    source_texts: list[str]
+
+
+_LOADED: dict = {}  # per worker process: key -> _Loaded; the last one only
+
+
+def _load(params: dict, log) -> tuple[_Loaded, bool]:
+    """The fitted retriever, the reranker and both segment lists, built once per worker process (and kept)."""
+    q, s = params["queries"], params["sources"]
+    key = (_set(q).fingerprint(q["id"]), _set(s).fingerprint(s["id"]), params["method"],
+           json.dumps(params["params"], sort_keys=True), params.get("reranker") or "",
+           json.dumps(params.get("reranker_params") or {}, sort_keys=True))
     if key in _LOADED:
         return _LOADED[key], False
     _LOADED.clear()
     started = time.monotonic()
-    sources = list(segments_of(corpus_id=source_corpus_id).values_list("seg_id", "text"))
-    queries = list(segments_of(corpus_id=query_corpus_id).values_list("seg_id", "text"))
-    internal = {"cache_dir": str(default_cache_dir())} if "cache_dir" in registry.get_spec(method).internal else {}
-    retriever = registry.build(method, params, **internal)
-    retriever.fit([s for s, _ in sources], [t for _, t in sources])
-    _LOADED[key] = (retriever, [q for q, _ in queries], [t for _, t in queries])
-    log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {method} built "
-        f"in {time.monotonic() - started:.1f} s")
+    sources = _set(s).rows(s["id"])
+    queries = _set(q).rows(q["id"])
+    retriever = build_method(params["method"], params["params"])
+    retriever.fit([i for i, _ in sources], [t for _, t in sources])
+    reranker = build_method(params["reranker"], params.get("reranker_params") or {}) if params.get("reranker") else None
+    _LOADED[key] = _Loaded(retriever, reranker, [i for i, _ in queries], [t for _, t in queries],
+                           [i for i, _ in sources], [t for _, t in sources])
+    log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {params['method']} "
+        f"built in {time.monotonic() - started:.1f} s")
     return _LOADED[key], True
 
 
@@ -74,44 +161,63 @@ def _out_dir(parent_id: int) -> Path:
     return folder
 
 
+# ------------------------------------------------------------------------------------------------ merge
 def _merge(context, params: dict, results: list[dict]) -> dict:
+    from benchmarks.loci.candidates import Candidates
+
     root = Path(settings.VAR_DIR)
-    parts = [np.load(root / r["file"]) for r in results]
+    parts = [dict(np.load(root / r["file"])) for r in results]
     indices = np.concatenate([p["indices"] for p in parts])
     scores = np.concatenate([p["scores"] for p in parts])
-    from benchmarks.selectors import segments_of
-
-    query_ids = list(segments_of(corpus_id=params["query_corpus_id"]).values_list("seg_id", flat=True))
-    source_ids = list(segments_of(corpus_id=params["source_corpus_id"]).values_list("seg_id", flat=True))
+    q, s = params["queries"], params["sources"]
+    query_ids = [i for i, _ in _set(q).rows(q["id"])]
+    source_ids = [i for i, _ in _set(s).rows(s["id"])]
     out = root / "detections" / f"job-{context.id}.npz"
     tmp = out.with_suffix(".tmp.npz")
-    np.savez(tmp, indices=indices, scores=scores, query_ids=np.array(query_ids),
-             source_ids=np.array(source_ids))
+    np.savez(tmp, indices=indices, scores=scores, query_ids=np.array(query_ids), source_ids=np.array(source_ids))
     os.replace(tmp, out)
     digest = hashlib.sha256(indices.tobytes() + scores.tobytes()).hexdigest()
     workers: dict[str, int] = {}
     for r in results:
         workers[r["worker"]] = workers.get(r["worker"], 0) + 1
     context.log(f"merged {len(results)} shards from {len(workers)} worker process(es) into {out.name}")
-    return {"file": str(out.relative_to(root)), "queries": len(indices), "k": int(params["k"]),
-            "results": int((indices >= 0).sum()), "sha256": digest, "shards": len(results),
-            "shards_per_worker": workers, "index_loads": sum(bool(r["loaded"]) for r in results)}
+    merged = {"file": str(out.relative_to(root)), "queries": len(indices), "k": int(params["k"]),
+              "results": int((indices >= 0).sum()), "sha256": digest, "shards": len(results),
+              "shards_per_worker": workers, "index_loads": sum(bool(r["loaded"]) for r in results)}
+    store = params.get("store")
+    if store:
+        cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
+        merged.update(RESULT_STORES[store["name"]](context, params, cands, merged))
+    shutil.rmtree(root / "detections" / f"job-{context.id}", ignore_errors=True)  # the parts are in the merge
+    return merged
 
 
 @sharded_job_kind(DETECT_KIND, plan=_plan, merge=_merge, queue="cpu",
-                  description="Detect: top-k sources for every query of a corpus, in shards over the workers.")
-def detect_shard(job, *, query_corpus_id: int, source_corpus_id: int, method: str, params: dict, k: int,
-                 start: int, stop: int, shard_size: int | None = None) -> dict:
-    (retriever, _, query_texts), loaded = _load(query_corpus_id, source_corpus_id, method, params, job.log)
+                  description="Detect: top-k sources for every query of a segment set (optionally reranked), "
+                              "in shards over the workers.")
+def detect_shard(job, *, start: int, stop: int, **params) -> dict:
+    from benchmarks.loci.candidates import detect_range
+
+    loaded, fresh = _load(params, job.log)
     pause = os.environ.get(PAUSE_IN_SHARD_ENV)
     if pause:  # test-only: hold the shard (running, heartbeat on) so a test can kill its worker here
         job.log(f"{PAUSE_IN_SHARD_ENV}={pause}: pausing in the shard")
         time.sleep(float(pause))
-    res = retriever.search_range(query_texts, int(k), int(start), int(stop),
-                                 progress=lambda f, m="": job.progress(f, m))
-    path = _out_dir(job.parent_id) / f"shard-{job.job.shard_index}.npz"
-    np.savez(path, indices=res.indices, scores=res.scores)
-    return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": int(stop - start), "loaded": loaded,
+    wants = bool(params.get("candidates") or params.get("store"))
+    share = 0.6 if wants else 1.0
+    res = loaded.retriever.search_range(loaded.query_texts, int(params["k"]), int(start), int(stop),
+                                        progress=lambda f, m="": job.progress(share * f, m))
+    arrays = {"indices": res.indices, "scores": res.scores}
+    if wants:
+        cands = detect_range(res.indices, res.scores, int(start), loaded.query_texts, loaded.source_ids,
+                             loaded.source_texts, reranker=loaded.reranker, thresholds=params.get("thresholds"),
+                             min_score=params.get("min_score"), query_ids=loaded.query_ids,
+                             progress=lambda f, m="": job.progress(share + (1 - share) * f, m))
+        arrays.update(cands.to_arrays())
+    parent_id, index = shard_slot(job)
+    path = _out_dir(parent_id) / f"shard-{index}.npz"
+    np.savez(path, **arrays)
+    return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": int(stop - start), "loaded": fresh,
             "worker": f"{job.job.worker}/{os.getpid()}"}
 
 

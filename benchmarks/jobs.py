@@ -1,7 +1,10 @@
-"""Job kinds of the benchmarks app. Each takes a run id, loads the run and hands it to its service."""
-from benchmarks.models import EvaluationRun, PilotRun, SimilarityRun
-from benchmarks.services import runs, training
+"""Job kinds of the benchmarks app. Each takes a run id, loads the run and hands it to its service. The Loci
+Similes evaluation is sharded (`jobs.sharding`; `benchmarks.services.evaluation_shards`), as is the detection
+job (`benchmarks.detection_jobs`)."""
+from benchmarks.models import PilotRun, SimilarityRun
+from benchmarks.services import evaluation_shards, runs, training
 from jobs.registry import job_kind
+from jobs.sharding import sharded_job_kind
 
 
 def benchmark_job_visible(job, user) -> bool:
@@ -11,11 +14,11 @@ def benchmark_job_visible(job, user) -> bool:
     return has_role(user, RESEARCHER, LEAD)
 
 
-@job_kind(runs.LOCI_KIND, queue="cpu", description="Evaluate a retrieval method on a Loci Similes version.",
-          visible=benchmark_job_visible)
-def loci_evaluate(job, *, run_id: int) -> dict:
-    run = EvaluationRun.objects.select_related("version__benchmark").get(pk=run_id)
-    return runs.evaluation_run_execute(run=run, progress=job.progress, log=job.log)
+@sharded_job_kind(runs.LOCI_KIND, plan=evaluation_shards.evaluation_plan, merge=evaluation_shards.evaluation_merge,
+                  queue="cpu", description="Evaluate a retrieval method on a Loci Similes version (its held-out "
+                  "queries ranked in shards over the workers).", visible=benchmark_job_visible)
+def loci_evaluate(job, **params) -> dict:
+    return evaluation_shards.evaluation_shard(job, **params)
 
 
 @job_kind(runs.STS_KIND, queue="cpu", description="Evaluate a similarity method on a graded gold set.",

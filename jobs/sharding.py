@@ -3,16 +3,19 @@
 A sharded kind is registered with ``@sharded_job_kind(name, plan=..., merge=...)`` on its shard function.
 That registers two job kinds: ``name``, whose function fans out, and ``name + ".shard"``, the shard function.
 
-- **Fan out.** The parent's function asks ``plan(params)`` for the shards (e.g. ranges of queries), creates one
-  Job row per shard (``parent``, ``shard_index``, the parent's params plus the shard's) and sends them to
-  the broker as one Celery ``group`` after commit. It returns ``FanOut``: the runner leaves the parent
-  *running*; from then on the shards keep it alive (their heartbeats beat the parent's too).
+- **Fan out.** The parent's function asks ``plan(params)`` for the shards (e.g. ranges of queries,
+  :func:`query_ranges`), creates one Job row per shard (``parent``, ``shard_index``, the parent's params plus
+  the shard's) and sends them to the broker as one Celery ``group`` after commit. It returns ``FanOut``: the
+  runner leaves the parent *running*; from then on the shards keep it alive (their heartbeats beat the
+  parent's too). A plan of one shard runs that shard and the merge inside the parent (no second job).
 - **Progress** of the parent is the mean of its shards' progress, written with each shard progress report.
 - **Join.** Celery's chord would need a result backend; this project keeps none (the Job rows are the
   record). So the join is in the database: each shard that finishes looks at its siblings, and the one
   that sees them all succeeded runs ``merge(context, params, shard_results_in_order)`` and finishes the
-  parent (a conditional update: were two shards to merge at once, the first write wins and both computed
-  the same thing). A failed shard fails the parent and cancels the shards not yet done.
+  parent. The merge is claimed first by a conditional update (the parent's ``progress_message`` becomes
+  "merging …"), so were two shards to finish at once only one merges (a merge that stores rows runs once),
+  and a heartbeat keeps the parent alive while it runs. A failed shard fails the parent and cancels the
+  shards not yet done.
 - **A lost shard** (its worker killed: no heartbeat for ``JOB_HEARTBEAT_TIMEOUT``) is put back in the queue
   and sent again by the reaper every worker runs (``jobs.services.job_reap_stale``), up to
   ``JOB_SHARD_ATTEMPTS`` deliveries; the shards already done are kept, not redone.
@@ -55,6 +58,31 @@ class ShardedKind:
     plan: Callable[[dict], list[dict]]
     merge: Callable
     queue: str
+    shard: Callable
+
+
+#: The parent's progress message while one shard merges (the claim that keeps a second one from merging).
+MERGING = "merging"
+
+
+def query_ranges(n: int, *, shards: int | None = None, shard_size: int | None = None) -> list[dict]:
+    """``[{"start": a, "stop": b}, ...]`` covering rows ``0..n-1`` in order: ``shards`` near-equal ranges
+    when given, else ranges of ``shard_size`` rows, else ranges of ``settings.JOB_SHARD_QUERIES``."""
+    if n <= 0:
+        return []
+    if shards:
+        size = -(-n // min(int(shards), n))
+    else:
+        size = max(1, int(shard_size or settings.JOB_SHARD_QUERIES))
+    return [{"start": a, "stop": min(a + size, n)} for a in range(0, n, size)]
+
+
+def shard_slot(context) -> tuple[int, int]:
+    """``(parent job id, shard index)`` of a shard function's context; ``(the job's own id, 0)`` when the
+    plan had one shard and it runs inside its parent. Shards name their part files with it."""
+    if context.parent_id:
+        return context.parent_id, context.job.shard_index
+    return context.id, 0
 
 
 _SHARDED: dict[str, ShardedKind] = {}
@@ -69,7 +97,7 @@ def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Ca
     parent's result. ``context`` is the parent's ``JobContext`` (log, progress)."""
 
     def register(shard_func: Callable) -> Callable:
-        _SHARDED[name] = ShardedKind(name=name, plan=plan, merge=merge, queue=queue)
+        _SHARDED[name] = ShardedKind(name=name, plan=plan, merge=merge, queue=queue, shard=shard_func)
 
         def fan_out(job, **params):
             return _fan_out(job, _SHARDED[name], params)
@@ -83,10 +111,13 @@ def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Ca
     return register
 
 
-def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut:
+def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut | dict:
     shards = spec.plan(dict(params))
     if not shards:
         raise ValueError(f"{spec.name}: nothing to do (the plan has no shards)")
+    if len(shards) == 1:  # nothing to share: the shard and the merge run here, in the parent
+        context.log("one shard: running it in this job")
+        return spec.merge(context, params, [spec.shard(context, **{**params, **shards[0]})])
     queue = context.job.queue or spec.queue
     with transaction.atomic():
         rows = [Job(kind=spec.name + SHARD_SUFFIX, params={**params, **shard}, owner_id=context.owner_id,
@@ -128,7 +159,7 @@ def sum_progress(parent_id: int, message: str = "") -> None:
 
 def shard_settled(parent_id: int) -> None:
     """Called when a shard reached a final state: fail, progress or merge the parent."""
-    from jobs.runner import JobContext, finish
+    from jobs.runner import finish
 
     parent = Job.objects.filter(pk=parent_id).first()
     if parent is None or parent.status != Status.RUNNING:
@@ -147,17 +178,37 @@ def shard_settled(parent_id: int) -> None:
     if done < len(shards):
         sum_progress(parent_id, f"{done} of {len(shards)} shards done")
         return
-    context = JobContext(parent)
-    context._lines = parent.log.splitlines()
-    try:
-        result = _SHARDED[parent.kind].merge(context, parent.params, [s["result"] for s in shards])
-    except Exception as exc:
-        logger.exception("merging the shards of job %s failed", parent_id)
-        finish(parent_id, status=Status.FAILED, error=f"Merging the shards failed: {type(exc).__name__}: {exc}")
+    claimed = Job.objects.filter(pk=parent_id, status=Status.RUNNING).exclude(
+        progress_message__startswith=MERGING).update(progress_message=f"{MERGING} {len(shards)} shards")
+    if not claimed:  # another shard is merging (or the parent finished meanwhile)
         return
+    _merge(parent, [s["result"] for s in shards])
+
+
+def _merge(parent: Job, results: list) -> None:
+    """Run the kind's merge with the parent's context (its progress messages start with "merging") and a
+    heartbeat for the parent, then finish the parent with the result or the error."""
+    from jobs.runner import JobContext, _Heartbeat, finish
+
+    class MergeContext(JobContext):
+        def progress(self, fraction: float, message: str = "") -> None:
+            super().progress(fraction, f"{MERGING}: {message}" if message else MERGING)
+
+    context = MergeContext(parent)
+    context._lines = parent.log.splitlines()
+    heartbeat = _Heartbeat(parent.pk, settings.JOB_HEARTBEAT_INTERVAL)
+    heartbeat.start()
+    try:
+        result = _SHARDED[parent.kind].merge(context, parent.params, results)
+    except Exception as exc:
+        logger.exception("merging the shards of job %s failed", parent.pk)
+        finish(parent.pk, status=Status.FAILED, error=f"Merging the shards failed: {type(exc).__name__}: {exc}")
+        return
+    finally:
+        heartbeat.stop()
     elapsed = (timezone.now() - parent.started).total_seconds() if parent.started else 0.0
-    finish(parent_id, status=Status.SUCCEEDED, result=result, progress=1.0,
-           progress_message=f"done in {elapsed:.1f} s over {len(shards)} shards")
+    finish(parent.pk, status=Status.SUCCEEDED, result=result, progress=1.0,
+           progress_message=f"done in {elapsed:.1f} s over {len(results)} shards")
 
 
 def shard_retry_lost(job: Job, message: str) -> bool:

@@ -1,13 +1,16 @@
-"""Next-set and submit in process (Django test client, no HTTP): milliseconds and SQL queries.
+"""Next-set and submit in process (Django test client, no HTTP): milliseconds and SQL queries, this checkout
+against the code before, measured in the same run.
 
-Usage: .venv/bin/python perf/annotation_requests.py [--sets 40] [--base REV]   (DATABASE_URL picks the database)
+Usage: .venv/bin/python perf/annotation_requests.py [--sets 40] [--base REV | --no-base] [--rounds 1]
+       (DATABASE_URL picks the database)
 
 A batch of 99 candidates (4,851 pairs) and one annotator who fetches --sets sets of 10 and submits
-every pair. Prints the median and p90 of each request (wall, and the CPU time of this process: on a shared
-machine the wall time is mostly waiting for a core, and on SQLite each commit waits for the disk) and its
-SQL statements. With --base REV the
-same measurement runs first on that revision (a temporary `git worktree`, same database engine)
-in a subprocess, so the old way and this one are measured in the same run.
+every pair, on a throw-away test database (perf/_testdb.py). Prints the median and p90 of each request (wall,
+and the CPU time of this process: on a shared machine the wall time is much waiting for a core, and each
+commit waits for the disk) and its SQL statements, with the load average. The base revision (default
+6f87f91, the code before the issue-16 request work; a temporary `git worktree`) runs the same measurement
+in a subprocess first, so the old way and this one are measured in the same run, and the ratio base/this
+is printed; with --rounds N they take turns N times and the ratio is the median over rounds.
 """
 from __future__ import annotations
 
@@ -16,42 +19,35 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "perf"))
+
+from _annotation_http import BEFORE, trees  # noqa: E402
 
 
 def measure(sets: int) -> dict:
+    """Run in the tree being measured (cwd; PYTHONPATH points there too)."""
     sys.path.insert(0, os.getcwd())
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
-    import json
+    # _testdb puts this checkout's root on sys.path unless it is there already: list it last, so that the
+    # measured tree's code (first on the path) is what Django imports.
+    sys.path.append(str(ROOT))
+    sys.path.insert(1, str(ROOT / "perf"))
+    from _annotation_http import annotation_world, load_average
+    from _testdb import throwaway_database
 
-    import django
-
-    django.setup()
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext, setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
+    with throwaway_database():
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
         from rest_framework.test import APIClient
 
-        from annotation.services.projects import batch_create, membership_add, project_create, verses_import
-        from core.services import user_create_or_update
-
-        lead, _ = user_create_or_update(username="req-lead", password="x" * 12, roles=("lead",))
-        project = project_create(owner=lead, name="req")
-        verses_import(project=project, data=json.dumps([{"verse_id": f"1 {k}", "text": f"στίχος {k}"}
-                                                        for k in range(100)]).encode())
-        batch = batch_create(project=project, reference_id="1 0", candidate_ids=[f"1 {k}" for k in range(1, 100)])
-        user, token = user_create_or_update(username="req-ann", password="x" * 12, roles=("annotator",))
-        membership_add(project=project, username=user.username)
+        _, tokens, make_batch = annotation_world("req", 1)
+        batch = make_batch("req")
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {tokens[0]}")
         times = {"next": [], "submit": []}
         cpu = {"next": [], "submit": []}
         queries = {"next": [], "submit": []}
@@ -72,7 +68,7 @@ def measure(sets: int) -> dict:
                     cpu["submit"].append(time.process_time() - c)
                 assert response.status_code == 201, response.content
                 queries["submit"].append(len(q))
-        out = {"vendor": connection.vendor}
+        out = {"vendor": connection.vendor, "load": load_average()}
         for name in times:
             values = sorted(times[name][1:])  # the first request warms the URL conf and DRF
             out[name] = {"median_ms": statistics.median(values) * 1000,
@@ -80,14 +76,14 @@ def measure(sets: int) -> dict:
                          "cpu_ms": statistics.median(cpu[name][1:]) * 1000,
                          "queries": max(queries[name][1:])}
         return out
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", type=int, default=40)
-    parser.add_argument("--base", default=None, help="git revision to measure first (the old way)")
+    parser.add_argument("--base", default=BEFORE, help=f"git revision measured first, the old way (default {BEFORE})")
+    parser.add_argument("--no-base", action="store_true", help="measure this checkout only")
+    parser.add_argument("--rounds", type=int, default=1, help="turns per tree, alternating (base, this, base, …)")
     parser.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
@@ -95,37 +91,36 @@ def main() -> None:
 
         print("RESULT " + json.dumps(measure(args.sets)))
         return
-    results = {}
-    runs = [("this checkout", ROOT)]
-    tmp = None
-    if args.base:
-        tmp = Path(tempfile.mkdtemp(prefix="similia-base-")) / "tree"
-        subprocess.run(["git", "worktree", "add", "--detach", str(tmp), args.base], cwd=ROOT, check=True,
-                       capture_output=True)
-        runs.insert(0, (f"base {args.base}", tmp))
-    try:
-        import json
+    import json
 
-        for label, tree in runs:
-            done = subprocess.run([sys.executable, str(ROOT / "perf" / "annotation_requests.py"), "--measure-only",
-                                   "--sets", str(args.sets)], cwd=tree, capture_output=True, text=True,
-                                  env=dict(os.environ, PYTHONPATH=str(tree)))
-            line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-            if not line:
-                raise SystemExit(f"{label} failed:\n{done.stdout}\n{done.stderr}")
-            results[label] = json.loads(line[0][7:])
-    finally:
-        if tmp is not None:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tmp)], cwd=ROOT, capture_output=True)
-    for label, r in results.items():
-        print(f"{label} ({r['vendor']}): next set median {r['next']['median_ms']:.1f} ms (CPU {r['next']['cpu_ms']:.1f} ms), "
-              f"p90 {r['next']['p90_ms']:.1f} ms, {r['next']['queries']} SQL | submit median {r['submit']['median_ms']:.1f} ms "
-              f"(CPU {r['submit']['cpu_ms']:.1f} ms), p90 {r['submit']['p90_ms']:.1f} ms, {r['submit']['queries']} SQL "
-              "(counts include BEGIN/COMMIT where the driver sends them)")
+    results: dict[str, list[dict]] = {}
+    with trees(None if args.no_base else args.base) as sources:
+        for _ in range(args.rounds):
+            for label, tree in sources:
+                done = subprocess.run([sys.executable, str(ROOT / "perf" / "annotation_requests.py"), "--measure-only",
+                                       "--sets", str(args.sets)], cwd=tree, capture_output=True, text=True,
+                                      env=dict(os.environ, PYTHONPATH=str(tree)))
+                line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+                if not line:
+                    raise SystemExit(f"{label} failed:\n{done.stdout}\n{done.stderr}")
+                results.setdefault(label, []).append(json.loads(line[0][7:]))
+    for label, runs in results.items():
+        for r in runs:
+            print(f"{label} ({r['vendor']}, {r['load']}): next set median {r['next']['median_ms']:.1f} ms "
+                  f"(CPU {r['next']['cpu_ms']:.1f} ms), p90 {r['next']['p90_ms']:.1f} ms, {r['next']['queries']} SQL | "
+                  f"submit median {r['submit']['median_ms']:.1f} ms (CPU {r['submit']['cpu_ms']:.1f} ms), "
+                  f"p90 {r['submit']['p90_ms']:.1f} ms, {r['submit']['queries']} SQL")
+    print("(SQL counts include BEGIN/COMMIT where the driver sends them; CPU is this process's: the test client, "
+          "Django, DRF and the driver)")
     if len(results) == 2:
-        (_, a), (_, b) = results.items()
-        print(f"ratio old/new: next set {a['next']['median_ms'] / b['next']['median_ms']:.1f}x, "
-              f"submit {a['submit']['median_ms'] / b['submit']['median_ms']:.1f}x")
+        (base_label, old), (_, new) = results.items()
+
+        def ratio(name: str, key: str) -> float:
+            return statistics.median(o[name][key] / n[name][key] for o, n in zip(old, new))
+
+        print(f"ratio {base_label} / this checkout (median over {len(new)} round(s); higher: this checkout faster): "
+              f"next set {ratio('next', 'median_ms'):.2f}x wall, {ratio('next', 'cpu_ms'):.2f}x CPU; "
+              f"submit {ratio('submit', 'median_ms'):.2f}x wall, {ratio('submit', 'cpu_ms'):.2f}x CPU")
 
 
 if __name__ == "__main__":

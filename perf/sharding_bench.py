@@ -1,7 +1,13 @@
-"""One sharded detection job on 1 and then 2 real Celery workers: wall time, speed-up, worker memory.
+"""One sharded detection job (or, with --evaluate, one sharded Loci Similes evaluation run) on 1 and then 2
+real Celery workers: wall time, speed-up, worker memory.
 
     .venv/bin/python perf/sharding_bench.py [--corpus DIR] [--method tesserae] [--queries 8000] [--k 100]
         [--shard-size 1000] [--workers 1,2]
+    .venv/bin/python perf/sharding_bench.py --evaluate [--corpus DIR] [--method tesserae] [--shards 4]
+
+--evaluate imports the 545-pair benchmark matched onto the whole corpus (queries and sources of
+`build_corpus`) and queues one `benchmarks.loci_evaluate` run on pool "corpus" in `--shards` shards; printed
+as below, with the run's recall@10 and MRR@10, which must be the same for every worker count.
 
 Builds a throw-away SQLite database and filesystem broker in a temporary folder (test settings, real
 broker delivery), stores the Loci Similes query and source corpora as two corpora, then for each worker
@@ -24,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from core.paths import shared_data_dir  # noqa: E402  (pure: no Django)
 
 
 def load(path):
@@ -53,12 +60,14 @@ def start_workers(n: int, env: dict, log_dir: Path) -> list[tuple[subprocess.Pop
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="data/corpus")
-    ap.add_argument("--texts", default="../shared/data/latin_texts")
+    ap.add_argument("--texts", default=str(shared_data_dir() / "latin_texts"))
     ap.add_argument("--method", default="tesserae")
     ap.add_argument("--queries", type=int, default=8000, help="query segments stored (0 = all)")
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--shard-size", type=int, default=1000)
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--evaluate", action="store_true", help="a Loci Similes evaluation run instead of a detection")
+    ap.add_argument("--shards", type=int, default=4, help="--evaluate: shards of the run")
     args = ap.parse_args()
     corpus = Path(args.corpus)
     if not (corpus / "source.csv").exists():
@@ -76,27 +85,44 @@ def main():
     from django.core.management import call_command
 
     from benchmarks.models import Corpus, Segment
+    from benchmarks.services import benchmark_import_545, evaluation_run_create
     from benchmarks.services.detection import detection_job_create
     from jobs.models import Job
 
     call_command("migrate", verbosity=0)
-    queries = load(corpus / "query.csv")
-    queries = queries[: args.queries] if args.queries else queries
-    sources = load(corpus / "source.csv")
-    stored = []
-    for name, side, rows in [("bench queries", "query", queries), ("bench sources", "source", sources)]:
-        c = Corpus.objects.create(name=name, side=side)
-        Segment.objects.bulk_create((Segment(corpus=c, seg_id=s, text=t) for s, t in rows), batch_size=5000)
-        stored.append(c)
-    print(f"{args.method} top-{args.k}: {len(queries)} queries x {len(sources)} sources, shards of "
-          f"{args.shard_size}; cores {os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}", flush=True)
+    if args.evaluate:
+        t = time.perf_counter()
+        loci = ROOT / "data" / "locisimiles"
+        version, _ = benchmark_import_545(with_text_path=loci / "pairs_545_with_text.csv",
+                                          ref_type_path=loci / "pairs_545_ref_type.csv", corpus_dir=corpus)
+        print(f"{args.method} Loci Similes evaluation, pool corpus ({version.source_corpus.segments.count()} sources), "
+              f"{args.shards} shards; version imported in {time.perf_counter() - t:.1f} s; cores {os.cpu_count()}, "
+              f"load avg {os.getloadavg()[0]:.1f}", flush=True)
+
+        def queue():
+            return evaluation_run_create(version=version, method=args.method, ks=[1, 10, 100], pool="corpus",
+                                         shards=args.shards).job
+    else:
+        queries = load(corpus / "query.csv")
+        queries = queries[: args.queries] if args.queries else queries
+        sources = load(corpus / "source.csv")
+        stored = []
+        for name, side, rows in [("bench queries", "query", queries), ("bench sources", "source", sources)]:
+            c = Corpus.objects.create(name=name, side=side)
+            Segment.objects.bulk_create((Segment(corpus=c, seg_id=s, text=t) for s, t in rows), batch_size=5000)
+            stored.append(c)
+        print(f"{args.method} top-{args.k}: {len(queries)} queries x {len(sources)} sources, shards of "
+              f"{args.shard_size}; cores {os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}", flush=True)
+
+        def queue():
+            return detection_job_create(query_corpus=stored[0], source_corpus=stored[1], method=args.method,
+                                        k=args.k, shard_size=args.shard_size)
     walls = {}
     for n in [int(x) for x in args.workers.split(",")]:
         workers = start_workers(n, env, tmp)
         procs = [psutil.Process(p.pid) for p, _ in workers]
         peak = 0
-        job = detection_job_create(query_corpus=stored[0], source_corpus=stored[1], method=args.method, k=args.k,
-                                   shard_size=args.shard_size)
+        job = queue()
         t0 = time.perf_counter()
         while True:
             job.refresh_from_db()
@@ -112,10 +138,11 @@ def main():
             raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
         walls[n] = wall
         r = job.result
+        same = (f"R@10 {r['recall@10']:.4f}, MRR@10 {r['mrr@10']:.4f}" if args.evaluate
+                else f"sha256 {r['sha256'][:16]}")
         print(f"{n} worker(s): {wall:7.1f} s from queueing to merged result; shards per worker process "
               f"{sorted(r['shards_per_worker'].values())}, index loads {r['index_loads']}, largest worker peak "
-              f"RSS {peak / 2**20:.0f} MiB; sha256 {r['sha256'][:16]}; load avg {os.getloadavg()[0]:.1f}",
-              flush=True)
+              f"RSS {peak / 2**20:.0f} MiB; {same}; load avg {os.getloadavg()[0]:.1f}", flush=True)
     if len(walls) > 1:
         base = min(walls)
         for n, wall in sorted(walls.items()):

@@ -1,7 +1,7 @@
 """Workbench speed: the explorer over 100,000 candidate rows, and detection on two uploaded 5,000-segment texts.
 
-Usage: .venv/bin/python perf/workbench_bench.py [--texts ../shared/data/latin_texts/tesserae]   (DATABASE_URL picks
-the database; default a throw-away SQLite test database)
+Usage: .venv/bin/python perf/workbench_bench.py [--texts DIR]   (default the shared data folder's latin_texts/tesserae;
+DATABASE_URL picks the database; a throw-away test database, perf/_testdb.py)
 
 1. Explorer: a run with 10,000 query segments × 10 candidates (rows written in bulk SQL). Times the explorer page
    and the candidate API for page 1, a deep page, a label filter and a text search: server time, SQL statements,
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # perf/_testdb.py
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
 
@@ -68,7 +69,7 @@ def explorer(owner, client, api) -> None:
                                                          author="Vergilius", text="arma uirumque cano " * 8)
                                          for j in range(k)])
     run = DetectionRun.objects.create(owner=owner, query_document=qdoc, source_document=sdoc, retriever="bm25-lemma",
-                                      top_k=k, job=Job.objects.create(kind="workbench.detect", status="succeeded",
+                                      top_k=k, job=Job.objects.create(kind="benchmarks.detect", status="succeeded",
                                                                       owner=owner), reranker="lexical-rule")
     t0 = time.perf_counter()
     with connection.cursor() as cursor:
@@ -166,26 +167,19 @@ def detection(texts: Path, owner, api) -> None:
 
 
 def main() -> None:
+    from _testdb import throwaway_database
+
+    from core.paths import shared_data_dir
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--texts", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "latin_texts"
-                                               / "tesserae"))
+    parser.add_argument("--texts", default=str(shared_data_dir() / "latin_texts" / "tesserae"))
     args = parser.parse_args()
-    import django
+    with throwaway_database():
+        from django.test import Client
+        from rest_framework.test import APIClient
 
-    django.setup()
-    from django.test import Client
-    from django.test.utils import (
-        setup_databases,
-        setup_test_environment,
-        teardown_databases,
-    )
-    from rest_framework.test import APIClient
+        from core.services import user_create_or_update
 
-    from core.services import user_create_or_update
-
-    setup_test_environment()
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
         owner, _ = user_create_or_update(username="bench-res", password="x" * 12, roles=("researcher",))
         client, api = Client(), APIClient()
         client.force_login(owner)
@@ -196,8 +190,6 @@ def main() -> None:
             detection(texts, owner, api)
         else:
             print(f"\ndetection: {texts} not found; pass --texts to measure it")
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 if __name__ == "__main__":

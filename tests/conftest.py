@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from core.paths import shared_data_dir
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -115,7 +117,7 @@ def query_budget(_query_count_baselines):
 
 
 # ------------------------------------------------------------------ DBBE files and tiny offline models
-DATA_DIR = Path(os.environ.get("SIMILIA_DBBE_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "dbbe"))
+DATA_DIR = shared_data_dir() / "dbbe"  # $SIMILIA_SHARED_DATA_DIR or the shared/data folder beside the checkout
 STS_FILE = DATA_DIR / "STS_benchmark_medievalGreek.tsv"
 VERSES_FILE = DATA_DIR / "dbbe_verses_sample.csv"
 LEMMA_FILE = DATA_DIR / "lingAnn_GS_medievalGreek.tsv"
@@ -123,7 +125,7 @@ LEMMA_FILE = DATA_DIR / "lingAnn_GS_medievalGreek.tsv"
 
 def _need(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"data file {path} not available (set SIMILIA_DBBE_DIR)")
+        pytest.skip(f"data file {path} not available (set SIMILIA_SHARED_DATA_DIR)")
     return path
 
 
@@ -144,7 +146,7 @@ def lemma_file() -> Path:
 
 @pytest.fixture(scope="session")
 def greek_verses(sts_file) -> list[str]:
-    from benchmarks.greek_sts.gold import read_sts_gold
+    from benchmarks.greek_sts.gold_files import read_sts_gold
 
     pairs = read_sts_gold(sts_file)
     return list(dict.fromkeys([p.reference_text for p in pairs] + [p.candidate_text for p in pairs]))

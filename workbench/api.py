@@ -292,8 +292,9 @@ class VerdictApi(_Api):
 
 class ExportApi(_Api):
     @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("what", OpenApiTypes.STR, enum=["results", "verdicts"]),
-                                               OpenApiParameter("as", OpenApiTypes.STR, enum=["csv", "json"],
-                                                                description="file type (default csv)")],
+                                               OpenApiParameter("as", OpenApiTypes.STR, enum=["csv", "json", "locisimiles"],
+                                                                description="file type (default csv; locisimiles: "
+                                                                            "the package's results_to_json shape)")],
                    responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT},
                    description="Results (the locisimiles results.csv columns first) or verdicts (its ground_truth.csv "
                                "columns first), filtered like the candidate list.")
@@ -304,7 +305,14 @@ class ExportApi(_Api):
 
 def export_response(run, params, user, *, mode: str = "machine"):
     what = query_choice(params, "what", ["results", "verdicts"], default="results")
-    fmt = query_choice(params, "as", ["csv", "json"], default="csv")
+    fmt = query_choice(params, "as", ["csv", "json", "locisimiles"], default="csv")
+    if fmt == "locisimiles":  # the package's results_to_json file: {query_id: [matches]}
+        if what != "results":
+            raise ValidationError({"as": "locisimiles is a results format; verdicts are its ground_truth.csv (as=csv)"})
+        qs = selectors.candidates(run=run, filters=parse_filters(params), user=user)
+        response = JsonResponse(exports.results_locisimiles(run, qs), json_dumps_params={"ensure_ascii": False})
+        response["Content-Disposition"] = f'attachment; filename="detection-{run.pk}-results.locisimiles.json"'
+        return response
     if what == "verdicts":
         rows, text = (exports.verdicts(run), None) if fmt == "json" else (None, exports.verdicts_csv(run, mode=mode))
     else:

@@ -1,7 +1,10 @@
-"""Exports in the `locisimiles` package's formats: detection results like its `results.csv`
+"""Exports in the `locisimiles` package's formats: detection results like its command line's `results.csv`
 (`query_id,query_text,source_id,source_text,similarity,probability,above_threshold`, then our extra
-columns) and verdicts like its `ground_truth.csv` (`query_id,source_id,label`, label 1 = a confirmed
-parallel, 0 = rejected; then who decided, when, the type and the note)."""
+columns) or like its `results_to_json` (``{query_id: [{source_id, source_text, candidate_score,
+judgment_score, predicted_class_id, predicted_label, class_probabilities}]}``), and verdicts like its
+`ground_truth.csv` (`query_id,source_id,label`, label 1 = a confirmed parallel, 0 = rejected; then who
+decided, when, the type and the note; "unsure" only in the JSON), which its `GroundTruth` reads.
+`scripts/check_locisimiles_roundtrip.py` reads them back with the package's own classes."""
 from __future__ import annotations
 
 from core.csv_export import MACHINE, csv_text
@@ -26,6 +29,28 @@ def results(run: DetectionRun, qs) -> list[dict]:
     return [_result(row, bool(run.reranker)) for row in selectors.export_rows(qs)]
 
 
+#: our label -> the package's (class id, label); its evaluator maps "cit"/"cf"/"no_match" like ours
+PACKAGE_CLASSES = {"": (0, "no_match"), "cit.": (1, "cit"), "cf.": (2, "cf")}
+
+
+def results_locisimiles(run: DetectionRun, qs) -> dict[str, list[dict]]:
+    """Results as the package's `results_to_json` writes them: per query id its candidates in rank order.
+
+    ``judgment_score`` is the CSV's ``probability`` (the larger of P(cit.) and P(cf.)) after a reranker, so the
+    package's one threshold equal to ours gives our labels; without a reranker every candidate is a proposed
+    link with 1.0, as the package's retrieval pipelines (``IdentityJudge``) give it."""
+    out: dict[str, list[dict]] = {}
+    reranked = bool(run.reranker)
+    for qid, _qtext, sid, stext, _rank, score, p_cit, p_cf, label, _shared, _bucket in selectors.export_rows(qs):
+        match = {"source_id": sid, "source_text": stext, "candidate_score": score, "judgment_score": 1.0}
+        if reranked and p_cit is not None:
+            class_id, name = PACKAGE_CLASSES[label]
+            match.update(judgment_score=max(p_cit, p_cf), predicted_class_id=class_id, predicted_label=name,
+                         class_probabilities={"no_match": 1.0 - p_cit - p_cf, "cit": p_cit, "cf": p_cf})
+        out.setdefault(qid, []).append(match)
+    return out
+
+
 def results_csv(run: DetectionRun, qs, *, mode: str = MACHINE) -> str:
     return csv_text(RESULT_HEADER, results(run, qs), mode=mode, float_format="{:.6f}")
 
@@ -42,4 +67,7 @@ def verdicts(run: DetectionRun) -> list[dict]:
 
 
 def verdicts_csv(run: DetectionRun, *, mode: str = MACHINE) -> str:
-    return csv_text(VERDICT_HEADER, verdicts(run), mode=mode, float_format="{:.6f}")
+    """The decided verdicts as the package's ground truth. "Unsure" ones are left out (the JSON keeps them): an
+    empty label makes pandas read the column as floats, and the package then reads "0.0" as a positive label."""
+    return csv_text(VERDICT_HEADER, [v for v in verdicts(run) if v["label"] is not None], mode=mode,
+                    float_format="{:.6f}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from benchmarks.models import Corpus, EvaluationRun
-from workbench.models import Candidate, DetectionRun, Document, Verdict
+from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
@@ -18,6 +18,22 @@ def document_list(*, user) -> QuerySet[Document]:
     """The user's uploads and the shared copies of stored corpora (staff: every document)."""
     qs = Document.objects.select_related("owner", "corpus")
     return qs if user.is_staff else qs.filter(Q(owner=user) | Q(corpus__isnull=False))
+
+
+def document_rows(pk: int) -> list[tuple[str, str]]:
+    """``(seg_id, text)`` of a document's segments in order (what a detection reads)."""
+    return list(DocumentSegment.objects.filter(document=pk).order_by("position").values_list("seg_id", "text"))
+
+
+def document_count(pk: int) -> int:
+    return DocumentSegment.objects.filter(document=pk).count()
+
+
+def document_fingerprint(pk: int) -> tuple:
+    """Changes whenever the document's segments do: id, creation time, segment count, last segment id."""
+    row = Document.objects.filter(pk=pk).annotate(n=Count("segments"), last=Max("segments__id")).values_list(
+        "created", "n", "last").first()
+    return ("document", pk, *(row or ()))
 
 
 def corpus_list() -> QuerySet[Corpus]:

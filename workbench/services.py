@@ -12,12 +12,10 @@ from django.utils import timezone
 
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
 from core.errors import DomainError
-from jobs.services import job_create
-from workbench import methods
 from workbench.engine.uploads import UploadError, parse_upload
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
-DETECT_KIND = "workbench.detect"
+STORE = "workbench.candidates"  # the detection job's result store that writes a run's Candidate rows
 MAX_TOP_K = 1000
 MAX_CANDIDATES = 2_000_000  # query segments × top-k of one run: rows the explorer pages through
 _BULK = 2000
@@ -90,13 +88,18 @@ def _thresholds(value) -> dict:
 def detection_run_create(*, query_document: Document, source_document: Document, retriever: str,
                          retriever_params: dict | None = None, reranker: str = "", reranker_params: dict | None = None,
                          top_k: int = 10, min_score: float | None = None, thresholds: dict | None = None,
-                         name: str = "", owner=None) -> DetectionRun:
+                         name: str = "", shards: int | None = None, owner=None) -> DetectionRun:
     """Validate the methods and their parameters against the registry's declarations, create the run and
-    queue its job on the queue the methods declare ("gpu" when either needs one)."""
+    queue the one detection job (``benchmarks.detect``) over its two documents: on the queue the methods
+    declare ("gpu" when either needs one), in ``shards`` shards (default: ``JOB_SHARD_QUERIES`` queries each)
+    that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
+    from benchmarks.detection_jobs import segment_set
+    from benchmarks.services.detection import DetectionError, detection_job_create, detection_method_params
+
     try:
-        r_params = methods.validate(retriever, retriever_params, kind="retriever")
-        rr_params = methods.validate(reranker, reranker_params, kind="reranker") if reranker else {}
-    except methods.MethodError as exc:
+        r_params = detection_method_params(retriever, retriever_params, kind="retriever")
+        rr_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
+    except DetectionError as exc:
         raise WorkbenchError(str(exc)) from None
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
@@ -115,49 +118,48 @@ def detection_run_create(*, query_document: Document, source_document: Document,
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
         retriever=retriever, retriever_params=r_params, reranker=reranker, reranker_params=rr_params, top_k=top_k,
         min_score=min_score, thresholds=_thresholds(thresholds))
-    queue = methods.queue(retriever, reranker)
-    run.job = job_create(kind=DETECT_KIND, params={"run_id": run.pk}, owner=owner, queue=queue)
+    try:
+        run.job = detection_job_create(
+            queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),
+            method=retriever, params=r_params, k=top_k, reranker=reranker, reranker_params=rr_params,
+            thresholds=run.thresholds, min_score=min_score, store={"name": STORE, "run_id": run.pk}, shards=shards,
+            owner=owner)
+    except DetectionError as exc:
+        raise WorkbenchError(str(exc)) from None
     run.save(update_fields=["job"])
     return run
 
 
-def detection_run_execute(*, run: DetectionRun, progress: Callable[[float, str], None],
-                          log: Callable[[str], None]) -> dict:
-    """Run the pipeline (`workbench.engine.pipeline.detect`) and store one Candidate row per pair."""
+def detection_run_store(*, run: DetectionRun, candidates, merged: dict, progress: Callable[[float, str], None],
+                        log: Callable[[str], None]) -> dict:
+    """Store a merged detection's candidates (``benchmarks.loci.candidates.Candidates``, query and source
+    indices into the documents' segments in order) as the run's Candidate rows, replacing any, and its summary."""
     import time
-
-    from workbench.engine.pipeline import detect
 
     t0 = time.perf_counter()
     queries = list(DocumentSegment.objects.filter(document=run.query_document_id).order_by("position")
-                   .values_list("id", "position", "text", "seg_id"))
+                   .values_list("id", "position"))
     sources = list(DocumentSegment.objects.filter(document=run.source_document_id).order_by("position")
-                   .values_list("id", "seg_id", "text"))
-    log(f"{len(queries)} query segments × {len(sources)} source segments, {run.retriever} top {run.top_k}"
-        + (f", reranker {run.reranker}" if run.reranker else ""))
-    retriever = methods.build(run.retriever, run.retriever_params)
-    reranker = methods.build(run.reranker, run.reranker_params) if run.reranker else None
-    result = detect(retriever, [q[2] for q in queries], [s[1] for s in sources], [s[2] for s in sources],
-                    top_k=run.top_k, reranker=reranker, thresholds=run.thresholds, min_score=run.min_score,
-                    query_ids=[q[3] for q in queries],
-                    progress=lambda f, m="": progress(0.9 * f, m))
-    t1 = time.perf_counter()
-    progress(0.9, f"storing {len(result)} candidates")
-    probs = result.probs
+                   .values_list("id", flat=True))
+    progress(0.9, f"storing {len(candidates)} candidates")
+    probs = candidates.probs
     with transaction.atomic():
         Candidate.objects.filter(run=run).delete()
-        rows = ((run.pk, queries[q][0], sources[s][0], queries[q][1], int(rank), float(score),
+        rows = ((run.pk, queries[q][0], sources[s], queries[q][1], int(rank), float(score),
                  None if probs is None else float(probs[n, 0]), None if probs is None else float(probs[n, 1]),
                  None if probs is None else float(probs[n, 2]), label, int(shared), bucket)
                 for n, (q, s, rank, score, label, shared, bucket) in enumerate(zip(
-                    result.query.tolist(), result.source.tolist(), result.rank, result.score, result.label,
-                    result.shared, result.bucket)))
+                    candidates.query.tolist(), candidates.source.tolist(), candidates.rank.tolist(),
+                    candidates.score.tolist(), candidates.label, candidates.shared.tolist(), candidates.bucket)))
         _insert_candidates(rows)
-        run.summary = {"n_queries": len(queries), "n_sources": len(sources), "n_candidates": len(result),
-                       "n_cit": result.label.count("cit."), "n_cf": result.label.count("cf."),
-                       "detect_s": round(t1 - t0, 2), "store_s": round(time.perf_counter() - t1, 2)}
+        started = run.job.started if run.job_id and run.job.started else None
+        run.summary = {"n_queries": len(queries), "n_sources": len(sources), "n_candidates": len(candidates),
+                       "n_cit": candidates.label.count("cit."), "n_cf": candidates.label.count("cf."),
+                       "detect_s": round((timezone.now() - started).total_seconds(), 2) if started else None,
+                       "store_s": round(time.perf_counter() - t0, 2), "shards": merged["shards"],
+                       "workers": len(merged["shards_per_worker"])}
         run.save(update_fields=["summary"])
-    progress(1.0, "stored")
+    log(f"stored {len(candidates)} candidates of run {run.pk} in {run.summary['store_s']} s")
     return {"run_id": run.pk, **run.summary}
 
 

@@ -14,7 +14,7 @@ from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, 
 from annotation.services.bulk import rows_insert
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
-from core.uploads import too_large_message
+from core.upload_limit import too_large_message
 
 
 @transaction.atomic
@@ -122,7 +122,7 @@ def verses_import(*, project: Project, data: bytes, filename: str = "file", crea
 
 def check_upload_size(*, size: int, filename: str = "file") -> None:
     """413 for a file above settings.SIMILIA_MAX_UPLOAD_BYTES (uploads are stopped earlier, while they
-    stream in: core/uploads.py; this guards the commands and direct calls)."""
+    stream in: core/upload_limit.py; this guards the commands and direct calls)."""
     if size > settings.SIMILIA_MAX_UPLOAD_BYTES:
         raise AnnotationError(too_large_message(size=size, filename=filename), status=413)
 

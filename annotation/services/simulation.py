@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-import heapq
 import itertools
 import uuid
 
@@ -29,6 +28,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
+from annotation.modes import OverlapStrategy, mode_for
 from annotation.services.bulk import rows_insert
 from annotation.services.judgements import judgement_submit
 from annotation.services.projects import batch_plan_judgements, membership_add
@@ -102,16 +102,11 @@ class _Pool:
                 self.waiting.setdefault(self.first[i], []).append(i)
         self.fresh_cursor = 0  # pairs only go from taken 0 to 1 here, so fresh ones lie past this index
 
-    def _waiting(self, uid: int, inter: bool, limit: int, exclude: set[int]) -> list[int]:
+    def _waiting(self, uid: int, mode: OverlapStrategy, limit: int, exclude: set[int]) -> list[int]:
         if limit <= 0:
             return []
-        if inter:  # first judged by someone else, never shown to this user
-            lists = [items for first, items in self.waiting.items() if first != uid]
-            candidates = heapq.merge(*lists) if len(lists) > 1 else iter(lists[0] if lists else [])
-            keep = (i for i in candidates if i not in self.seen[uid] and i not in exclude)
-        else:  # test–retest: pairs this user judged first, for them to repeat
-            keep = (i for i in self.waiting.get(uid, []) if i in self.judged[uid] and i not in exclude)
-        return list(itertools.islice(keep, limit))
+        candidates = mode.waiting_in_memory(waiting=self.waiting, uid=uid, seen=self.seen[uid], judged=self.judged[uid])
+        return list(itertools.islice((i for i in candidates if i not in exclude), limit))
 
     def _fresh(self, limit: int) -> list[int]:
         out, i = [], self.fresh_cursor
@@ -131,11 +126,11 @@ class _Pool:
     def pick(self, uid: int, project: Project) -> list[tuple[int, bool, bool]]:
         """`scheduling._pick`: [(pair index, is_overlap, is_repeat)], counters updated."""
         size, overlap = project.set_size, project.overlap_per_set
-        inter = project.overlap_mode == Project.OverlapMode.INTER
-        second = self._waiting(uid, inter, overlap, set())
+        mode = mode_for(project)
+        second = self._waiting(uid, mode, overlap, set())
         fresh = self._fresh(size - len(second))
         if len(second) + len(fresh) < size:
-            second += self._waiting(uid, inter, size - len(second) - len(fresh), set(second))
+            second += self._waiting(uid, mode, size - len(second) - len(fresh), set(second))
         promote = set(fresh[: max(overlap - len(second), 0)])
         for i in second:
             self.taken[i] += 1
@@ -151,7 +146,7 @@ class _Pool:
         self.changed.update(second, fresh)
         self.seen[uid].update(second, fresh)
         self.judged[uid].update(second, fresh)
-        return [(i, True, not inter) for i in second] + [(i, i in promote or self.planned[i] > 1, False) for i in fresh]
+        return [(i, True, mode.marks_repeat) for i in second] + [(i, i in promote or self.planned[i] > 1, False) for i in fresh]
 
     def pick_pilot(self, uid: int, project: Project) -> list[tuple[int, bool, bool]]:
         picks = [i for i in range(len(self.pk)) if i not in self.seen[uid]][: project.set_size]

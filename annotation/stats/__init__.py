@@ -33,7 +33,7 @@ from .agreement import (
 )
 from .annotator_bt import AnnotatorAwareBT, annotator_aware_bt, ranking_shift
 from .bt_bayes import DEFAULT_PRIOR_SD, BTPosterior, bradley_terry_posterior, bt_map
-from .judgements import Judgements, from_winner_ids
+from .judgement_arrays import Judgements, from_winner_ids
 from .reliability import FAST_MS, agreement_with_majority, response_times
 from .scores import (
     BatchScores,

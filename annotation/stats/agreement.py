@@ -29,7 +29,7 @@ import numpy as np
 
 from core.numeric import spearman as _spearman
 
-from .judgements import Judgements
+from .judgement_arrays import Judgements
 
 __all__ = [
     "AgreementResult",

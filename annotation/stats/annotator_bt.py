@@ -25,7 +25,7 @@ from scipy.special import expit
 
 from .agreement import spearman
 from .bt_bayes import DEFAULT_PRIOR_SD, bt_map
-from .judgements import Judgements
+from .judgement_arrays import Judgements
 
 __all__ = ["AnnotatorAwareBT", "annotator_aware_bt", "ranking_shift"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .agreement import label_table
-from .judgements import Judgements
+from .judgement_arrays import Judgements
 
 __all__ = ["agreement_with_majority", "response_times", "FAST_MS"]
 

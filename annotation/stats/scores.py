@@ -16,7 +16,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .fast_bt import ilsr_fixed_point_batched
-from .judgements import Judgements
+from .judgement_arrays import Judgements
 
 BOOT_BLOCK = 50  # resamples fitted together by the batched Newton solver
 

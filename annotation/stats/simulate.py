@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import expit, ndtr
 
 from .agreement import spearman
-from .judgements import Judgements
+from .judgement_arrays import Judgements
 from .scores import bradley_terry, connectivity
 
 __all__ = ["all_pairs", "choice_probability", "simulate_judgements", "choose_pairs", "simulate_design",

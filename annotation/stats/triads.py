@@ -23,7 +23,7 @@ from math import comb
 
 import numpy as np
 
-from .judgements import Judgements
+from .judgement_arrays import Judgements
 
 __all__ = [
     "KendallTriads",

@@ -9,43 +9,32 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.forms import (
+    AccountCreateForm,
+    AttentionCheckForm,
+    InvitationAcceptForm,
+    InvitationForm,
+    ProjectSettingsForm,
+)
 from annotation.models import Batch, Invitation, Project
 from annotation.services import attention as attention_services
 from annotation.services import members as member_services
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
-
-SETTINGS_INT_FIELDS = ("set_size", "overlap_per_set", "set_timeout_minutes", "attention_per_set")
-
-
-def _settings_from_post(data) -> dict:
-    fields = {"title": data.get("title", "").strip(), "instructions": data.get("instructions", "").strip(),
-              "overlap_mode": data.get("overlap_mode") or Project.OverlapMode.INTER}
-    for name in SETTINGS_INT_FIELDS:
-        raw = data.get(name, "").strip() or ("0" if name == "attention_per_set" else "")
-        try:
-            fields[name] = int(raw)
-        except ValueError:
-            raise AnnotationError(f"{name.replace('_', ' ')} must be a whole number, not {raw!r}.") from None
-    raw = data.get("session_minutes", "").strip()
-    try:
-        fields["session_minutes"] = int(raw) if raw else None
-    except ValueError:
-        raise AnnotationError(f"break reminder must be a whole number of minutes, not {raw!r}.") from None
-    if not fields["instructions"]:
-        fields["instructions"] = Project._meta.get_field("instructions").default
-    return fields
+from annotation.views.projects import project_page
 
 
 @login_required
 @require_POST
 def project_settings(request, pk: int):
     project = managed_project(request, pk)
+    form = ProjectSettingsForm(request.POST)
+    if not form.is_valid():
+        return project_page(request, project, status=400, settings=form)
     try:
-        fields = _settings_from_post(request.POST)
         project = Project.objects.get(pk=project.pk)  # a fresh copy: a refused change leaves nothing behind
-        project_services.project_update(project=project, **fields)
+        project_services.project_update(project=project, **form.cleaned_data)
     except AnnotationError as exc:
         messages.error(request, f"Settings not saved: {exc}")
         return redirect(reverse("annotation:project", args=[pk]) + "#settings")
@@ -53,15 +42,20 @@ def project_settings(request, pk: int):
     return redirect(reverse("annotation:project", args=[pk]) + "#settings")
 
 
-def _members_action(request, pk: int, action, done: str, refused: str):
-    """Run ``action(project)`` for a lead; say what happened; back to the members section.
-    ``done`` may use ``{result}``; ``ValueError`` stands for a number that is not one."""
+def _members_action(request, pk: int, action, done: str, refused: str, form_class=None, form_name: str = ""):
+    """Run ``action(project, **cleaned_data)`` for a lead; say what happened; back to the members section.
+    ``done`` may use ``{result}``. With ``form_class``, the post is checked first: a bad value brings the page
+    back with that form (as ``form_name``) and its errors, status 400."""
     project = managed_project(request, pk)
+    data = {}
+    if form_class is not None:
+        form = form_class(request.POST)
+        if not form.is_valid():
+            return project_page(request, project, status=400, **{form_name: form})
+        data = form.cleaned_data
     try:
-        result = action(project)
+        result = action(project, **data)
         messages.success(request, done.format(result=result))
-    except ValueError:
-        messages.error(request, f"{refused}: numbers must be whole numbers.")
     except AnnotationError as exc:
         messages.error(request, f"{refused}: {exc}")
     return redirect(reverse("annotation:project", args=[pk]) + "#members")
@@ -79,22 +73,21 @@ def member_remove(request, pk: int, user_id: int):
 @login_required
 @require_POST
 def account_create(request, pk: int):
-    username = request.POST.get("username", "").strip()
     return _members_action(
-        request, pk, lambda project: member_services.annotator_account_create(
-            project=project, actor=request.user, username=username, password=request.POST.get("password", "")),
-        f"Account {username} created and added as annotator; give them the password you chose.",
-        "Account not created")
+        request, pk, lambda project, **account: member_services.annotator_account_create(
+            project=project, actor=request.user, **account),
+        "Account {result.user.username} created and added as annotator; give them the password you chose.",
+        "Account not created", AccountCreateForm, "account")
 
 
 @login_required
 @require_POST
 def invitation_create(request, pk: int):
     return _members_action(
-        request, pk, lambda project: member_services.invitation_create(
-            project=project, actor=request.user, days=int(request.POST.get("days") or 14),
-            max_uses=int(request.POST.get("max_uses") or 1)),
-        "Invitation link created: copy it from the list below.", "Invitation not created")
+        request, pk, lambda project, **limits: member_services.invitation_create(
+            project=project, actor=request.user, **limits),
+        "Invitation link created: copy it from the list below.", "Invitation not created", InvitationForm,
+        "invitation")
 
 
 @login_required
@@ -112,14 +105,17 @@ def invitation_accept(request, token: str):
     problem = member_services.invitation_problem(invitation)
     context = {"invitation": invitation, "problem": problem, "token": token}
     if request.method == "POST" and not problem:
+        user = request.user if request.user.is_authenticated else None
+        account = {}
+        if user is None:  # someone new: the account they chose
+            form = context["form"] = InvitationAcceptForm(request.POST)
+            if not form.is_valid():
+                return render(request, "annotation/invitation.html", context, status=400)
+            account = form.cleaned_data
         try:
-            user = request.user if request.user.is_authenticated else None
-            user, project = member_services.invitation_accept(
-                token=token, user=user, username=request.POST.get("username", "").strip(),
-                password=request.POST.get("password", ""))
+            user, project = member_services.invitation_accept(token=token, user=user, **account)
         except AnnotationError as exc:
             context["error"] = str(exc)
-            context["username"] = request.POST.get("username", "")
             return render(request, "annotation/invitation.html", context, status=exc.status)
         if not request.user.is_authenticated:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -140,18 +136,18 @@ def attention_checks(request, pk: int, batch_id: int):
     if batch is None:
         messages.error(request, "No such batch in this project.")
         return redirect(reverse("annotation:project", args=[pk]) + "#attention")
+    form = AttentionCheckForm(request.POST)
+    if not form.is_valid():
+        return project_page(request, project, status=400, attention=form, attention_batch=batch.pk)
+    data = form.cleaned_data
     try:
-        if request.POST.get("answer_id"):
-            attention_services.attention_check_mark(batch=batch, actor=request.user,
-                                                    answer_id=request.POST["answer_id"].strip(),
-                                                    other_id=request.POST.get("other_id", "").strip())
+        if data["answer_id"]:
+            attention_services.attention_check_mark(batch=batch, actor=request.user, answer_id=data["answer_id"],
+                                                    other_id=data["other_id"])
             messages.success(request, f"Known-answer pair added to {batch.name}; it is never scored.")
         else:
-            n = attention_services.attention_checks_build(batch=batch, actor=request.user,
-                                                          n=int(request.POST.get("build") or 5))
+            n = attention_services.attention_checks_build(batch=batch, actor=request.user, n=data["build"])
             messages.success(request, f"{n} attention check(s) added to {batch.name}.")
-    except ValueError:
-        messages.error(request, "The number of checks must be a whole number.")
     except AnnotationError as exc:
         messages.error(request, f"No check added: {exc}")
     return redirect(reverse("annotation:project", args=[pk]) + "#attention")

@@ -6,19 +6,30 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation import selectors
-from annotation.forms import ProjectCreateForm, form_errors
+from annotation.forms import (
+    AccountCreateForm,
+    BatchCreateForm,
+    BatchStatusForm,
+    InvitationForm,
+    MemberAddForm,
+    ProjectCreateForm,
+    ProjectSettingsForm,
+    VerseImportForm,
+    form_errors,
+)
 from annotation.importing import VerseFileError
 from annotation.models import Batch, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
 from core.roles import LEAD, has_role
-from core.uploads import upload_refusal
+from core.upload_limit import upload_refusal
 
 
 @login_required
@@ -30,12 +41,10 @@ def project_list(request):
                                                             "modes": Project.OverlapMode.choices})
 
 
-def _project_form_again(request, reason: str, status: int):
+def _project_form_again(request, form: ProjectCreateForm, reason: str, status: int):
     """The projects page again with what the lead typed and why it was refused (never an empty form)."""
     context = {"projects": selectors.projects_managed_by(user=request.user), "modes": Project.OverlapMode.choices,
-               "form": {k: request.POST.get(k, "") for k in ("name", "title", "set_size", "overlap_per_set",
-                                                             "overlap_mode", "session_minutes", "instructions")},
-               "form_error": reason}
+               "form": form, "form_error": reason}
     return render(request, "annotation/project_list.html", context, status=status)
 
 
@@ -44,23 +53,34 @@ def _project_form_again(request, reason: str, status: int):
 def project_create(request):
     form = ProjectCreateForm(request.POST)
     if not form.is_valid():
-        return _project_form_again(request, form_errors(form), 400)
+        return _project_form_again(request, form, form_errors(form), 400)
     try:
         project = project_services.project_create(owner=request.user, **form.cleaned_data)
     except AnnotationError as exc:
-        return _project_form_again(request, str(exc), getattr(exc, "status", 400))
+        return _project_form_again(request, form, str(exc), getattr(exc, "status", 400))
     messages.success(request, f"Project {project.name} created.")
     return redirect("annotation:project", pk=project.pk)
 
 
 @login_required
 def project_detail(request, pk: int):
-    project = managed_project(request, pk)
+    return project_page(request, managed_project(request, pk))
+
+
+def project_page(request, project: Project, *, status: int = 200, **refused) -> HttpResponse:
+    """The project page. ``refused`` holds the bound form a post brought back (``member=``, ``account=``,
+    ``invitation=``, ``batch=``, ``verses=``, ``batch_status=``, ``settings=``, ``attention=`` with ``attention_batch=``
+    its batch id): its errors are shown next to it and what the lead typed stays in it."""
     progress = selectors.project_progress(project=project)
     checks = dict(Pair.objects.filter(batch__project=project, attention_answer__isnull=False).values("batch")
                   .annotate(n=Count("id")).values_list("batch", "n"))
     for row in progress["batches"]:
         row["attention_checks"] = checks.get(row["id"], 0)
+    forms = {"member": MemberAddForm(), "account": AccountCreateForm(), "invitation": InvitationForm(),
+             "batch": BatchCreateForm(), "verses": VerseImportForm(), "batch_status": BatchStatusForm(),
+             "settings": ProjectSettingsForm.for_project(project)}
+    attention_batch = refused.pop("attention_batch", None)
+    forms.update(refused)
     context = {
         "project": project,
         "progress": progress,
@@ -71,18 +91,22 @@ def project_detail(request, pk: int):
         "modes": Project.OverlapMode.choices,
         "invitations": project.invitations.filter(revoked=False).order_by("-created")[:20],
         "invite_base": request.build_absolute_uri("/invite/"),
+        "forms": forms,
+        "attention_batch": attention_batch,
     }
-    return render(request, "annotation/project_detail.html", context)
+    return render(request, "annotation/project_detail.html", context, status=status)
 
 
 @login_required
 @require_POST
 def member_add(request, pk: int):
     project = managed_project(request, pk)
+    form = MemberAddForm(request.POST)
+    if not form.is_valid():
+        return project_page(request, project, status=400, member=form)
     try:
-        project_services.membership_add(project=project, username=request.POST.get("username", "").strip(),
-                                        role=request.POST.get("role", "annotator"))
-        messages.success(request, f"{request.POST.get('username')} added.")
+        project_services.membership_add(project=project, **form.cleaned_data)
+        messages.success(request, f"{form.cleaned_data['username']} added.")
     except AnnotationError as exc:
         messages.error(request, str(exc))
     return redirect("annotation:project", pk=pk)
@@ -102,14 +126,14 @@ def verses_upload(request, pk: int):
 
 def _verses_upload(request, project: Project):
     pk = project.pk
-    upload = request.FILES.get("file")
-    if upload is None:
-        messages.error(request, "Choose a file to import.")
-        return redirect("annotation:project", pk=pk)
+    form = VerseImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return project_page(request, project, status=400, verses=form)
+    upload = form.cleaned_data["file"]
     try:
         project_services.check_upload_size(size=upload.size, filename=upload.name)
         summary = project_services.verses_import(project=project, data=upload.read(), filename=upload.name,
-                                                 create_batches=bool(request.POST.get("create_batches")),
+                                                 create_batches=form.cleaned_data["create_batches"],
                                                  owner=request.user)
     except (VerseFileError, AnnotationError) as exc:
         messages.error(request, f"Nothing imported. {exc}")
@@ -125,15 +149,16 @@ def _verses_upload(request, project: Project):
 @require_POST
 def batch_create(request, pk: int):
     project = managed_project(request, pk)
-    reference_id = request.POST.get("reference_id", "").strip()
-    raw = request.POST.get("candidate_ids", "")
-    candidates = [line.strip() for line in raw.replace(",", "\n").splitlines() if line.strip()]
-    if request.POST.get("all_others"):
+    form = BatchCreateForm(request.POST)
+    if not form.is_valid():
+        return project_page(request, project, status=400, batch=form)
+    reference_id, candidates = form.cleaned_data["reference_id"], form.cleaned_data["candidate_ids"]
+    if form.cleaned_data["all_others"]:
         candidates = [v for v in project.verses.values_list("verse_id", flat=True) if v != reference_id]
     try:
         made = project_services.batch_create_or_job(project=project, reference_id=reference_id,
-                                                    candidate_ids=candidates, name=request.POST.get("name", "").strip(),
-                                                    pilot=bool(request.POST.get("pilot")), owner=request.user)
+                                                    candidate_ids=candidates, name=form.cleaned_data["name"],
+                                                    pilot=form.cleaned_data["pilot"], owner=request.user)
     except AnnotationError as exc:
         messages.error(request, f"Batch not created: {exc}")
         return redirect("annotation:project", pk=pk)
@@ -151,8 +176,11 @@ def batch_create(request, pk: int):
 def batch_status(request, pk: int, batch_id: int):
     project = managed_project(request, pk)
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
+    form = BatchStatusForm(request.POST)
+    if not form.is_valid():
+        return project_page(request, project, status=400, batch_status=form)
     try:
-        project_services.batch_set_status(batch=batch, status=request.POST.get("status", "open"))
+        project_services.batch_set_status(batch=batch, status=form.cleaned_data["status"])
         messages.success(request, f"Batch {batch.name} is now {batch.status}"
                                   + (": annotators get no more pairs from it." if batch.status == "closed" else "."))
     except AnnotationError as exc:

@@ -25,7 +25,7 @@ import numpy as np
 
 from core.numeric import finite_or_none
 
-from .gold import GoldPair, references
+from .gold_files import GoldPair, references
 from .metrics import summary
 
 RMSE_NOTE = ("RMSE measures absolute deviation from the gold scale: a method that ranks candidates perfectly "

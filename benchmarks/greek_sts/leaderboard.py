@@ -10,7 +10,7 @@ import sys
 import time
 
 from .evaluate import evaluate_method
-from .gold import read_sts_gold
+from .gold_files import read_sts_gold
 from .training_texts import default_corpus_paths, training_corpus
 
 DEFAULT_METHODS = ("levenshtein", "char_ngram", "word2vec_sg", "word2vec_cbow", "word2vec_sg_lemma",

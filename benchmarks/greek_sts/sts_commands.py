@@ -121,7 +121,7 @@ def run_evaluate(*, gold, method: str, params: dict | None = None, calibration: 
                  stderr: TextIO = sys.stderr) -> dict:
     """Score ``method`` on the gold TSV ``gold``; writes the report JSON to ``output`` (stdout when None)."""
     from benchmarks.greek_sts.evaluate import evaluate_method
-    from benchmarks.greek_sts.gold import GoldFormatError, read_sts_gold
+    from benchmarks.greek_sts.gold_files import GoldFormatError, read_sts_gold
 
     with user_errors(GoldFormatError, OSError):
         pairs = read_sts_gold(gold)

@@ -20,7 +20,7 @@ def load_texts(path: str | Path) -> list[str]:
         first = fh.readline()
     cols = [c.strip().lower() for c in first.rstrip("\r\n").split("\t")]
     if cols[:2] in (["verse1_id", "verse2_id"], ["reference_id", "candidate_id"]):
-        from .gold import read_sts_gold
+        from .gold_files import read_sts_gold
 
         pairs = read_sts_gold(path)
         return list(dict.fromkeys([p.reference_text for p in pairs] + [p.candidate_text for p in pairs]))

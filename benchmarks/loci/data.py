@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from core.paths import shared_data_dir
 from detection.latin.segment import Segment
 
 LABEL_CIT = "cit."
@@ -350,16 +351,9 @@ def with_segments(bench: Benchmark, *, queries=None, sources=None, gold=None, na
 
 
 def default_data_dir() -> Path:
-    """``$SIMILIA_LOCI_DATA`` or the shared data folder next to the repository."""
-    env = os.environ.get("SIMILIA_LOCI_DATA")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for up in here.parents:
-        cand = up.parent / "shared" / "data" / "locisimiles"
-        if cand.is_dir():
-            return cand
-    return Path("/work/shared/data/locisimiles")
+    """``locisimiles/`` in the shared data folder (:func:`core.paths.shared_data_dir`: ``$SIMILIA_SHARED_DATA_DIR``
+    or the ``shared/data`` folder beside the repository); functions that read files also take a directory."""
+    return shared_data_dir() / "locisimiles"
 
 
 def load_default_545(data_dir=None) -> Benchmark:

@@ -113,9 +113,21 @@ class RetrievalOptions:
     strata_ks: tuple = (10, 100)
 
 
+@dataclass
+class Ranking:
+    """Held-out queries ranked elsewhere (the shards of a sharded evaluation): ``indices``/``scores``
+    (queries × depth, grid order, ``-1``/``-inf`` padding), the ranking's ``timing`` and the fitted method's
+    ``describe()`` (the last part's, with every fold's tuning)."""
+
+    indices: np.ndarray
+    scores: np.ndarray
+    method: dict
+    timing: dict = dataclasses.field(default_factory=dict)
+
+
 def evaluate_retrieval(bench: Benchmark, split: Split, method, options: RetrievalOptions | None = None, *,
                        fold_pools: list[FoldPool] | None = None, progress=None, benchmark_info: dict | None = None,
-                       **option_overrides) -> dict:
+                       ranking: Ranking | None = None, **option_overrides) -> dict:
     """Retrieval-only evaluation: held-out citing queries of each fold ranked against a source pool.
 
     Args:
@@ -128,6 +140,8 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, options: Retrieva
             an unknown one is a TypeError.
         fold_pools: needed for ``pool="gold+distractors"``.
         progress: optional ``fn(fraction, message)``.
+        ranking: a :class:`Ranking` when the queries were already ranked (by :func:`rank_part` in the shards
+            of a sharded job): its arrays, (queries × depth) in grid order, are used as they are.
 
     Returns:
         A JSON-serialisable dict (schema ``similia.loci.retrieval/1``): top-level pooled ``recall@K``/``mrr@K``
@@ -140,9 +154,16 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, options: Retrieva
     ks, ties, strata_ks = opts.ks, opts.ties, opts.strata_ks
     t0 = time.perf_counter()
     prog = progress or (lambda f, m="": None)
-    grid = _retrieval_grid(bench, split, opts.pool, fold_pools, depth_wanted=max(ks))
+    grid = retrieval_grid(bench, split, opts.pool, fold_pools, depth_wanted=max(ks))
     timing: dict = {}
-    indices, scores = _rank(grid, method, prog, timing)
+    if ranking is None:
+        indices, scores = _rank(grid, method, prog, timing)
+        described = method.describe() if hasattr(method, "describe") else {"name": getattr(method, "name", "?")}
+    else:  # ranked elsewhere (the shards of a sharded run): the arrays _rank would give, and their timing
+        indices, scores, described = ranking.indices, ranking.scores, ranking.method
+        if indices.shape != (len(grid.queries), grid.depth):
+            raise ValueError(f"ranking of shape {indices.shape}, expected {(len(grid.queries), grid.depth)}")
+        timing.update(ranking.timing)
     t = time.perf_counter()
     prog(0.75, "metrics")
     n_pool = len(grid.pool_ids)
@@ -157,7 +178,7 @@ def evaluate_retrieval(bench: Benchmark, split: Split, method, options: Retrieva
         "schema": SCHEMA_RETRIEVAL,
         "benchmark": benchmark_info or bench.summary(),
         "split": split.to_dict(),
-        "method": method.describe() if hasattr(method, "describe") else {"name": getattr(method, "name", "?")},
+        "method": described,
         "pool": {"kind": grid.pool_kind, "n_sources": n_pool, "n_queries": len(grid.queries), "depth": grid.depth,
                  "gold_links_outside_pool": grid.n_links_outside},
         "ks": list(ks), "ties": ties, "seed": opts.seed, "code_version": code_version(),
@@ -204,7 +225,9 @@ class _RetrievalGrid:
         return [self.sseg[s].text for s in self.pool_ids]
 
 
-def _retrieval_grid(bench: Benchmark, split: Split, pool: str, fold_pools, *, depth_wanted: int) -> _RetrievalGrid:
+def retrieval_grid(bench: Benchmark, split: Split, pool: str = "auto", fold_pools=None, *,
+                   depth_wanted: int) -> _RetrievalGrid:
+    """The held-out queries in fold order, the source pool and the gold links in it (what is ranked)."""
     pool_ids, pool_kind = source_pool(bench, pool, fold_pools)
     sseg = {s.seg_id: s for s in bench.sources}
     qseg = {s.seg_id: s for s in bench.queries}
@@ -224,31 +247,55 @@ def _rank(grid: _RetrievalGrid, method, prog, timing: dict) -> tuple[np.ndarray,
     n, depth = len(grid.queries), grid.depth
     indices = np.full((n, depth), -1, np.int32)
     scores = np.full((n, depth), -np.inf, np.float32)
-    q_texts, s_texts = grid.query_texts, grid.source_texts
     t = time.perf_counter()
     if not getattr(method, "supervised", False):
         prog(0.05, "fit")
-        method.fit(grid.pool_ids, s_texts)
+        fit_pool(grid, method)
         timing["fit_s"] = time.perf_counter() - t
         t = time.perf_counter()
         prog(0.3, "search")
-        _place(indices, scores, np.arange(n), *method.search(grid.queries, q_texts, depth))
+        rows, idx, sc = rank_part(grid, method, start=0, stop=n)
+        _place(indices, scores, rows, idx, sc)
         timing["search_s"] = time.perf_counter() - t
         return indices, scores
-    bench, split = grid.bench, grid.split
-    for f in range(split.n_folds):
-        prog(0.1 + 0.6 * f / split.n_folds, f"fold {f}")
-        tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (f, -1)]
-        trq = list(dict.fromkeys(g.query_id for g in tr_links))
-        trs = list(dict.fromkeys(g.source_id for g in tr_links))
-        train = TrainData(trq, [grid.qseg[q].text for q in trq], trs, [grid.sseg[s].text for s in trs], tr_links,
-                          fold=f)
-        method.fit(grid.pool_ids, s_texts, train=train)
-        rows = np.nonzero(grid.qfold == f)[0]
-        _place(indices, scores, rows,
-               *method.search([grid.queries[i] for i in rows], [q_texts[i] for i in rows], depth))
+    for f in range(grid.split.n_folds):
+        prog(0.1 + 0.6 * f / grid.split.n_folds, f"fold {f}")
+        _place(indices, scores, *rank_part(grid, method, fold=f))
     timing["fit_search_s"] = time.perf_counter() - t
     return indices, scores
+
+
+def fit_pool(grid: _RetrievalGrid, method) -> None:
+    """Fit an unsupervised method on the source pool (once; :func:`rank_part` then searches ranges of queries)."""
+    method.fit(grid.pool_ids, grid.source_texts)
+
+
+def rank_part(grid: _RetrievalGrid, method, *, start: int | None = None, stop: int | None = None,
+              fold: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, indices, scores)`` of part of the grid's queries, the rows :func:`_rank` gives them.
+
+    An unsupervised method, fitted on the pool (:func:`fit_pool`), searches queries ``start..stop-1`` with the
+    whole query list's statistics (``search_range``); a supervised one ranks fold ``fold``: fitted here on the
+    other folds' links only, then searching that fold's queries. Shards of a sharded evaluation are such parts.
+    """
+    depth, queries, q_texts = grid.depth, grid.queries, grid.query_texts
+    if fold is None:
+        rows = np.arange(start, stop)
+        if (start == 0 and stop == len(queries)) or not hasattr(method, "search_range"):
+            idx, sc = method.search(queries[start:stop], q_texts[start:stop], depth)
+        else:
+            idx, sc = method.search_range(queries, q_texts, depth, start, stop)
+        return rows, idx, sc
+    bench, split = grid.bench, grid.split
+    tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (fold, -1)]
+    trq = list(dict.fromkeys(g.query_id for g in tr_links))
+    trs = list(dict.fromkeys(g.source_id for g in tr_links))
+    train = TrainData(trq, [grid.qseg[q].text for q in trq], trs, [grid.sseg[s].text for s in trs], tr_links,
+                      fold=fold)
+    method.fit(grid.pool_ids, grid.source_texts, train=train)
+    rows = np.nonzero(grid.qfold == fold)[0]
+    idx, sc = method.search([queries[i] for i in rows], [q_texts[i] for i in rows], depth)
+    return rows, idx, sc
 
 
 def _place(indices, scores, rows, idx, sc) -> None:

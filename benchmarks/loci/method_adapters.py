@@ -96,6 +96,11 @@ class EngineRetrieverMethod:
         res = self._r.search(list(query_texts), int(k), progress=progress)
         return np.asarray(res.indices), np.asarray(res.scores)
 
+    def search_range(self, query_ids, query_texts, k, start, stop, progress=None):
+        """``search`` of queries ``start..stop-1`` of the whole list (one shard), rows equal to its rows."""
+        res = self._r.search_range(list(query_texts), int(k), int(start), int(stop), progress=progress)
+        return np.asarray(res.indices), np.asarray(res.scores)
+
     def describe(self) -> dict:
         out = {"name": self.name, "params": self.params, "implementation": self.implementation,
                "lemmatizer": LEMMATIZER_VERSION}

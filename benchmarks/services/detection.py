@@ -1,4 +1,5 @@
-"""Queue a (sharded) detection job: every query segment of one stored corpus against another corpus."""
+"""Queue the one (sharded) detection job, ``benchmarks.detect``: every query segment of one segment set
+(a stored corpus, or an app's registered set such as the workbench's documents) against another."""
 from __future__ import annotations
 
 from benchmarks.models import Corpus
@@ -6,32 +7,77 @@ from core.errors import DomainError
 from jobs.models import Job
 from jobs.services import job_create
 
+MAX_K = 10_000
+MAX_SHARDS = 256
+
 
 class DetectionError(DomainError, ValueError):
     """A detection request that cannot be honoured (unknown corpus or method, bad parameters)."""
 
 
-def detection_job_create(*, query_corpus: Corpus, source_corpus: Corpus, method: str, params: dict | None = None,
-                         k: int = 100, shard_size: int | None = None, owner=None) -> Job:
-    """Queue ``benchmarks.detect``: the top ``k`` sources of every query, in shards of ``shard_size`` queries
-    (one shard when None) that the workers share.
-
-    Args:
-        method: a registered retriever; ``params`` are validated against what it declares.
-        shard_size: queries per shard; every shard is a job any worker of the method's queue may run.
-    """
-    from benchmarks import selectors
-    from benchmarks.detection_jobs import DETECT_KIND
+def detection_method_params(name: str, params, *, kind: str) -> dict:
+    """``params`` checked against what the registered method ``name`` of ``kind`` declares (defaults filled
+    in). A supervised method must name a trained model: a detection has no labelled pairs to learn from."""
     from detection.methods import registry
 
     try:
-        params = registry.validate(method, params or {}, kind="retriever")
+        validated = registry.validate(name, params or {}, kind=kind)
     except (registry.ParamError, registry.UnknownMethod) as exc:
         raise DetectionError(str(exc)) from None
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 10_000:
-        raise DetectionError("k must be an integer between 1 and 10000")
-    if shard_size is not None and (not isinstance(shard_size, int) or shard_size < 1):
+    if registry.get_spec(name).supervised and "model" in validated and validated["model"] is None:
+        raise DetectionError(f"{name!r} learns from labelled pairs, which a detection does not have: name a trained "
+                             f"model in its parameters, e.g. {{\"model\": \"NAME\"}}")
+    return validated
+
+
+def detection_queue(method: str, reranker: str = "") -> str:
+    """"gpu" when the retriever or the reranker declares it needs one (``needs_gpu``), else "cpu"."""
+    from detection.methods import registry
+
+    return "gpu" if any(registry.get_spec(n).needs_gpu for n in (method, reranker) if n) else "cpu"
+
+
+def _positive_int(name: str, value, high: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise DetectionError(f"{name} must be an integer between 1 and {high}")
+    return value
+
+
+def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus: Corpus | None = None,
+                         source_corpus: Corpus | None = None, queries: dict | None = None, sources: dict | None = None,
+                         reranker: str = "", reranker_params: dict | None = None, thresholds: dict | None = None,
+                         min_score: float | None = None, candidates: bool = False, store: dict | None = None,
+                         shards: int | None = None, shard_size: int | None = None, owner=None) -> Job:
+    """Queue ``benchmarks.detect``: the top ``k`` sources of every query, in shards the workers share.
+
+    Args:
+        method: a registered retriever; ``params`` are validated against what it declares, as are the
+            optional ``reranker``'s ``reranker_params``. The job goes to the "gpu" queue when either declares
+            ``needs_gpu``.
+        query_corpus, source_corpus: stored corpora; or ``queries``/``sources`` as
+            ``benchmarks.detection_jobs.segment_set(name, pk)`` for another registered segment set.
+        candidates: also keep the candidate pairs (``min_score``, reranking labelled by ``thresholds``, lexical
+            overlap); ``store``: ``{"name": ..., ...}`` of a registered result store that writes them.
+        shards: split the queries into this many shards; else ``shard_size`` queries per shard; else
+            ``settings.JOB_SHARD_QUERIES``. One shard runs inside the job itself.
+    """
+    from benchmarks.detection_jobs import DETECT_KIND, segment_set
+
+    queries = queries or (segment_set("corpus", query_corpus.pk) if query_corpus else None)
+    sources = sources or (segment_set("corpus", source_corpus.pk) if source_corpus else None)
+    if not queries or not sources:
+        raise DetectionError("name the query and the source segments")
+    params = detection_method_params(method, params, kind="retriever")
+    if reranker_params and not reranker:
+        raise DetectionError("reranker_params given without a reranker")
+    reranker_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
+    _positive_int("k", 0 if k is None else k, MAX_K)
+    _positive_int("shards", shards, MAX_SHARDS)
+    if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
         raise DetectionError("shard_size must be a positive integer")
-    return job_create(kind=DETECT_KIND, owner=owner, queue=selectors.method_queue(method), params={
-        "query_corpus_id": query_corpus.pk, "source_corpus_id": source_corpus.pk, "method": method,
-        "params": params, "k": k, "shard_size": shard_size})
+    return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
+        "queries": queries, "sources": sources, "method": method, "params": params, "k": k, "reranker": reranker,
+        "reranker_params": reranker_params, "thresholds": thresholds, "min_score": min_score,
+        "candidates": bool(candidates or store), "store": store, "shards": shards, "shard_size": shard_size})

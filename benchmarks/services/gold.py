@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from benchmarks.greek_sts.gold import GoldFormatError, parse_score, read_sts_gold
+from benchmarks.greek_sts.gold_files import GoldFormatError, parse_score, read_sts_gold
 from benchmarks.loci import data as loci_data
 from benchmarks.loci import matching as loci_matching
 from benchmarks.models import (

@@ -113,12 +113,17 @@ def _check_ks(ks) -> list[int]:
 def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dict | None = None,
                           reranker: str = "", reranker_params: dict | None = None, ks: list[int] | None = None,
                           split: str = EvaluationRun.Split.FILE, n_folds: int = 5, seed: int = 0,
-                          pool: str = "gold", owner=None, enqueue: bool = True) -> EvaluationRun:
+                          pool: str = "gold", shards: int | None = None, owner=None,
+                          enqueue: bool = True) -> EvaluationRun:
     """Create a Loci Similes evaluation run and queue its job (queue "gpu" for transformer retrievers).
 
+    The job ranks the held-out queries in ``shards`` shards that the workers share (default: one per
+    ``JOB_SHARD_QUERIES`` queries; `benchmarks.services.evaluation_shards`); one shard runs inside the job.
     `enqueue=False` creates the queued Job row without sending it to a worker, for a caller that runs it
-    in-process with `jobs.runner.run_job` (the `evaluate` command).
+    in-process with `jobs.runner.run_job` (the `evaluate` command, with ``shards=1``).
     """
+    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= 256):
+        raise RunError("shards must be an integer between 1 and 256")
     if method not in selectors.retrieval_method_names():
         raise RunError(f"unknown retrieval method {method!r}; available: {', '.join(selectors.retrieval_method_names())}")
     if reranker not in RERANKERS:
@@ -134,10 +139,11 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
         reranker_params=_reranker_params(reranker, reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
         seed=int(seed), owner=owner, code_version=code_version())
     queue = selectors.method_queue(method)
+    job_params = {"run_id": run.pk, **({"shards": shards} if shards else {})}
     if enqueue:
-        run.job = job_create(kind=LOCI_KIND, params={"run_id": run.pk}, owner=owner, queue=queue)
+        run.job = job_create(kind=LOCI_KIND, params=job_params, owner=owner, queue=queue)
     else:
-        run.job = Job.objects.create(kind=LOCI_KIND, params={"run_id": run.pk}, owner=owner, queue=queue)
+        run.job = Job.objects.create(kind=LOCI_KIND, params=job_params, owner=owner, queue=queue)
     run.save(update_fields=["job"])
     return run
 
@@ -332,30 +338,39 @@ def _loci_summary(report: dict, ks: list[int]) -> dict:
     return summary
 
 
-def evaluation_run_execute(*, run: EvaluationRun, progress: Progress, log: Callable[[str], None]) -> dict:
-    """Evaluate `run` with `benchmarks.loci.evaluate` and store the report; returns the summary."""
-    from benchmarks.loci import evaluate as E
+def evaluation_inputs(run: EvaluationRun):
+    """``(bench, split, method)`` of a Loci Similes run: the version's benchmark from the database, the run's
+    split and its retrieval method (not fitted)."""
     from benchmarks.loci import method_adapters as LM
     from benchmarks.loci import splits as S
 
-    progress(0.0, "loading gold from the database")
     bench = _benchmark_from_db(run.version)
-    log(f"{len(bench.queries)} query segments, {len(bench.sources)} source segments, {len(bench.gold)} distinct "
-        f"gold pairs ({len(bench.raw_links)} rows)")
     if run.split == EvaluationRun.Split.GROUPED or "db" not in bench.file_folds:
         split = S.grouped_kfold(bench, n_folds=run.n_folds, seed=run.seed)
     else:
         split = S.split_from_file(bench, "db")
-    method = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
+    return bench, split, LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
+
+
+def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
+                           log: Callable[[str], None]) -> dict:
+    """Evaluate `run` with `benchmarks.loci.evaluate` and store the report; returns the summary.
+
+    ``ranking``: the held-out queries ranked by the shards of the run's job (`benchmarks.loci.evaluate.Ranking`;
+    `benchmarks.services.evaluation_shards`, one or several workers); the metrics, the pairwise and the rerank
+    sections follow here."""
+    from benchmarks.loci import evaluate as E
+    from benchmarks.loci import method_adapters as LM
+    from benchmarks.loci import splits as S
+
+    progress(0.72, "loading gold from the database")
+    bench, split, method = evaluation_inputs(run)
+    log(f"{len(bench.queries)} query segments, {len(bench.sources)} source segments, {len(bench.gold)} distinct "
+        f"gold pairs ({len(bench.raw_links)} rows)")
     log(f"method {run.method} ({method.implementation}), split {split.name}, ks {run.ks}")
     ks = run.ks or DEFAULT_KS
-
-    def retrieval_progress(fraction, message=""):
-        progress(0.02 + 0.7 * fraction, f"retrieval: {message}")
-
     pool = run_pool(run)
-    report = E.evaluate_retrieval(bench, split, method, ks=tuple(ks), seed=run.seed, pool=pool,
-                                  progress=retrieval_progress,
+    report = E.evaluate_retrieval(bench, split, method, ks=tuple(ks), seed=run.seed, pool=pool, ranking=ranking,
                                   benchmark_info={**bench.summary(), "version_id": run.version_id})
     # The per-fold pairwise documents give P/R/F1 vs retrieval depth k (Table 12), and with a reranker the
     # classification tables (Tables 3, 5) and retrieve-and-rerank beside retrieval-only.
@@ -409,7 +424,7 @@ def _fit_texts(gold_pairs) -> list[str]:
 def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Callable[[str], None]) -> dict:
     """Score the gold set's pairs with the method (`benchmarks.greek_sts.evaluate`) and store the report."""
     from benchmarks.greek_sts.evaluate import evaluate_method
-    from benchmarks.greek_sts.gold import GoldPair
+    from benchmarks.greek_sts.gold_files import GoldPair
     from detection.methods.greek_registry import get_method
 
     pairs = [GoldPair(*row) for row in run.gold_set.pairs.values_list(

@@ -4,11 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from config.env import BASE_DIR, env_bool, env_broker, env_int, env_list, env_str
+from core.paths import shared_data_dir
 
 VAR_DIR = Path(env_str("SIMILIA_VAR_DIR", str(BASE_DIR / "var")))
 DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))
 # An operator's extra data folder (e.g. a checkout's ../shared/data): pilots may pick verses files from its dbbe/.
-SHARED_DATA_DIR = Path(env_str("SIMILIA_SHARED_DATA_DIR", str(BASE_DIR.parent / "shared" / "data")))
+# $SIMILIA_SHARED_DATA_DIR, read by core.paths, the same helper the pure packages use.
+SHARED_DATA_DIR = shared_data_dir()
 MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))  # trained/registered models: the only local model files used
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -89,9 +91,9 @@ MEDIA_ROOT = VAR_DIR / "media"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
-# The per-file limit (SIMILIA_MAX_UPLOAD_MB) is enforced while the body streams in, not after (core/uploads.py).
+# The per-file limit (SIMILIA_MAX_UPLOAD_MB) is enforced while the body streams in, not after (core/upload_limit.py).
 FILE_UPLOAD_HANDLERS = [
-    "core.uploads.LimitedUploadHandler",
+    "core.upload_limit.LimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
@@ -208,6 +210,9 @@ JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
 # A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
 JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
+# Queries per shard of a detection or Loci Similes evaluation job when the request names no shard count
+# (jobs.sharding.query_ranges): a 5,000-segment upload runs as 3 shards that the workers share.
+JOB_SHARD_QUERIES = env_int("JOB_SHARD_QUERIES", 2000, minimum=1)
 
 # Caches (login/token failure counts): the process's memory, or a shared Redis when DJANGO_CACHE_URL is set
 # (production: redis://redis:6379/1), with socket timeouts so a hung cache never hangs a request.

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 from . import registry
-from .base import Retriever, TopK
 from .registry import MethodSpec, Param, ParamError, UnknownMethod
+from .retriever import Retriever, TopK
 
 
 def split_params(spec: MethodSpec, params: dict) -> tuple[dict, dict]:

@@ -28,8 +28,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import dense, model_store
-from .base import Progress, Retriever, TopK
 from .device import resolve_device
+from .retriever import Progress, Retriever, TopK
 
 log = logging.getLogger(__name__)
 CACHE_VERSION = 1

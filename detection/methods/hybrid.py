@@ -31,7 +31,7 @@ import numpy as np
 from detection.latin.analysis import Analyzer
 
 from . import dense
-from .base import Progress, Retriever, TopK
+from .retriever import Progress, Retriever, TopK
 from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table
 from .word_vectors import WordVectors, load_vectors
 

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
-from .base import Progress, Retriever, TopK
+from .retriever import Progress, Retriever, TopK
 from .topk import topk_csr
 
 

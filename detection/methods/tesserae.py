@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
-from .base import Progress, Retriever, TopK
+from .retriever import Progress, Retriever, TopK
 
 WINDOW = 52  # ranks per window: 2^0 .. 2^-51 add up exactly in a double's 53-bit significand
 _MANT = (np.int64(1) << np.int64(52)) - np.int64(1)

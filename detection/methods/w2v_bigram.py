@@ -24,7 +24,7 @@ import numpy as np
 
 from detection.latin.analysis import Analyzer
 
-from .base import Progress, Retriever, TopK
+from .retriever import Progress, Retriever, TopK
 from .topk import topk_dense
 from .word_vectors import WordVectors, load_gensim_file, load_vectors
 

@@ -33,6 +33,14 @@ def small_project(lead_user, annotators):
 
 
 @pytest.fixture
+def lead_client(client, small_project):
+    """The test client logged in as the small project's owner (a lead): (client, project, batch)."""
+    project, batch = small_project
+    client.force_login(project.owner)
+    return client, project, batch
+
+
+@pytest.fixture
 def sts_project(lead_user, annotators):
     from annotation.services.projects import membership_add, project_create, verses_import
 

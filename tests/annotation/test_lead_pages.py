@@ -8,13 +8,6 @@ from core.roles import user_roles
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def lead_client(client, small_project):
-    project, batch = small_project
-    client.force_login(project.owner)
-    return client, project, batch
-
-
 def test_project_page_keeps_the_menu_and_offers_the_lead_tools(lead_client):
     client, project, _ = lead_client
     html = client.get(f"/projects/{project.pk}/").content.decode()

@@ -144,7 +144,7 @@ def test_tiny_bi_encoder_trains_per_fold_and_is_evaluated_as_a_first_stage_fold_
     run = evaluation_run_create(version=loci_version, method="dense-encoder", params={"model": "tiny-be",
                                                                                       "device": "cpu"},
                                 ks=[1, 10], enqueue=False)
-    assert run_job(run.job_id) == "succeeded", run.job.error
+    assert run_job(run.job_id) == "succeeded", Job.objects.get(pk=run.job_id).error
     run.refresh_from_db()
     assert run.report["method"]["retriever"]["model"] == "tiny-be/fold-4"
     assert run.report["method"]["retriever"]["query_prefix"] == "Query: " and run.summary["mrr@10"] is not None

@@ -309,8 +309,8 @@ def test_batch_status_page_with_a_bogus_status(world, raw_page_client_for):
     batch = world["batch"]
     response = raw_page_client_for("lead").post(f"/projects/{world['project'].pk}/batches/{batch.pk}/status/", {"status": "bogus"},
                            follow=True)
-    assert response.status_code == 200
-    assert "Unknown batch status" in response.content.decode()
+    assert response.status_code == 400  # the page again, the form's error shown (annotation.forms.BatchStatusForm)
+    assert "bogus is not one of the available choices" in response.content.decode()
     assert Batch.objects.get(pk=batch.pk).status == "open"
 
 

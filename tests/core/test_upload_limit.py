@@ -8,7 +8,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.test import override_settings
 
 from annotation.models import Verse
-from core.uploads import upload_refusal
+from core.upload_limit import upload_refusal
 
 pytestmark = pytest.mark.django_db
 

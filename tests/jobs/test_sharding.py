@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from benchmarks.models import Corpus, Segment
 from benchmarks.services.detection import DetectionError, detection_job_create
+from core.paths import shared_data_dir
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
 from detection.methods import get_retriever
@@ -18,10 +19,7 @@ from jobs.models import Job
 from jobs.runner import run_job
 from jobs.services import job_cancel, job_reap_stale
 
-DATA = Path("/work/shared/data")
-if not DATA.exists():
-    DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-TESS = DATA / "latin_texts" / "tesserae"
+TESS = shared_data_dir() / "latin_texts" / "tesserae"
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from detection.methods import ParamError, TopK, get_retriever, registry
-from detection.methods.base import Retriever
 from detection.methods.registry import MethodSpec, Param
+from detection.methods.retriever import Retriever
 
 NAME = "toy-shared-words"
 

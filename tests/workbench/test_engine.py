@@ -1,12 +1,13 @@
-"""The workbench's pure logic on the real locisimiles package examples (no database)."""
+"""The workbench's pure logic and the detection candidates (`benchmarks.loci.candidates`) on the real locisimiles
+package examples (no database)."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.loci.candidates import Candidates, detect_range, label_pairs, score_candidates
 from workbench.engine import compare as C
 from workbench.engine.highlight import highlight_pair, spans
-from workbench.engine.pipeline import detect, label_pairs
 from workbench.engine.uploads import UploadError, guess_format, parse_upload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "locisimiles" / "package_examples"
@@ -72,17 +73,23 @@ def test_highlight_marks_shared_lemmas_and_keeps_the_text():
     assert spans("abc", set()) == [("abc", False)]
 
 
+def _package_examples():
+    from detection.latin.readers import read_segments_csv
+
+    return read_segments_csv(EXAMPLES / "hieronymus_samples.csv"), read_segments_csv(EXAMPLES / "vergil_samples.csv")
+
+
 def test_detect_with_a_reranker_on_the_package_examples():
     from benchmarks.loci.method_adapters import LexicalRuleScorer
-    from detection.latin.readers import read_segments_csv
     from detection.methods import registry
 
-    queries = read_segments_csv(EXAMPLES / "hieronymus_samples.csv")
-    sources = read_segments_csv(EXAMPLES / "vergil_samples.csv")
+    queries, sources = _package_examples()
     gold = {(r.split(",")[0].strip('"'), r.split(",")[1].strip('"')) for r in
             (EXAMPLES / "ground_truth.csv").read_text().splitlines()[1:]}
-    result = detect(registry.build("bm25-lemma"), [q.text for q in queries], [s.seg_id for s in sources],
-                    [s.text for s in sources], top_k=3, reranker=LexicalRuleScorer(), thresholds={"cit.": 0.2, "cf.": 0.2})
+    q_texts = [q.text for q in queries]
+    top = registry.build("bm25-lemma").fit([s.seg_id for s in sources], [s.text for s in sources]).search(q_texts, 3)
+    result = detect_range(top.indices, top.scores, 0, q_texts, [s.seg_id for s in sources], [s.text for s in sources],
+                          reranker=LexicalRuleScorer(), thresholds={"cit.": 0.2, "cf.": 0.2})
     assert len(result) <= 33 and result.probs.shape == (len(result), 3)
     top1 = {(queries[q].seg_id, sources[s].seg_id) for q, s, r in zip(result.query, result.source, result.rank) if r == 1}
     assert len(top1 & gold) >= 8  # the package's example pairs share words: BM25 ranks most of them first
@@ -90,6 +97,29 @@ def test_detect_with_a_reranker_on_the_package_examples():
     assert set(result.bucket) <= {"bigram", "two_lemmas", "one_lemma", "none"}
     assert label_pairs(np.array([[0.1, 0.6, 0.7], [0.5, 0.1, 0.6], [0.9, 0.1, 0.1]]), {"cit.": 0.5, "cf.": 0.5}) == \
         ["cit.", "cf.", ""]
+
+
+def test_ranges_of_queries_concatenate_into_the_whole_detection():
+    """Shards of queries, each reranked with the registry's lexical rule, give the columns of one range over
+    all queries (what makes a sharded detection identical to one worker's)."""
+    from detection.methods import registry
+
+    queries, sources = _package_examples()
+    q_texts, s_ids, s_texts = [q.text for q in queries], [s.seg_id for s in sources], [s.text for s in sources]
+    q_ids = [q.seg_id for q in queries]
+    retriever = registry.build("tfidf-lemma").fit(s_ids, s_texts)
+
+    def run(start, stop):
+        top = retriever.search_range(q_texts, 4, start, stop)
+        return detect_range(top.indices, top.scores, start, q_texts, s_ids, s_texts, query_ids=q_ids,
+                            reranker=registry.build("lexical-rule"), thresholds={"cit.": 0.2, "cf.": 0.2}, min_score=0.01)
+
+    whole = run(0, len(queries)).to_arrays()
+    parts = [Candidates.from_arrays(run(a, min(a + 4, len(queries))).to_arrays()) for a in range(0, len(queries), 4)]
+    joined = Candidates.concat(parts).to_arrays()
+    assert set(joined) == set(whole) and len(whole["c_query"]) > len(queries)
+    for key, column in whole.items():
+        np.testing.assert_array_equal(joined[key], column, err_msg=key)
 
 
 def test_compare_reports():
@@ -110,8 +140,6 @@ def test_compare_reports():
 def test_registry_rerankers_get_flat_candidates_with_texts_scores_and_ranks():
     """A reranker of the registry's shape (`predict_proba(candidates)`) sees every pair with its ids, texts,
     retrieval score and rank; its probabilities and the thresholds give the labels."""
-    from workbench.engine.pipeline import score_candidates
-
     seen = {}
 
     class Toy:

@@ -25,7 +25,7 @@ def big_run(users):
     DocumentSegment.objects.bulk_create(
         [DocumentSegment(document=sdoc, position=j, seg_id=f"verg. aen. 1.{j}", author="Vergilius",
                          text=f"arma uirumque cano Troiae {j}") for j in range(TOP_K)])
-    job = Job.objects.create(kind="workbench.detect", status="succeeded", owner=owner)
+    job = Job.objects.create(kind="benchmarks.detect", status="succeeded", owner=owner)
     run = DetectionRun.objects.create(owner=owner, query_document=qdoc, source_document=sdoc, retriever="bm25-lemma",
                                       top_k=TOP_K, job=job, reranker="lexical-rule",
                                       summary={"n_queries": N_QUERIES, "n_sources": TOP_K,

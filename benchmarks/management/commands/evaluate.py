@@ -51,7 +51,7 @@ class Command(BaseCommand):
         try:
             run = evaluation_run_create(version=version, method=o["method"], params=params, reranker=o["reranker"],
                                         ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], pool=o["pool"],
-                                        enqueue=False)
+                                        shards=1, enqueue=False)
         except RunError as exc:
             raise CommandError(str(exc)) from None
         self.stderr.write(f"run {run.pk}, job {run.job_id}: evaluating {run.method} on {version}")

@@ -8,7 +8,7 @@ from benchmarks.greek_sts.evaluate import (
     calibrate_leave_one_reference_out,
     evaluate_method,
 )
-from benchmarks.greek_sts.gold import (
+from benchmarks.greek_sts.gold_files import (
     GoldFormatError,
     GoldPair,
     read_sts_gold,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from benchmarks.greek_sts.evaluate import evaluate_method
-from benchmarks.greek_sts.gold import read_sts_gold
+from benchmarks.greek_sts.gold_files import read_sts_gold
 from detection.methods import ParamError, model_store
 from detection.methods.greek_registry import get_method
 from detection.methods.greek_similarity import ModelUnavailable

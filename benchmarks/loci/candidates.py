@@ -1,14 +1,22 @@
-"""Retrieve (and optionally rerank) every query segment of one document against the segments of another.
+"""Detection candidates: the top-k of a range of queries (one shard of ``benchmarks.detect``) as candidate
+pairs, reranked when a reranker is given (class probabilities, ``cit.``/``cf.`` labels by per-class
+thresholds), with the lexical overlap of every pair.
 
-Pure: the caller builds the retriever and reranker instances (from the method registry) and stores the
-result. Output is column arrays, one entry per candidate pair, so 100k candidates cost a few MB.
+Pure: the caller builds and fits the retriever and builds the reranker (from the method registry) and stores
+the result. Output is column arrays, one entry per candidate pair, so 100k candidates cost a few MB; shards'
+columns concatenate (:meth:`Candidates.concat`) into exactly the columns of one range over all queries, since
+every pair is scored with the whole query and source lists (query indices are global).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
+
+from detection.methods.rerank.pipeline import Candidates as RerankCandidates
+
+from . import lexical
 
 LABELS = ("cit.", "cf.")
 Progress = Callable[[float, str], None]
@@ -32,6 +40,33 @@ class Candidates:
     def __len__(self) -> int:
         return int(self.query.shape[0])
 
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The columns as plain arrays (``np.savez`` without pickles); ``probs`` only when reranked."""
+        out = {"c_query": self.query, "c_source": self.source, "c_rank": self.rank, "c_score": self.score,
+               "c_label": np.asarray(self.label, dtype="U4"), "c_shared": self.shared,
+               "c_bucket": np.asarray(self.bucket, dtype="U12")}
+        if self.probs is not None:
+            out["c_probs"] = self.probs
+        return out
+
+    @classmethod
+    def from_arrays(cls, data) -> Candidates:
+        return cls(np.asarray(data["c_query"]), np.asarray(data["c_source"]), np.asarray(data["c_rank"]),
+                   np.asarray(data["c_score"]), np.asarray(data["c_probs"]) if "c_probs" in data else None,
+                   [str(x) for x in data["c_label"]], np.asarray(data["c_shared"]),
+                   [str(x) for x in data["c_bucket"]])
+
+    @classmethod
+    def concat(cls, parts: Sequence[Candidates]) -> Candidates:
+        """The shards' candidates in order, as one (every part reranked, or none)."""
+        probs = [p.probs for p in parts]
+        if any(p is None for p in probs) and not all(p is None for p in probs):
+            raise ValueError("some parts are reranked and some are not")
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("query", "source", "rank", "score")),
+                   None if probs[0] is None else np.concatenate(probs),
+                   [x for p in parts for x in p.label], np.concatenate([p.shared for p in parts]),
+                   [x for p in parts for x in p.bucket])
+
 
 def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
     """``cit.`` where P(cit.) ≥ its threshold (it wins when both pass), else ``cf.`` where P(cf.) ≥ its
@@ -41,34 +76,11 @@ def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
     return ["cit." if c else ("cf." if f else "") for c, f in zip(cit.tolist(), cf.tolist())]
 
 
-@dataclass
-class PairCandidates:
-    """The candidate pairs in the shape the registry's rerankers take (the same fields as
-    ``detection.methods.rerank.pipeline.Candidates``, used instead when that module is importable)."""
-
-    query_ids: list
-    query_texts: list
-    source_ids: list
-    source_texts: list
-    qi: np.ndarray
-    si: np.ndarray
-    score: np.ndarray
-    rank: np.ndarray
-    k: int = 0
-    meta: dict = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return int(self.qi.size)
-
-
-def candidates_for(query_ids, query_texts, source_ids, source_texts, qi, si, score, rank):
-    try:
-        from detection.methods.rerank.pipeline import Candidates as cls
-    except ImportError:
-        cls = PairCandidates
-    return cls(list(query_ids), list(query_texts), list(source_ids), list(source_texts), np.asarray(qi, np.int64),
-               np.asarray(si, np.int64), np.asarray(score, np.float64), np.asarray(rank, np.int64),
-               int(rank.max()) if len(rank) else 0)
+def candidates_for(query_ids, query_texts, source_ids, source_texts, qi, si, score, rank) -> RerankCandidates:
+    """The pairs in the shape the registry's rerankers take (flat arrays with the texts, scores and ranks)."""
+    return RerankCandidates(list(query_ids), list(query_texts), list(source_ids), list(source_texts),
+                            np.asarray(qi, np.int64), np.asarray(si, np.int64), np.asarray(score, np.float64),
+                            np.asarray(rank, np.int64), int(rank.max()) if len(rank) else 0)
 
 
 def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray,
@@ -128,8 +140,6 @@ def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndar
     """Shared content lemmas and the overlap bucket of every candidate pair (see
     :func:`benchmarks.loci.lexical.pair_overlap`); each text is analysed once, each pair is two set
     intersections."""
-    from benchmarks.loci import lexical
-
     def sets(text):
         a = lexical.analyse(text)
         return lexical.content_set(a), lexical.content_bigrams(a)
@@ -146,34 +156,33 @@ def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndar
     return shared, buckets
 
 
-def detect(retriever, query_texts: Sequence[str], source_ids: Sequence[str], source_texts: Sequence[str], *,
-           top_k: int, reranker=None, thresholds: dict[str, float] | None = None, min_score: float | None = None,
-           query_ids: Sequence[str] | None = None, progress: Progress | None = None) -> Candidates:
-    """Fit ``retriever`` on the sources, take each query's top-k, drop scores below ``min_score``, rerank
-    when a reranker is given (labels by ``thresholds``), and measure the lexical overlap of every pair."""
+def detect_range(top_indices: np.ndarray, top_scores: np.ndarray, start: int, query_texts: Sequence[str],
+                 source_ids: Sequence[str], source_texts: Sequence[str], *, reranker=None,
+                 thresholds: dict[str, float] | None = None, min_score: float | None = None,
+                 query_ids: Sequence[str] | None = None, progress: Progress | None = None) -> Candidates:
+    """Candidates of queries ``start .. start + len(top_indices) - 1`` from their top-k rows (a fitted
+    retriever's ``search_range``): drop padding and scores below ``min_score``, rerank when a reranker is
+    given (labels by ``thresholds``), and measure the lexical overlap of every pair.
+
+    ``query_texts``/``query_ids`` and the sources are the whole lists, so a pair is scored the same in any
+    shard; the candidates' query indices are indices into ``query_texts``."""
     prog = progress or (lambda f, m="": None)
-    prog(0.0, f"indexing {len(source_texts)} source segments")
-    retriever.fit(list(source_ids), list(source_texts),
-                  progress=lambda f, m="": prog(0.3 * f, f"indexing: {m}" if m else "indexing"))
-    prog(0.3, f"searching {len(query_texts)} queries")
-    top = retriever.search(list(query_texts), int(top_k),
-                           progress=lambda f, m="": prog(0.3 + 0.3 * f, f"searching: {m}" if m else "searching"))
-    idx = np.asarray(top.indices)
-    sc = np.asarray(top.scores, np.float64)
+    idx = np.asarray(top_indices)
+    sc = np.asarray(top_scores, np.float64)
     keep = idx >= 0
     if min_score is not None:
         keep &= np.nan_to_num(sc, nan=-np.inf) >= min_score
-    qi, r = np.nonzero(keep)
-    si = idx[qi, r]
-    score = np.nan_to_num(sc[qi, r], nan=0.0, neginf=0.0, posinf=0.0)
+    row, r = np.nonzero(keep)
+    si = idx[row, r]
+    qi = row + int(start)
+    score = np.nan_to_num(sc[row, r], nan=0.0, neginf=0.0, posinf=0.0)
     probs, labels = None, [""] * len(qi)
-    if reranker is not None and len(qi):
-        prog(0.6, f"reranking {len(qi)} pairs")
-        probs = score_candidates(reranker, query_texts, source_texts, qi, si, query_ids=query_ids,
-                                 source_ids=source_ids, score=score, rank=r + 1,
-                                 progress=lambda f, m="": prog(0.6 + 0.25 * f, m))
+    if reranker is not None:
+        probs = np.zeros((0, 3)) if not len(qi) else score_candidates(
+            reranker, query_texts, source_texts, qi, si, query_ids=query_ids, source_ids=source_ids, score=score,
+            rank=r + 1, progress=lambda f, m="": prog(0.8 * f, f"reranking {len(qi)} pairs: {m}"))
         labels = label_pairs(probs, thresholds or {})
-    prog(0.85, "measuring lexical overlap")
+    prog(0.8, "measuring lexical overlap")
     shared, buckets = overlap(query_texts, source_texts, qi, si)
     prog(1.0, f"{len(qi)} candidates")
     return Candidates(qi.astype(np.int32), si.astype(np.int32), (r + 1).astype(np.int32), score, probs, labels,

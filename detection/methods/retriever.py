@@ -1,4 +1,4 @@
-"""Retriever interface, result container and registry."""
+"""The retriever interface (`Retriever`: fit on sources, search for queries) and its result (`TopK`)."""
 from __future__ import annotations
 
 import abc
