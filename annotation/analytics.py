@@ -30,14 +30,36 @@ SCORE_COLUMNS = [
 ORIENTATION_RULE = "a = the candidate with the lower position in its batch (the order candidates were added)"
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateVerse:
+    verse_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A batch candidate as the reports read it (read as plain values, not model instances)."""
+    verse_id: int  # the verse's primary key, as BatchCandidate.verse_id
+    position: int
+    gold_score: float | None
+    verse: CandidateVerse
+
+
 @dataclass
 class ProjectData:
     judgements: stats.Judgements
     batches: list[Batch]
-    candidates: dict[int, list[BatchCandidate]]  # batch index -> candidates by position
+    candidates: dict[int, list[Candidate]]  # batch index -> candidates by position
     annotators: list[str]
     created: np.ndarray  # epoch seconds per judgement
     response_ms: np.ndarray | None = None  # per judgement, NaN when unknown
+
+
+def _fetch(query) -> list[tuple]:
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def load_project_data(project: Project, *, batch_ids: list[int] | None = None, annotator: str | None = None,
@@ -46,19 +68,23 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
 
     One query for the judgements, read through the raw cursor into one numpy array (no model or
     datetime objects per row; times as epoch seconds computed by the database), then mapped to
-    candidate positions with numpy.
+    candidate positions with numpy; candidates as plain values (10× faster than model instances for
+    9,900 candidates). Reading the pairs apart and matching them in numpy instead of the join was
+    measured no faster on SQLite (issue 16), so the join stays.
     """
     batches = list(Batch.objects.filter(project=project).select_related("reference").order_by("id"))
     if batch_ids is not None:
         wanted = set(batch_ids)
         batches = [b for b in batches if b.pk in wanted]
     batch_index = {b.pk: i for i, b in enumerate(batches)}
-    candidates: dict[int, list[BatchCandidate]] = {i: [] for i in range(len(batches))}
+    candidates: dict[int, list[Candidate]] = {i: [] for i in range(len(batches))}
     keys = []
-    for cand in BatchCandidate.objects.filter(batch__in=batches).select_related("verse").order_by("batch_id", "position"):
-        bi = batch_index[cand.batch_id]
-        keys.append(((bi << 32) | cand.verse_id, len(candidates[bi])))
-        candidates[bi].append(cand)
+    for batch_id, verse_pk, position, gold, verse_id, text in (
+            BatchCandidate.objects.filter(batch__in=batches).order_by("batch_id", "position").values_list(
+                "batch_id", "verse_id", "position", "gold_score", "verse__verse_id", "verse__text")):
+        bi = batch_index[batch_id]
+        keys.append(((bi << 32) | verse_pk, len(candidates[bi])))
+        candidates[bi].append(Candidate(verse_pk, position, gold, CandidateVerse(verse_id, text)))
     # Attention checks (known-answer pairs, possibly with the reference as a candidate) are never scored.
     rows = Judgement.objects.filter(batch__in=batches, undone_at__isnull=True, pair__attention_answer__isnull=True)
     if annotator:
@@ -69,14 +95,10 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
         rows = rows.filter(created__lte=until)
     epoch = ("CAST(EXTRACT(EPOCH FROM annotation_judgement.created) AS double precision)"
              if connection.vendor == "postgresql" else "(julianday(annotation_judgement.created) - 2440587.5) * 86400.0")
-    query = rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
-        "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "response_ms", "epoch")
     fetched = []
     if batches:  # an empty `batch__in` compiles to no SQL at all (EmptyResultSet)
-        sql, params = query.query.sql_with_params()
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            fetched = cursor.fetchall()
+        fetched = _fetch(rows.order_by("id").annotate(epoch=RawSQL(epoch, [])).values_list(
+            "batch_id", "annotator_id", "pair__verse_a_id", "pair__verse_b_id", "chosen_id", "response_ms", "epoch"))
     n = len(fetched)
     # ids < 2**53 are exact in float64; a missing response time becomes NaN
     table = np.array(fetched, dtype=np.float64).reshape(n, 7) if n else np.zeros((0, 7))

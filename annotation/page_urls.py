@@ -9,6 +9,7 @@ urlpatterns = [
     path("projects/new/", projects.project_create, name="project-create"),
     path("projects/<int:pk>/", projects.project_detail, name="project"),
     path("projects/<int:pk>/dashboard/", dashboard.dashboard, name="dashboard"),
+    path("projects/<int:pk>/dashboard/progress/", dashboard.progress, name="dashboard-progress"),
     path("projects/<int:pk>/dashboard/recompute/", dashboard.recompute, name="dashboard-recompute"),
     path("projects/<int:pk>/planning/", planning.planning, name="planning"),
     path("projects/<int:pk>/planning/run/", planning.planning_run, name="planning-run"),

@@ -1,5 +1,7 @@
 """A batch of 600 candidates (179,700 pairs): created by a job with plain-row bulk writes (COPY on
-PostgreSQL) vs Django's bulk_create of Pair objects (the old way, measured in the same run).
+PostgreSQL) vs Django's bulk_create of Pair objects (the old way, measured in the same run), and the
+pair insert alone as it is now (50,000-row chunks, 64 MiB SQLite page cache) against the settings before
+(20,000-row chunks, SQLite's default 2 MiB cache), alternated three times each (wall and CPU seconds).
 
 Usage: .venv/bin/python perf/batch_create_bench.py [--candidates 600]   (DATABASE_URL picks the database)
 """
@@ -28,8 +30,9 @@ def main() -> None:
         from rest_framework.test import APIClient
 
         from annotation.models import Batch, Pair
+        from annotation.services import bulk
         from annotation.services.bulk import copy_in_use
-        from annotation.services.projects import batch_start, project_create, verses_import
+        from annotation.services.projects import batch_start, pairs_insert, project_create, verses_import
         from core.services import user_create_or_update
         from jobs.models import Job
         from jobs.runner import run_job
@@ -59,6 +62,19 @@ def main() -> None:
         assert Pair.objects.filter(batch__name="new").count() == n_pairs
         assert Batch.objects.get(name="new").status == "open"
 
+        # The pair insert alone, now and with the settings before, alternated (the machine is shared).
+        now_settings = (bulk.CHUNK, bulk.SQLITE_CACHE_KIB)
+        times: dict[str, list[tuple[float, float]]] = {"now": [], "before": []}
+        for k in range(3):
+            for label, (chunk, cache) in (("now", now_settings), ("before", (20_000, 2_000))):
+                bulk.CHUNK, bulk.SQLITE_CACHE_KIB = chunk, cache
+                batch, pks = batch_start(project=project, reference_id="3 0", candidate_ids=candidates,
+                                         name=f"{label}{k}", status=Batch.Status.CLOSED)
+                t0, c0 = time.perf_counter(), time.process_time()
+                pairs_insert(batch_id=batch.pk, verse_pks=pks, progress=lambda f, m: None)
+                times[label].append((time.perf_counter() - t0, time.process_time() - c0))
+        bulk.CHUNK, bulk.SQLITE_CACHE_KIB = now_settings
+
         # The old way: Pair objects through bulk_create (batch_size 2,500), in one transaction.
         t0 = time.perf_counter()
         with transaction.atomic():
@@ -87,6 +103,11 @@ def main() -> None:
         print(f"request: 202 with the job in {request_s * 1000:.0f} ms; job writing the batch: {job_s:.2f} s; "
               f"peak traced memory {peak:.0f} MiB")
         print(f"old way (bulk_create of Pair objects): {old_s:.2f} s; ratio {old_s / job_s:.1f}x")
+        med = {label: (sorted(w for w, _ in v)[1], sorted(c for _, c in v)[1]) for label, v in times.items()}
+        print(f"pair insert alone, median of 3: {med['now'][0]:.2f} s wall / {med['now'][1]:.2f} s CPU now "
+              f"(chunks of {now_settings[0]:,}, {now_settings[1] // 1024} MiB SQLite cache) against "
+              f"{med['before'][0]:.2f} s / {med['before'][1]:.2f} s with 20,000-row chunks and the default cache "
+              f"({med['before'][0] / med['now'][0]:.2f}x wall, {med['before'][1] / med['now'][1]:.2f}x CPU)")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import analytics, selectors
+from annotation.dashboard_selectors import batch_progress
 from annotation.models import AnalyticsBatchResult, Project
 from frontend import svg
 from jobs.models import Job
@@ -23,9 +24,10 @@ def _project(request, pk: int) -> Project:
 
 def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
     """(last succeeded analytics job, job in progress) for the project."""
-    jobs = Job.objects.filter(kind="annotation.analytics", params__project_id=project.pk)
+    jobs = Job.objects.filter(kind="annotation.analytics", params__project_id=project.pk).defer("log")
     done = jobs.filter(status=Job.Status.SUCCEEDED).order_by("-finished").first()
-    running = jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("-created").first()
+    running = jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).defer("result").order_by(
+        "-created").first()
     return done, running
 
 
@@ -86,11 +88,16 @@ def _stored_piece(job: Job, batch_id: int) -> dict | None:
 
 @login_required
 def dashboard(request, pk: int):
-    project = _project(request, pk)
+    return render(request, "annotation/dashboard.html", dashboard_context(request, _project(request, pk)))
+
+
+def dashboard_context(request, project: Project) -> dict:
+    """What the dashboard page shows: the stored summary and the shown batch's piece."""
     done, running = last_analytics(project)
     report = done.result if done else None
+    # The per-batch progress counts (every live judgement counted) come by fetch from `progress` below,
+    # so the page itself reads only the stored summary and the shown batch's piece.
     context = {"project": project, "job": done, "running": running, "report": report,
-               "progress": selectors.project_progress(project=project, per_annotator=False),
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
     if report:
         legacy = None
@@ -137,7 +144,14 @@ def dashboard(request, pk: int):
         context["directionality_partial"] = not report.get("directionality") and report.get("n_directionality", 0) > 0
         retest = agreement.get("retest") or []
         context["show_retest"] = any(r.get("n_repeated") for r in retest)
-    return render(request, "annotation/dashboard.html", context)
+    return context
+
+
+@login_required
+def progress(request, pk: int):
+    """The dashboard's progress table (an HTML fragment the page fetches after it has loaded)."""
+    project = _project(request, pk)
+    return render(request, "annotation/_dashboard_progress.html", {"progress": batch_progress(project=project)})
 
 
 @login_required

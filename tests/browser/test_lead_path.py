@@ -109,6 +109,8 @@ def test_lead_runs_a_project_alone(live_server, page, make_user, tmp_path):
     page.click("text=Agreement & scores dashboard")
     page.click("text=Recompute now")
     page.wait_for_selector("#kendall-u")
+    page.wait_for_selector("#progress-counts[aria-busy='false'] table")  # the counts arrive by fetch
+    assert page.inner_text("#progress-counts tbody tr td.num >> nth=2").strip().split(" / ")[0] != "0"
     top = page.inner_text(".top-five")
     assert "strength" in top and page.is_visible("h3:has-text('Top five by Bradley–Terry strength')")
     for text in ("What these say", "Paper-comparable figures", "Expected at random", "Split-half reliability"):
