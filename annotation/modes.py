@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import heapq
 import operator
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 
 from django.db.models import Q
@@ -26,7 +27,7 @@ from django.db.models import Q
 from annotation.models import Assignment, Judgement, Project
 
 
-class OverlapStrategy:
+class OverlapStrategy(ABC):
     """One annotation mode. Subclasses set `mode` (a `Project.OverlapMode` value) and the two flags, and
     write `waiting_for` (SQL) and `waiting_in_memory` (the simulation's lists) with the same rule."""
 
@@ -34,17 +35,17 @@ class OverlapStrategy:
     marks_repeat: bool = False  # a second presentation is the same annotator's repeat (Assignment.is_repeat)
     same_annotator_twice: bool = False  # one person may hold two live presentations of a pair
 
+    @abstractmethod
     def waiting_for(self, *, user, batch_ids: list[int]) -> Q:
         """A filter on `Pair`: among the pairs of `batch_ids` waiting for another judgement
         (1 ≤ taken < planned), those `user` may be served."""
-        raise NotImplementedError
 
+    @abstractmethod
     def waiting_in_memory(self, *, waiting: dict[int | None, list[int]], uid: int, seen: set[int],
                           judged: set[int]) -> Iterator[int]:
         """`waiting_for` over the simulation's lists: `waiting` maps a pair's first judge to the indices of
         their pairs that wait for another judgement (each list in rank order); `seen` are the pairs with a
         live presentation to `uid`, `judged` those `uid` judged. Yields indices in rank order."""
-        raise NotImplementedError
 
 
 def _merged(lists: list[list[int]]) -> Iterable[int]:

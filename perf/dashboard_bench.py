@@ -9,8 +9,8 @@ bulk), then measures, each beside the old way or a named alternative in the same
 - the full `annotation.analytics` job (stores its result per batch) and its peak traced memory;
 - the dashboard page from the per-batch result, its progress counts fetched apart as a fragment and its
   numbers formatted by `fixed`, against the page as it was before (the same stored result, progress counted
-  inline by `selectors.project_progress`, Django's `floatformat`: perf/dashboard_before.html, the template
-  as of commit 6f87f91) and against the same report stored whole (the older layout: one JSON document
+  inline by `selectors.project_progress`, Django's `floatformat`: the dashboard template as of commit 6f87f91,
+  read with `git show`) and against the same report stored whole (the older layout: one JSON document
   decoded on every view); each page timed as the median of 5 requests;
 - a page of the scores export from the stored result vs recomputing it (the old export recomputed
   every batch with its bootstrap for every page; timed on 10 batches and scaled).
@@ -18,6 +18,7 @@ bulk), then measures, each beside the old way or a named alternative in the same
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -91,6 +92,17 @@ def median_request(client, url: str, n: int = 5):
     return sorted(times)[n // 2], response
 
 
+TEMPLATE_BEFORE = "6f87f91:annotation/templates/annotation/dashboard.html"
+
+
+def _template_before() -> str:
+    """The dashboard template before issue 16's last change, from git (this needs a git checkout)."""
+    found = subprocess.run(["git", "-C", str(ROOT), "show", TEMPLATE_BEFORE], capture_output=True, text=True)
+    if found.returncode:
+        raise SystemExit(f"dashboard_bench: cannot read {TEMPLATE_BEFORE} from git: {found.stderr.strip()}")
+    return found.stdout
+
+
 def before_page(user, project, n: int = 5) -> tuple[float, int]:
     """The dashboard as it was before issue 16's last change: the same context, progress counted inline
     with the judgement-pair join, the template with `floatformat` (median of n renders)."""
@@ -100,7 +112,7 @@ def before_page(user, project, n: int = 5) -> tuple[float, int]:
     from annotation import selectors
     from annotation.views.dashboard import dashboard_context
 
-    template = engines["django"].from_string((ROOT / "perf" / "dashboard_before.html").read_text())
+    template = engines["django"].from_string(_template_before())
     times, size = [], 0
     for _ in range(n + 1):
         request = RequestFactory().get(f"/projects/{project.pk}/dashboard/")
