@@ -24,9 +24,10 @@ def judgement_submit(
     conflict (a new choice needs a new UUID). `pair_id`, when given, is the pair the annotator saw:
     a choice sent for an assignment that shows another pair is refused.
 
-    The usual path is six SQL statements including authentication (token, roles, the locks, the insert, the
-    assignment marked done, the set completed when nothing in it is open): the UUID is looked up only
-    when the insert says it is taken (unique constraint) or the pair is already judged (a retry).
+    The usual path is three SQL statements including authentication on PostgreSQL (the token with its user
+    and roles, the locks, one statement that inserts and marks the assignment done and the set completed when
+    nothing in it is open), five on SQLite: the UUID is looked up only when the insert says it is taken
+    (unique constraint) or the pair is already judged (a retry).
     """
     client_uuid = _as_uuid(client_uuid)
     try:
@@ -52,62 +53,105 @@ def _replay(existing: Judgement, *, annotator, assignment_id: int, chosen_verse_
     return existing, False
 
 
+# The columns the submit reads under its locks: the assignment, its set, the set's batch and the pair.
+_LOCKED = ("a.id", "a.status", "a.annotator_id", "a.pair_id", "a.left_id", "a.set_id", "s.status", "s.batch_id",
+           "b.status", "b.name", "p.verse_a_id", "p.verse_b_id")
+
+
+def _lock_sql() -> str:
+    """One statement locks the set, then the assignment (PostgreSQL takes the row locks in the order of
+    FOR NO KEY UPDATE OF (set, assignment), the order undo and the release of expired sets use), and reads
+    what the checks need. Tables are named, not aliased, so the lock clause names them."""
+    q = connection.ops.quote_name
+    a, s, b, p = (q(m._meta.db_table) for m in (Assignment, AnnotationSet, Batch, Pair))
+    alias = {"a": a, "s": s, "b": b, "p": p}
+    columns = ", ".join(f"{alias[c.split('.')[0]]}.{q(c.split('.')[1])}" for c in _LOCKED)
+    sql = (f"SELECT {columns} FROM {a} JOIN {s} ON {s}.{q('id')} = {a}.{q('set_id')} "
+           f"JOIN {b} ON {b}.{q('id')} = {s}.{q('batch_id')} JOIN {p} ON {p}.{q('id')} = {a}.{q('pair_id')} "
+           f"WHERE {a}.{q('id')} = %s")
+    features = connection.features
+    if features.has_select_for_update_of:
+        sql += f" FOR {'NO KEY UPDATE' if features.has_select_for_no_key_update else 'UPDATE'} OF {s}, {a}"
+    return sql
+
+
 @transaction.atomic
 def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid: uuid.UUID, response_ms: int | None,
             pair_id: int | None) -> tuple[Judgement, bool]:
-    # One statement locks the set, then the assignment: PostgreSQL takes the row locks in the order of
-    # FOR NO KEY UPDATE OF (set, assignment), the order undo and the release of expired sets use.
-    assignment = (Assignment.objects.select_for_update(of=("set", "self"), no_key=True)
-                  .select_related("set__batch", "pair").filter(pk=assignment_id).first())
-    if assignment is None:
+    with connection.cursor() as cursor:
+        cursor.execute(_lock_sql(), [assignment_id])
+        row = cursor.fetchone()
+    if row is None:
         raise NotFound(f"No assignment {assignment_id}.")
-    annotation_set = assignment.set
-    if pair_id is not None and pair_id != assignment.pair_id:
-        raise Conflict(f"This choice was made on pair {pair_id}, but assignment {assignment.pk} shows pair "
-                       f"{assignment.pair_id}; nothing was stored.")
-    if assignment.status == Assignment.Status.DONE:
+    (a_id, a_status, a_annotator, a_pair, a_left, set_id, set_status, batch_id, batch_status, batch_name, verse_a,
+     verse_b) = row
+    if pair_id is not None and pair_id != a_pair:
+        raise Conflict(f"This choice was made on pair {pair_id}, but assignment {a_id} shows pair "
+                       f"{a_pair}; nothing was stored.")
+    if a_status == Assignment.Status.DONE:
         existing = Judgement.objects.filter(client_uuid=client_uuid).first()
         if existing is not None:
-            return _replay(existing, annotator=annotator, assignment_id=assignment.pk, chosen_verse_id=chosen_verse_id)
-    if assignment.annotator_id != annotator.pk:
+            return _replay(existing, annotator=annotator, assignment_id=a_id, chosen_verse_id=chosen_verse_id)
+    if a_annotator != annotator.pk:
         raise NotAllowed("This pair is not assigned to you.")
-    batch: Batch = annotation_set.batch
-    if batch.status != Batch.Status.OPEN:
-        raise Conflict(f"The batch {batch.name!r} is closed; judgements are no longer accepted.")
-    pair: Pair = assignment.pair
-    if chosen_verse_id not in (pair.verse_a_id, pair.verse_b_id):
+    if batch_status != Batch.Status.OPEN:
+        raise Conflict(f"The batch {batch_name!r} is closed; judgements are no longer accepted.")
+    if chosen_verse_id not in (verse_a, verse_b):
         raise AnnotationError("The chosen verse is not one of the two candidates of this pair.")
-    if assignment.status == Assignment.Status.DONE:
+    if a_status == Assignment.Status.DONE:
         raise Conflict("This pair is already judged in this set; undo it first to change the choice.")
-    if assignment.status == Assignment.Status.EXPIRED:
-        _retake_expired(assignment, batch, annotator)
-    judgement = Judgement.objects.create(
-        assignment=assignment, annotator=annotator, pair=pair, batch=batch, set=annotation_set,
-        chosen_id=chosen_verse_id, left_id=assignment.left_id, chose_left=chosen_verse_id == assignment.left_id,
-        response_ms=response_ms, client_uuid=client_uuid,
-    )
-    _mark_done(assignment_id=assignment.pk, set_id=annotation_set.pk,
-               complete_set=annotation_set.status == AnnotationSet.Status.OPEN)
+    if a_status == Assignment.Status.EXPIRED:  # rare: the ORM objects, under the locks already held
+        assignment = Assignment.objects.select_related("set__batch__project").get(pk=a_id)
+        _retake_expired(assignment, assignment.set.batch, annotator)
+    judgement = Judgement(
+        assignment_id=a_id, annotator_id=annotator.pk, pair_id=a_pair, batch_id=batch_id, set_id=set_id,
+        chosen_id=chosen_verse_id, left_id=a_left, chose_left=chosen_verse_id == a_left, response_ms=response_ms,
+        client_uuid=client_uuid, created=timezone.now(), undone_at=None)
+    judgement.pk = _record(judgement, complete_set=set_status == AnnotationSet.Status.OPEN)
     return judgement, True
 
 
-def _mark_done(*, assignment_id: int, set_id: int, complete_set: bool) -> None:
-    """The assignment done and, with `complete_set`, the set completed when no open assignment is left in it
-    (one statement that reads the assignments after this one's update, under the set's row lock).
+_JUDGEMENT_COLUMNS = ("assignment_id", "annotator_id", "pair_id", "batch_id", "set_id", "chosen_id", "left_id",
+                      "chose_left", "response_ms", "client_uuid", "created")
 
-    Plain SQL on purpose: these two fixed statements run on every choice, and building them through the ORM
-    (the NOT EXISTS subquery above all) cost ten times as much CPU as sending them."""
+
+def _record(judgement: Judgement, *, complete_set: bool) -> int:
+    """Insert the judgement, mark its assignment done and, with `complete_set`, complete the set when no
+    other assignment in it is open (read under the set's row lock, which every writer of the set's
+    assignments takes first). Returns the judgement's id.
+
+    On PostgreSQL one statement (the insert and the two updates as data-modifying CTEs: one round trip,
+    all or nothing like the rest of the transaction; the NOT EXISTS sees the assignments before this
+    one's update, hence `id <> assignment`), elsewhere three. Plain SQL on purpose: these fixed statements
+    run on every choice, and building them through the ORM cost ten times the CPU of sending them."""
     quote = connection.ops.quote_name
+    judgements = quote(Judgement._meta.db_table)
     assignments, sets = quote(Assignment._meta.db_table), quote(AnnotationSet._meta.db_table)
+    meta = Judgement._meta
+    values = [meta.get_field(c[:-3] if c.endswith("_id") else c).get_db_prep_save(getattr(judgement, c), connection)
+              for c in _JUDGEMENT_COLUMNS]
+    insert = (f"INSERT INTO {judgements} ({', '.join(quote(c) for c in _JUDGEMENT_COLUMNS)}) "
+              f"VALUES ({', '.join(['%s'] * len(values))})")
+    done = f"UPDATE {assignments} SET status = %s WHERE id = %s"
+    done_params = [Assignment.Status.DONE.value, judgement.assignment_id]
+    complete = (f"UPDATE {sets} SET status = %s, completed_at = %s WHERE id = %s AND status = %s AND NOT EXISTS "
+                f"(SELECT 1 FROM {assignments} WHERE set_id = %s AND status = %s AND id <> %s)")
+    complete_params = [AnnotationSet.Status.COMPLETED.value,
+                       meta.get_field("created").get_db_prep_save(judgement.created, connection), judgement.set_id,
+                       AnnotationSet.Status.OPEN.value, judgement.set_id, Assignment.Status.OPEN.value,
+                       judgement.assignment_id]
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {assignments} SET status = %s WHERE id = %s", [Assignment.Status.DONE.value, assignment_id])
+        if connection.vendor == "postgresql":
+            cursor.execute(f"WITH j AS ({insert} RETURNING id), d AS ({done})"
+                           + (f", c AS ({complete})" if complete_set else "") + " SELECT id FROM j",
+                           values + done_params + (complete_params if complete_set else []))
+            return cursor.fetchone()[0]
+        cursor.execute(insert, values)
+        judgement_id = cursor.lastrowid
+        cursor.execute(done, done_params)
         if complete_set:
-            now = AnnotationSet._meta.get_field("completed_at").get_db_prep_value(timezone.now(), connection)
-            cursor.execute(
-                f"UPDATE {sets} SET status = %s, completed_at = %s WHERE id = %s AND status = %s AND NOT EXISTS "
-                f"(SELECT 1 FROM {assignments} WHERE set_id = %s AND status = %s)",
-                [AnnotationSet.Status.COMPLETED.value, now, set_id, AnnotationSet.Status.OPEN.value, set_id,
-                 Assignment.Status.OPEN.value])
+            cursor.execute(complete, complete_params)
+        return judgement_id
 
 
 def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
