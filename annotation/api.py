@@ -192,18 +192,21 @@ def verse_payload(verse: Verse) -> dict:
 def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> dict:
     """The annotator page's view of a set; `done` when the batch has nothing left for the user."""
     project = batch.project
+    if annotation_set is None:
+        items, progress = None, selectors.batch_progress_for(batch=batch, user=user)
+    else:  # one statement; the verses as verse_payload gives them
+        items, progress = selectors.set_items_and_progress(annotation_set=annotation_set, batch=batch, user=user)
     body = {
         "batch": {"id": batch.pk, "name": batch.name, "pilot": batch.pilot},
         "reference": verse_payload(batch.reference),
         "instructions": project.instructions,
         "session_minutes": project.session_minutes,
-        "progress": selectors.batch_progress_for(batch=batch, user=user),
+        "progress": progress,
         "done": annotation_set is None,
     }
-    if annotation_set is None:
-        return body
-    body["set"] = {"id": annotation_set.pk, "status": annotation_set.status, "expires_at": annotation_set.expires_at,
-                   "items": selectors.set_items(annotation_set=annotation_set)}  # verses as verse_payload gives them
+    if annotation_set is not None:
+        body["set"] = {"id": annotation_set.pk, "status": annotation_set.status,
+                       "expires_at": annotation_set.expires_at, "items": items}
     return body
 
 
@@ -349,8 +352,7 @@ class NextSetApi(APIView):
 
     @extend_schema(request=None, responses=dict)
     def post(self, request, pk: int):
-        batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
-        annotation_set = scheduling.set_next(batch=batch, annotator=request.user)
+        batch, annotation_set = scheduling.set_next_in_batch(batch_id=pk, annotator=request.user)
         return Response(set_payload(annotation_set=annotation_set, batch=batch, user=request.user))
 
 

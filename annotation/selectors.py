@@ -124,18 +124,28 @@ def project_progress(*, project: Project, per_annotator: bool = True) -> dict:
     return {"batches": batch_rows, "annotators": annotator_rows, "n_annotators": n_annotators}
 
 
+def _progress_sql() -> tuple[str, str]:
+    """The annotator page's two progress figures as scalar subqueries (params: user, batch; then batch)."""
+    q = connection.ops.quote_name
+    live = (f"FROM {q(Judgement._meta.db_table)} j JOIN {q(Pair._meta.db_table)} p ON p.id = j.pair_id "
+            f"WHERE j.batch_id = %s AND j.undone_at IS NULL AND p.attention_answer_id IS NULL")
+    return (f"(SELECT COALESCE(SUM(CASE WHEN j.annotator_id = %s THEN 1 ELSE 0 END), 0) {live})",
+            f"(SELECT COUNT(DISTINCT j.pair_id) {live})")
+
+
+def _progress(batch: Batch, covered, mine) -> dict:
+    total_for_me = batch.n_pairs if batch.pilot else None
+    return {"pairs": batch.n_pairs, "pairs_covered": covered, "my_judgements": int(mine), "my_total": total_for_me}
+
+
 def batch_progress_for(*, batch: Batch, user) -> dict:
     """What the annotator page shows: this annotator's count and the batch's coverage (live judgements,
     attention checks left out). Plain SQL, one statement: it runs with every set served."""
-    q = connection.ops.quote_name
+    mine, covered = _progress_sql()
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT COUNT(DISTINCT j.pair_id), COALESCE(SUM(CASE WHEN j.annotator_id = %s THEN 1 ELSE 0 END), 0) "
-            f"FROM {q(Judgement._meta.db_table)} j JOIN {q(Pair._meta.db_table)} p ON p.id = j.pair_id "
-            f"WHERE j.batch_id = %s AND j.undone_at IS NULL AND p.attention_answer_id IS NULL", [user.pk, batch.pk])
+        cursor.execute(f"SELECT {covered}, {mine}", [batch.pk, user.pk, batch.pk])
         covered, mine = cursor.fetchone()
-    total_for_me = batch.n_pairs if batch.pilot else None
-    return {"pairs": batch.n_pairs, "pairs_covered": covered, "my_judgements": int(mine), "my_total": total_for_me}
+    return _progress(batch, covered, mine)
 
 
 def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
@@ -169,6 +179,21 @@ def set_items(*, annotation_set: AnnotationSet) -> list[dict]:
 
     One plain-SQL statement (the assignments, their two verses, the live judgement of each, an EXISTS for the
     others), where the ORM took two queries and more CPU than the rest of serving a set."""
+    return _items(_set_rows(annotation_set, extra="", extra_params=[]))
+
+
+def set_items_and_progress(*, annotation_set: AnnotationSet, batch: Batch, user) -> tuple[list[dict], dict]:
+    """`set_items` and `batch_progress_for` in one statement: the progress figures are uncorrelated scalar
+    subqueries of the items' statement, computed once (both databases evaluate such a subquery once per
+    statement). A set with no item left to show falls back to `batch_progress_for`."""
+    mine, covered = _progress_sql()
+    rows = _set_rows(annotation_set, extra=f", {covered}, {mine}", extra_params=[batch.pk, user.pk, batch.pk])
+    if not rows:
+        return [], batch_progress_for(batch=batch, user=user)
+    return _items(rows), _progress(batch, rows[0][15], rows[0][16])
+
+
+def _set_rows(annotation_set: AnnotationSet, *, extra: str, extra_params: list) -> list[tuple]:
     q = connection.ops.quote_name
     assignment, verse, judgement = (q(m._meta.db_table) for m in (Assignment, Verse, Judgement))
     with connection.cursor() as cursor:
@@ -176,12 +201,15 @@ def set_items(*, annotation_set: AnnotationSet) -> list[dict]:
             f"SELECT a.id, a.pair_id, a.position, a.status, l.id, l.verse_id, l.text, l.translation, "
             f"r.id, r.verse_id, r.text, r.translation, j.chosen_id, j.client_uuid, "
             f"EXISTS (SELECT 1 FROM {judgement} o WHERE o.pair_id = a.pair_id AND o.undone_at IS NULL "
-            f"AND o.set_id <> a.set_id) "
+            f"AND o.set_id <> a.set_id){extra} "
             f"FROM {assignment} a JOIN {verse} l ON l.id = a.left_id JOIN {verse} r ON r.id = a.right_id "
             f"LEFT JOIN {judgement} j ON j.assignment_id = a.id AND j.set_id = a.set_id AND j.undone_at IS NULL "
             f"WHERE a.set_id = %s AND a.status <> %s ORDER BY a.position",
-            [annotation_set.pk, Assignment.Status.EXPIRED.value])
-        rows = cursor.fetchall()
+            [*extra_params, annotation_set.pk, Assignment.Status.EXPIRED.value])
+        return cursor.fetchall()
+
+
+def _items(rows: list[tuple]) -> list[dict]:
     return [{"assignment_id": row[0], "pair_id": row[1], "position": row[2], "status": row[3],
              "left": {"id": row[4], "verse_id": row[5], "text": row[6], "translation": row[7]},
              "right": {"id": row[8], "verse_id": row[9], "text": row[10], "translation": row[11]},

@@ -23,6 +23,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import APIException, AuthenticationFailed
 
+from core import rawsql
 from core.roles import ALL_ROLES, remember_roles
 
 
@@ -52,50 +53,32 @@ class TokenExpired(APIException):
 
 
 @functools.cache
-def _token_sql() -> tuple[str, list, list, list[str]]:
-    """The statement (one row per role the user holds, at least one), the user's fields in its column order
-    with the database converters of each (as the ORM applies them: SQLite returns naive datetimes), those
-    of the token's `created`, and the role names it asks for."""
+def _token_sql() -> str:
+    """One row per role the user holds (at least one): the token's `created`, the user's columns, a role name."""
     user_model = get_user_model()
     q = connection.ops.quote_name
-    fields = list(user_model._meta.concrete_fields)
     groups_through = user_model._meta.get_field("groups").remote_field.through
-    sql = (f"SELECT t.{q('created')}, {', '.join('u.' + q(f.column) for f in fields)}, r.name "
-           f"FROM {q(Token._meta.db_table)} t JOIN {q(user_model._meta.db_table)} u ON u.{q(user_model._meta.pk.column)} = t.{q('user_id')} "
-           f"LEFT JOIN (SELECT ug.{q('user_id')} AS user_id, g.{q('name')} AS name FROM {q(groups_through._meta.db_table)} ug "
-           f"JOIN {q(Group._meta.db_table)} g ON g.{q('id')} = ug.{q('group_id')} "
-           f"WHERE g.{q('name')} IN ({', '.join(['%s'] * len(ALL_ROLES))})) r ON r.user_id = u.{q(user_model._meta.pk.column)} "
-           f"WHERE t.{q('key')} = %s")
-    return sql, [(f, _converters(f)) for f in fields], _converters(Token._meta.get_field("created")), list(ALL_ROLES)
-
-
-def _converters(field) -> list:
-    expression = field.get_col(field.model._meta.db_table)
-    return [(c, expression) for c in connection.ops.get_db_converters(expression) + field.get_db_converters(connection)]
-
-
-def _converted(value, converters):
-    for converter, expression in converters:
-        value = converter(value, expression, connection)
-    return value
+    pk = q(user_model._meta.pk.column)
+    return (f"SELECT t.{q('created')}, {rawsql.columns(user_model, 'u')}, r.name "
+            f"FROM {q(Token._meta.db_table)} t JOIN {q(user_model._meta.db_table)} u ON u.{pk} = t.{q('user_id')} "
+            f"LEFT JOIN (SELECT ug.{q('user_id')} AS user_id, g.{q('name')} AS name "
+            f"FROM {q(groups_through._meta.db_table)} ug JOIN {q(Group._meta.db_table)} g ON g.{q('id')} = ug.{q('group_id')} "
+            f"WHERE g.{q('name')} IN ({', '.join(['%s'] * len(ALL_ROLES))})) r ON r.user_id = u.{pk} "
+            f"WHERE t.{q('key')} = %s")
 
 
 def token_user(key: str):
-    """(user, token) for an API key with the user's roles cached on it (`core.roles`), or None. One statement."""
-    sql, fields, created_converters, roles = _token_sql()
+    """(user, token) for an API key, with the user's roles cached on the user (`core.roles`), or None.
+    One statement."""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*roles, key])
+        cursor.execute(_token_sql(), [*ALL_ROLES, key])
         rows = cursor.fetchall()
     if not rows:
         return None
-    row = rows[0]
-    user_model = get_user_model()
-    user = user_model.from_db(connection.alias, [f.attname for f, _ in fields],
-                              [_converted(value, conv) for value, (_, conv) in zip(row[1:-1], fields)])
-    token = Token.from_db(connection.alias, ["key", "user_id", "created"],
-                          [key, user.pk, _converted(row[0], created_converters)])
-    token.user = user
-    remember_roles(user, [r[-1] for r in rows if r[-1] is not None])
+    user = rawsql.instance(get_user_model(), rows[0][1:-1])
+    token = Token(key=key, user=user, created=rawsql.convert_value(rows[0][0], Token._meta.get_field("created")))
+    token._state.adding, token._state.db = False, connection.alias
+    remember_roles(user, [row[-1] for row in rows if row[-1] is not None])
     return user, token
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
 
 from django.db import IntegrityError, connection, transaction
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair
 from annotation.services.errors import AnnotationError, Conflict, NotAllowed, NotFound
+from core import rawsql
 
 
 def judgement_submit(
@@ -58,6 +60,7 @@ _LOCKED = ("a.id", "a.status", "a.annotator_id", "a.pair_id", "a.left_id", "a.se
            "b.status", "b.name", "p.verse_a_id", "p.verse_b_id")
 
 
+@functools.cache
 def _lock_sql() -> str:
     """One statement locks the set, then the assignment (PostgreSQL takes the row locks in the order of
     FOR NO KEY UPDATE OF (set, assignment), the order undo and the release of expired sets use), and reads
@@ -78,9 +81,11 @@ def _lock_sql() -> str:
 @transaction.atomic
 def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid: uuid.UUID, response_ms: int | None,
             pair_id: int | None) -> tuple[Judgement, bool]:
-    with connection.cursor() as cursor:
-        cursor.execute(_lock_sql(), [assignment_id])
-        row = cursor.fetchone()
+    row = None
+    if rawsql.id_in_range(Assignment, assignment_id):
+        with connection.cursor() as cursor:
+            cursor.execute(_lock_sql(), [assignment_id])
+            row = cursor.fetchone()
     if row is None:
         raise NotFound(f"No assignment {assignment_id}.")
     (a_id, a_status, a_annotator, a_pair, a_left, set_id, set_status, batch_id, batch_status, batch_name, verse_a,
@@ -115,6 +120,21 @@ _JUDGEMENT_COLUMNS = ("assignment_id", "annotator_id", "pair_id", "batch_id", "s
                       "chose_left", "response_ms", "client_uuid", "created")
 
 
+@functools.cache
+def _record_sql() -> dict[str, str]:
+    quote = connection.ops.quote_name
+    judgements = quote(Judgement._meta.db_table)
+    assignments, sets = quote(Assignment._meta.db_table), quote(AnnotationSet._meta.db_table)
+    insert = (f"INSERT INTO {judgements} ({', '.join(quote(c) for c in _JUDGEMENT_COLUMNS)}) "
+              f"VALUES ({', '.join(['%s'] * len(_JUDGEMENT_COLUMNS))})")
+    done = f"UPDATE {assignments} SET status = %s WHERE id = %s"
+    complete = (f"UPDATE {sets} SET status = %s, completed_at = %s WHERE id = %s AND status = %s AND NOT EXISTS "
+                f"(SELECT 1 FROM {assignments} WHERE set_id = %s AND status = %s AND id <> %s)")
+    return {"insert": insert, "done": done, "complete": complete,
+            "one": f"WITH j AS ({insert} RETURNING id), d AS ({done}) SELECT id FROM j",
+            "one_complete": f"WITH j AS ({insert} RETURNING id), d AS ({done}), c AS ({complete}) SELECT id FROM j"}
+
+
 def _record(judgement: Judgement, *, complete_set: bool) -> int:
     """Insert the judgement, mark its assignment done and, with `complete_set`, complete the set when no
     other assignment in it is open (read under the set's row lock, which every writer of the set's
@@ -124,33 +144,25 @@ def _record(judgement: Judgement, *, complete_set: bool) -> int:
     all or nothing like the rest of the transaction; the NOT EXISTS sees the assignments before this
     one's update, hence `id <> assignment`), elsewhere three. Plain SQL on purpose: these fixed statements
     run on every choice, and building them through the ORM cost ten times the CPU of sending them."""
-    quote = connection.ops.quote_name
-    judgements = quote(Judgement._meta.db_table)
-    assignments, sets = quote(Assignment._meta.db_table), quote(AnnotationSet._meta.db_table)
-    meta = Judgement._meta
-    values = [meta.get_field(c[:-3] if c.endswith("_id") else c).get_db_prep_save(getattr(judgement, c), connection)
-              for c in _JUDGEMENT_COLUMNS]
-    insert = (f"INSERT INTO {judgements} ({', '.join(quote(c) for c in _JUDGEMENT_COLUMNS)}) "
-              f"VALUES ({', '.join(['%s'] * len(values))})")
-    done = f"UPDATE {assignments} SET status = %s WHERE id = %s"
+    sql = _record_sql()
+    field = Judgement._meta.get_field
+    created = field("created").get_db_prep_save(judgement.created, connection)
+    values = [judgement.assignment_id, judgement.annotator_id, judgement.pair_id, judgement.batch_id,
+              judgement.set_id, judgement.chosen_id, judgement.left_id, judgement.chose_left, judgement.response_ms,
+              field("client_uuid").get_db_prep_save(judgement.client_uuid, connection), created]
     done_params = [Assignment.Status.DONE.value, judgement.assignment_id]
-    complete = (f"UPDATE {sets} SET status = %s, completed_at = %s WHERE id = %s AND status = %s AND NOT EXISTS "
-                f"(SELECT 1 FROM {assignments} WHERE set_id = %s AND status = %s AND id <> %s)")
-    complete_params = [AnnotationSet.Status.COMPLETED.value,
-                       meta.get_field("created").get_db_prep_save(judgement.created, connection), judgement.set_id,
+    complete_params = [AnnotationSet.Status.COMPLETED.value, created, judgement.set_id,
                        AnnotationSet.Status.OPEN.value, judgement.set_id, Assignment.Status.OPEN.value,
-                       judgement.assignment_id]
+                       judgement.assignment_id] if complete_set else []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(f"WITH j AS ({insert} RETURNING id), d AS ({done})"
-                           + (f", c AS ({complete})" if complete_set else "") + " SELECT id FROM j",
-                           values + done_params + (complete_params if complete_set else []))
+            cursor.execute(sql["one_complete" if complete_set else "one"], values + done_params + complete_params)
             return cursor.fetchone()[0]
-        cursor.execute(insert, values)
+        cursor.execute(sql["insert"], values)
         judgement_id = cursor.lastrowid
-        cursor.execute(done, done_params)
+        cursor.execute(sql["done"], done_params)
         if complete_set:
-            cursor.execute(complete, complete_params)
+            cursor.execute(sql["complete"], complete_params)
         return judgement_id
 
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 import datetime as dt
 import random
 
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.models import AnnotationSet, Assignment, Batch, Membership, Pair, Project
+from annotation.models import AnnotationSet, Assignment, Batch, Membership, Pair, Project, Verse
 from annotation.modes import mode_for
-from annotation.services.errors import Conflict, NotAllowed
+from annotation.services.errors import Conflict, NotAllowed, NotFound
+from core import rawsql
 from core.roles import ANNOTATOR, has_role
 
 
@@ -68,10 +70,13 @@ def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None 
     return released
 
 
-def _locked(queryset, limit: int) -> list[Pair]:
-    if limit <= 0:
+def _locked(queryset, limit: int, *, query: bool = False):
+    """The first `limit` pairs of `queryset` by rank, locked (skipping pairs others hold locked): a list, or
+    with `query` the queryset."""
+    if limit <= 0 and not query:
         return []
-    return list(queryset.select_for_update(skip_locked=True, of=("self",), no_key=True).order_by("rank")[:limit])
+    locked = queryset.select_for_update(skip_locked=True, of=("self",), no_key=True).order_by("rank")[:limit]
+    return locked if query else list(locked)
 
 
 @transaction.atomic
@@ -87,13 +92,64 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
         project_id=batch.project_id, user=annotator, role=Membership.Role.ANNOTATOR).values_list("pk", flat=True).first()
     if not member:
         raise NotAllowed("You are not an annotator of this project.")
+    return _serve(batch, annotator, rng)
+
+
+@transaction.atomic
+def set_next_in_batch(*, batch_id: int, annotator, rng: random.Random | None = None) -> tuple[Batch, AnnotationSet | None]:
+    """`set_next` for a batch known by its id (the API): (the batch, the set or None). The batch with its
+    project and reference is read by the statement that locks the annotator's membership row, which
+    `set_next` does in two. NotFound when there is no such batch."""
+    batch = _member_batch(batch_id, annotator)
+    return batch, _serve(batch, annotator, rng)
+
+
+def _member_batch(batch_id: int, annotator) -> Batch:
+    q = connection.ops.quote_name
+    tables = {k: q(m._meta.db_table) for k, m in (("m", Membership), ("b", Batch), ("p", Project), ("v", Verse))}
+    lock = " FOR NO KEY UPDATE OF m" if connection.features.has_select_for_no_key_update else (
+        " FOR UPDATE OF m" if connection.features.has_select_for_update_of else "")
+    row = None
+    if has_role(annotator, ANNOTATOR) and rawsql.id_in_range(Batch, batch_id):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT m.id, {rawsql.columns(Batch, 'b')}, {rawsql.columns(Project, 'p')}, {rawsql.columns(Verse, 'v')} "
+                f"FROM {tables['m']} m JOIN {tables['b']} b ON b.project_id = m.project_id "
+                f"JOIN {tables['p']} p ON p.id = b.project_id JOIN {tables['v']} v ON v.id = b.reference_id "
+                f"WHERE b.id = %s AND m.user_id = %s AND m.role = %s{lock}",
+                [batch_id, annotator.pk, Membership.Role.ANNOTATOR.value])
+            row = cursor.fetchone()
+    if row is None:
+        if not (rawsql.id_in_range(Batch, batch_id) and Batch.objects.filter(pk=batch_id).exists()):
+            raise NotFound("No Batch matches the given query.")
+        raise NotAllowed("You are not an annotator of this project.")
+    n_batch, n_project = len(Batch._meta.concrete_fields), len(Project._meta.concrete_fields)
+    batch = rawsql.instance(Batch, row[1:1 + n_batch])
+    batch.project = rawsql.instance(Project, row[1 + n_batch:1 + n_batch + n_project])
+    batch.reference = rawsql.instance(Verse, row[1 + n_batch + n_project:])
+    return batch
+
+
+def _open_sets(batch: Batch, annotator, now) -> list[AnnotationSet]:
+    """The batch's open sets that are the annotator's or past their deadline, newest first."""
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {rawsql.columns(AnnotationSet, 's')} FROM {q(AnnotationSet._meta.db_table)} s "
+            f"WHERE s.batch_id = %s AND s.status = %s AND (s.annotator_id = %s OR s.expires_at < %s) "
+            f"ORDER BY s.created DESC",
+            [batch.pk, AnnotationSet.Status.OPEN.value, annotator.pk,
+             AnnotationSet._meta.get_field("expires_at").get_db_prep_value(now, connection)])
+        return [rawsql.instance(AnnotationSet, row) for row in cursor.fetchall()]
+
+
+def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet | None:
     if batch.status != Batch.Status.OPEN:
         raise Conflict(f"The batch {batch.name!r} is closed.")
     now = timezone.now()
     # One read finds the annotator's open set and any set past its deadline; only when there is one of the
     # latter (rare) does the release run, with its locks, and the annotator's set is read again after it.
-    open_sets = list(AnnotationSet.objects.filter(batch=batch, status=AnnotationSet.Status.OPEN).filter(
-        Q(annotator=annotator) | Q(expires_at__lt=now)).order_by("-created"))
+    open_sets = _open_sets(batch, annotator, now)
     if any(s.expires_at < now for s in open_sets):
         sets_release_expired(batch=batch, now=now)
         current = (AnnotationSet.objects.filter(batch=batch, annotator=annotator, status=AnnotationSet.Status.OPEN)
@@ -104,71 +160,124 @@ def set_next(*, batch: Batch, annotator, rng: random.Random | None = None) -> An
         return current
     project: Project = batch.project
     rng = rng or random.Random()
-    picks = _pick_pilot(batch, annotator, project) if batch.pilot else _pick(batch, annotator, project)
+    picks, counters = (_pick_pilot(batch, annotator, project), None) if batch.pilot else _pick(batch, annotator, project)
     if not picks:
         return None
     if project.attention_per_set:
         picks += _pick_attention(batch, annotator, project.attention_per_set)
-    annotation_set = AnnotationSet.objects.create(
-        batch=batch, annotator=annotator, expires_at=now + dt.timedelta(minutes=project.set_timeout_minutes)
-    )
-    assignments = []
     order = list(range(len(picks)))
     rng.shuffle(order)
+    rows = []
     for position, index in enumerate(order):
         pair, is_overlap, is_repeat = picks[index]
         left_is_a = rng.random() < 0.5
-        assignments.append(Assignment(
-            set=annotation_set, pair=pair, annotator=annotator, position=position,
-            left_id=pair.verse_a_id if left_is_a else pair.verse_b_id,
-            right_id=pair.verse_b_id if left_is_a else pair.verse_a_id,
-            is_overlap=is_overlap, is_repeat=is_repeat,
-        ))
-    Assignment.objects.bulk_create(assignments)
+        rows.append((pair.pk, position, pair.verse_a_id if left_is_a else pair.verse_b_id,
+                     pair.verse_b_id if left_is_a else pair.verse_a_id, is_overlap, is_repeat))
+    return _create_set(batch, annotator, now + dt.timedelta(minutes=project.set_timeout_minutes), rows, counters)
+
+
+def _create_set(batch: Batch, annotator, expires_at: dt.datetime, rows: list[tuple], counters) -> AnnotationSet:
+    """Write the pairs' counters (`counters`: the statement of `_counters`, or None), the set and its
+    assignments (`rows`: pair, position, left, right, is_overlap, is_repeat).
+
+    On PostgreSQL one statement (the counters and the set as data-modifying CTEs of the assignments'
+    insert: one round trip, all or nothing like the rest of the transaction), elsewhere three."""
+    q = connection.ops.quote_name
+    annotation_set = AnnotationSet(batch=batch, annotator=annotator, status=AnnotationSet.Status.OPEN,
+                                   created=timezone.now(), expires_at=expires_at, completed_at=None)
+    prep = {name: AnnotationSet._meta.get_field(name).get_db_prep_save(getattr(annotation_set, name), connection)
+            for name in ("created", "expires_at")}
+    insert_set = (f"INSERT INTO {q(AnnotationSet._meta.db_table)} (batch_id, annotator_id, status, created, expires_at) "
+                  f"VALUES (%s, %s, %s, %s, %s)")
+    set_params = [batch.pk, annotator.pk, AnnotationSet.Status.OPEN.value, prep["created"], prep["expires_at"]]
+    columns = "set_id, pair_id, annotator_id, position, left_id, right_id, is_overlap, is_repeat, status"
+    assignments = q(Assignment._meta.db_table)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))
+            counters_sql, counters_params = counters or ("", [])
+            cursor.execute(
+                "WITH " + (f"c AS ({counters_sql}), " if counters else "") + f"s AS ({insert_set} RETURNING id) "
+                f"INSERT INTO {assignments} ({columns}) SELECT s.id, v.pair_id, %s, v.position, v.left_id, v.right_id, "
+                f"v.is_overlap, v.is_repeat, %s FROM s CROSS JOIN (VALUES {values}) "
+                f"AS v (pair_id, position, left_id, right_id, is_overlap, is_repeat) RETURNING set_id",
+                [*counters_params, *set_params, annotator.pk, Assignment.Status.OPEN.value,
+                 *(value for row in rows for value in row)])
+            annotation_set.pk = cursor.fetchone()[0]
+        else:
+            if counters:
+                cursor.execute(*counters)
+            cursor.execute(insert_set, set_params)
+            annotation_set.pk = cursor.lastrowid
+            cursor.execute(f"INSERT INTO {assignments} ({columns}) VALUES "
+                           + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows)),
+                           [value for row in rows for value in (annotation_set.pk, row[0], annotator.pk, *row[1:],
+                                                                 Assignment.Status.OPEN.value)])
+    annotation_set._state.adding, annotation_set._state.db = False, connection.alias
     return annotation_set
 
 
-def _pick(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
-    size, overlap = project.set_size, project.overlap_per_set
-    pool = Pair.objects.filter(batch=batch, attention_answer__isnull=True)
+def _waiting(batch: Batch, annotator, project: Project):
+    """The batch's pairs waiting for another judgement that the project's mode lets `annotator` give."""
     mode = mode_for(project)  # who may give a second judgement: annotation/modes.py
-    waiting = pool.filter(taken__gte=1, taken__lt=F("planned")).filter(
+    return Pair.objects.filter(batch=batch, attention_answer__isnull=True, taken__gte=1, taken__lt=F("planned")).filter(
         mode.waiting_for(user=annotator, batch_ids=[batch.pk]))
-    repeats = mode.marks_repeat
-    second = _locked(waiting, overlap)
-    fresh = _locked(pool.filter(taken=0), size - len(second))
+
+
+_PICKED = ("id", "verse_a_id", "verse_b_id", "planned")  # in the model's field order (Pair.from_db reads them so)
+_TEMPLATES: dict[tuple, rawsql.QueryTemplate] = {}
+
+
+def _locked_picks(kind: str, batch: Batch, annotator, project: Project, limit: int) -> list[Pair]:
+    """The first `limit` pairs by rank of the waiting (`kind` "waiting") or fresh ("fresh") pool, locked
+    (FOR NO KEY UPDATE SKIP LOCKED): the ORM's query, compiled once per mode, kind and limit
+    (`core.rawsql.QueryTemplate`), run as plain SQL."""
+    if limit <= 0:
+        return []
+    mode = mode_for(project)
+    key = (kind, mode, limit)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        def build(batch: int, user: int | None = None):
+            stand_in = Batch(pk=batch)
+            pool = (_waiting(stand_in, get_user_model()(pk=user), project) if kind == "waiting"
+                    else Pair.objects.filter(batch=stand_in, attention_answer__isnull=True, taken=0))
+            return _locked(pool.values_list(*_PICKED), limit, query=True)
+
+        ids = {"batch": batch.pk, "user": annotator.pk} if kind == "waiting" else {"batch": batch.pk}
+        template = _TEMPLATES.setdefault(key, rawsql.QueryTemplate(build, ids))
+    return [Pair.from_db(connection.alias, _PICKED, row) for row in template.rows(batch=batch.pk, user=annotator.pk)]
+
+
+def _pick(batch: Batch, annotator, project: Project) -> tuple[list[tuple[Pair, bool, bool]], tuple | None]:
+    """The set's pairs [(pair, is_overlap, is_repeat)] and the statement that raises their counters."""
+    size, overlap = project.set_size, project.overlap_per_set
+    repeats = mode_for(project).marks_repeat
+    second = _locked_picks("waiting", batch, annotator, project, overlap)
+    fresh = _locked_picks("fresh", batch, annotator, project, size - len(second))
     if len(second) + len(fresh) < size:  # no fresh pairs left: fill the set with pairs awaiting repeats
-        second += _locked(waiting.exclude(pk__in=[p.pk for p in second]), size - len(second) - len(fresh))
+        second += _locked(_waiting(batch, annotator, project).exclude(pk__in=[p.pk for p in second]),
+                          size - len(second) - len(fresh))
     promote = {pair.pk for pair in fresh[: max(overlap - len(second), 0)]}
-    for pair in second:
-        pair.taken += 1
-    for pair in fresh:
-        pair.taken = 1
-        pair.first_annotator_id = annotator.pk
-        if pair.pk in promote:
-            pair.planned = max(pair.planned, 2)
-    _write_counters(second, fresh, promote, annotator)
-    return [(pair, True, repeats) for pair in second] + [(pair, pair.pk in promote or pair.planned > 1, False)
-                                                         for pair in fresh]
+    picks = [(pair, True, repeats) for pair in second] + [(pair, pair.pk in promote or pair.planned > 1, False)
+                                                          for pair in fresh]
+    return picks, _counters(second, fresh, promote, annotator)
 
 
-def _write_counters(second: list[Pair], fresh: list[Pair], promote: set[int], annotator) -> None:
-    """The counters of the picked pairs in one UPDATE: every pair is taken once more (the rows are locked, so
-    `taken + 1` is what the objects hold), fresh ones (taken was 0) get this annotator as first judge, promoted
-    ones planned ≥ 2. Plain SQL: `bulk_update` wrote the same as one CASE per row and field, and building it took
-    more CPU than the rest of the scheduling."""
+def _counters(second: list[Pair], fresh: list[Pair], promote: set[int], annotator) -> tuple[str, list] | None:
+    """The counters of the picked pairs as one UPDATE (sql, params): every pair is taken once more (the rows
+    are locked), fresh ones (taken was 0) get this annotator as first judge, promoted ones planned ≥ 2.
+    Plain SQL: `bulk_update` wrote the same as one CASE per row and field, and building it took more CPU
+    than the rest of the scheduling."""
     ids = [p.pk for p in second + fresh]
     if not ids:
-        return
+        return None
     promoted = sorted(promote) or [0]  # ids start at 1: [0] matches nothing
     table = connection.ops.quote_name(Pair._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET taken = taken + 1, "
+    return (f"UPDATE {table} SET taken = taken + 1, "
             f"first_annotator_id = CASE WHEN taken = 0 THEN %s ELSE first_annotator_id END, "
             f"planned = CASE WHEN id IN ({', '.join(['%s'] * len(promoted))}) AND planned < 2 THEN 2 ELSE planned END "
-            f"WHERE id IN ({', '.join(['%s'] * len(ids))})",
-            [annotator.pk, *promoted, *ids])
+            f"WHERE id IN ({', '.join(['%s'] * len(ids))})", [annotator.pk, *promoted, *ids])
 
 
 def _pick_pilot(batch: Batch, annotator, project: Project) -> list[tuple[Pair, bool, bool]]:
