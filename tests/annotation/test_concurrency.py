@@ -149,3 +149,44 @@ def test_concurrent_release_late_answers_and_undo_keep_the_invariants(make_user,
         assert row["people"] == row["n"], row
     for pair in Pair.objects.filter(batch=batch):
         assert pair.taken <= pair.planned
+
+
+def test_a_set_answered_all_at_once_is_completed(small_project, annotators):
+    """Every choice of a set sent at the same moment: the last one to take the set's lock sees the others done
+    (its completion check is a statement of its own, after the lock: PostgreSQL's one write statement reads the
+    other assignments in a snapshot taken once it holds the lock), so the set ends completed, never left open."""
+    from annotation.models import AnnotationSet
+    from annotation.services.scheduling import set_next
+
+    _, batch = small_project
+    user = annotators[0]
+    for _ in range(2):
+        annotation_set = set_next(batch=batch, annotator=user)
+        items = list(annotation_set.assignments.select_related("pair"))
+        codes = []
+
+        def submit(item):
+            payload = {"assignment_id": item.pk, "chosen_verse": item.pair.verse_b_id, "client_uuid": str(uuid.uuid4())}
+            return lambda: codes.append(_client(user).post("/api/v1/judgements/", payload, format="json").status_code)
+
+        _run_threads([submit(item) for item in items])
+        assert codes == [201] * len(items)
+        annotation_set.refresh_from_db()
+        assert annotation_set.status == AnnotationSet.Status.COMPLETED and annotation_set.completed_at is not None
+        assert not annotation_set.assignments.exclude(status="done").exists()
+
+
+def test_a_double_click_on_next_set_serves_one_set(small_project, annotators):
+    """Concurrent next-set requests of one annotator queue on the membership row and the later ones read the set
+    the first one made (the open sets are read by a statement after the lock): one set, the same for all."""
+    from annotation.models import AnnotationSet
+
+    _, batch = small_project
+    user = annotators[1]
+    ids = []
+
+    def fetch():
+        ids.append(_client(user).post(f"/api/v1/batches/{batch.pk}/next-set/").json()["set"]["id"])
+
+    _run_threads([fetch for _ in range(5)])
+    assert len(set(ids)) == 1 and AnnotationSet.objects.filter(batch=batch, annotator=user).count() == 1
