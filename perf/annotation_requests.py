@@ -2,7 +2,7 @@
 against the code before, measured in the same run.
 
 Usage: .venv/bin/python perf/annotation_requests.py [--sets 40] [--base REV | --no-base] [--rounds 1]
-       (DATABASE_URL picks the database)
+       [--auth token|session]   (DATABASE_URL picks the database)
 
 A batch of 99 candidates (4,851 pairs) and one annotator who fetches --sets sets of 10 and submits
 every pair, on a throw-away test database (perf/_testdb.py). Prints the median and p90 of each request (wall,
@@ -10,7 +10,8 @@ and the CPU time of this process: on a shared machine the wall time is much wait
 commit waits for the disk) and its SQL statements, with the load average. The base revision (default
 6f87f91, the code before the issue-16 request work; a temporary `git worktree`) runs the same measurement
 in a subprocess first, so the old way and this one are measured in the same run, and the ratio base/this
-is printed; with --rounds N they take turns N times and the ratio is the median over rounds.
+is printed; with --rounds N they take turns N times and the ratio is the median over rounds. `--auth session`
+authenticates by a logged-in session (what the annotator page sends) instead of the API token.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT / "perf"))
 from _annotation_http import BEFORE, trees  # noqa: E402
 
 
-def measure(sets: int) -> dict:
+def measure(sets: int, auth: str = "token") -> dict:
     """Run in the tree being measured (cwd; PYTHONPATH points there too)."""
     sys.path.insert(0, os.getcwd())
     # _testdb puts this checkout's root on sys.path unless it is there already: list it last, so that the
@@ -47,7 +48,12 @@ def measure(sets: int) -> dict:
         _, tokens, make_batch = annotation_world("req", 1)
         batch = make_batch("req")
         client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {tokens[0]}")
+        if auth == "session":
+            from rest_framework.authtoken.models import Token
+
+            client.force_login(Token.objects.get(key=tokens[0]).user)
+        else:
+            client.credentials(HTTP_AUTHORIZATION=f"Token {tokens[0]}")
         times = {"next": [], "submit": []}
         cpu = {"next": [], "submit": []}
         queries = {"next": [], "submit": []}
@@ -68,7 +74,7 @@ def measure(sets: int) -> dict:
                     cpu["submit"].append(time.process_time() - c)
                 assert response.status_code == 201, response.content
                 queries["submit"].append(len(q))
-        out = {"vendor": connection.vendor, "load": load_average()}
+        out = {"vendor": connection.vendor + ("" if auth == "token" else ", session"), "load": load_average()}
         for name in times:
             values = sorted(times[name][1:])  # the first request warms the URL conf and DRF
             out[name] = {"median_ms": statistics.median(values) * 1000,
@@ -84,12 +90,14 @@ def main() -> None:
     parser.add_argument("--base", default=BEFORE, help=f"git revision measured first, the old way (default {BEFORE})")
     parser.add_argument("--no-base", action="store_true", help="measure this checkout only")
     parser.add_argument("--rounds", type=int, default=1, help="turns per tree, alternating (base, this, base, …)")
+    parser.add_argument("--auth", choices=("token", "session"), default="token",
+                        help="API token (default) or a logged-in session, as the annotator page")
     parser.add_argument("--measure-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
         import json
 
-        print("RESULT " + json.dumps(measure(args.sets)))
+        print("RESULT " + json.dumps(measure(args.sets, args.auth)))
         return
     import json
 
@@ -98,7 +106,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for label, tree in sources:
                 done = subprocess.run([sys.executable, str(ROOT / "perf" / "annotation_requests.py"), "--measure-only",
-                                       "--sets", str(args.sets)], cwd=tree, capture_output=True, text=True,
+                                       "--sets", str(args.sets), "--auth", args.auth], cwd=tree, capture_output=True, text=True,
                                       env=dict(os.environ, PYTHONPATH=str(tree)))
                 line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
                 if not line:

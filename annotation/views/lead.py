@@ -118,7 +118,7 @@ def invitation_accept(request, token: str):
             context["error"] = str(exc)
             return render(request, "annotation/invitation.html", context, status=exc.status)
         if not request.user.is_authenticated:
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, user, backend="core.authentication.UserWithRolesBackend")
         messages.success(request, f"You joined {project.title or project.name} as an annotator.")
         return redirect(reverse("home") + "#annotate")
     response = render(request, "annotation/invitation.html", context,

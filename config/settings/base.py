@@ -71,6 +71,12 @@ TEMPLATES = [
     },
 ]
 
+# The session's user is read with its roles in one statement (core.authentication); ModelBackend stays listed
+# for sessions recorded before, which Django would otherwise log out.
+AUTHENTICATION_BACKENDS = ["core.authentication.UserWithRolesBackend", "django.contrib.auth.backends.ModelBackend"]
+# Django's database sessions (same table and encoding), read by one plain statement.
+SESSION_ENGINE = "core.sessions"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},

@@ -4,6 +4,7 @@ templates, the batch read with the membership lock."""
 import uuid
 
 import pytest
+from django.contrib.auth.hashers import MD5PasswordHasher
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
 
@@ -231,3 +232,97 @@ def test_instance_from_a_row_is_the_orms(small_project):
     assert [getattr(got, f.attname) for f in Verse._meta.concrete_fields] == [
         getattr(want, f.attname) for f in Verse._meta.concrete_fields]
     assert got.metadata == {"a": [1, "β"]} and not got._state.adding
+
+
+# --- session authentication -----------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_a_session_reads_its_user_with_the_roles(users, client):
+    """A logged-in request: the session, then the user with its roles in one statement; a session recorded by
+    ModelBackend before still works (one statement more) and answers the same."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    user = users["annotator"]
+    counts, bodies = {}, {}
+    for backend in ("core.authentication.UserWithRolesBackend", "django.contrib.auth.backends.ModelBackend"):
+        client.force_login(user, backend=backend)
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get("/api/v1/me/")
+        counts[backend], bodies[backend] = len(captured), response.json()
+        client.logout()
+    assert bodies["core.authentication.UserWithRolesBackend"] == bodies["django.contrib.auth.backends.ModelBackend"]
+    assert bodies["core.authentication.UserWithRolesBackend"]["roles"] == ["annotator"]
+    assert counts["django.contrib.auth.backends.ModelBackend"] - counts["core.authentication.UserWithRolesBackend"] == 1
+    assert counts["core.authentication.UserWithRolesBackend"] == 2  # the session; the user with its roles
+
+
+class CountingHasher(MD5PasswordHasher):
+    """The test settings' hasher, counting the passwords it hashes."""
+
+    calls = 0
+
+    def encode(self, password, salt):
+        type(self).calls += 1
+        return super().encode(password, salt)
+
+
+@pytest.mark.django_db
+def test_session_logins_and_refusals(users, client, settings):
+    from django.contrib.auth import authenticate
+    from django.contrib.auth.signals import user_login_failed
+
+    from core.authentication import user_with_roles
+
+    user = users["annotator"]
+    user.set_password("right-password-1")
+    user.save()
+    failed = []
+
+    def record(sender, credentials, **kwargs):
+        failed.append(credentials["username"])
+
+    user_login_failed.connect(record, dispatch_uid="t", weak=False)
+    settings.PASSWORD_HASHERS = [f"{__name__}.CountingHasher"]
+    CountingHasher.calls = 0
+    try:
+        assert authenticate(None, username=user.username, password="wrong") is None
+        assert authenticate(None, username="nobody-at-all", password="wrong") is None
+    finally:
+        user_login_failed.disconnect(dispatch_uid="t")
+    assert failed == [user.username, "nobody-at-all"]
+    assert CountingHasher.calls == 2  # one hash per refused login: ModelBackend, listed second, does not repeat it
+    logged = authenticate(None, username=user.username, password="right-password-1")
+    assert logged == user and logged.backend == "core.authentication.UserWithRolesBackend"
+    assert user_with_roles(str(user.pk)) == user and user_with_roles("x") is None and user_with_roles(10**30) is None
+    client.force_login(user)
+    assert client.get("/api/v1/me/").json()["username"] == user.username
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    assert client.get("/api/v1/me/").status_code == 403  # an inactive user's session is anonymous
+
+
+@pytest.mark.django_db
+def test_sessions_read_by_one_statement_are_djangos(users, client, django_assert_num_queries):
+    import datetime as dt
+
+    from django.contrib.sessions.backends.db import SessionStore as DjangoStore
+    from django.contrib.sessions.models import Session
+
+    from core.sessions import SessionStore
+
+    client.force_login(users["annotator"])
+    key = client.session.session_key
+    with django_assert_num_queries(1):
+        mine = SessionStore(key).load()
+    assert mine == DjangoStore(key).load() and "_auth_user_id" in mine
+    theirs = DjangoStore()
+    theirs["k"] = [1, "β"]
+    theirs.save()  # written by Django's backend, read by ours
+    assert SessionStore(theirs.session_key).load() == {"k": [1, "β"]}
+    Session.objects.filter(session_key=key).update(expire_date=Session.objects.get(session_key=key).expire_date
+                                                   - dt.timedelta(days=365))
+    expired = SessionStore(key)
+    assert expired.load() == {} and expired.session_key is None  # as Django's: the key is forgotten
+    assert SessionStore("no-such-session-key").load() == {}
+    assert client.get("/api/v1/me/").status_code == 403  # the expired session is nobody's
