@@ -85,6 +85,22 @@ def shard_slot(context) -> tuple[int, int]:
     return context.id, 0
 
 
+#: Test-only: seconds a shard sleeps after loading and before its work. Unset in every real deployment.
+PAUSE_IN_SHARD_ENV = "SIMILIA_TEST_PAUSE_IN_SHARD"
+
+
+def pause_in_shard(context) -> None:
+    """Test-only: hold the shard (running, heartbeat on) for ``$SIMILIA_TEST_PAUSE_IN_SHARD`` seconds, so a
+    test can kill its worker there or make shards long enough that every worker takes some."""
+    import os
+    import time
+
+    pause = os.environ.get(PAUSE_IN_SHARD_ENV)
+    if pause:
+        context.log(f"{PAUSE_IN_SHARD_ENV}={pause}: pausing in the shard")
+        time.sleep(float(pause))
+
+
 _SHARDED: dict[str, ShardedKind] = {}
 
 
