@@ -52,6 +52,7 @@ class _Loaded:
     query_texts: list[str] = field(default_factory=list)
     depth: int = 0
     fitted: object = None
+    fold_method: object = None  # a supervised method that keeps its encodings, shared by this process's folds
     timings: dict = field(default_factory=dict)
 
 
@@ -198,7 +199,9 @@ def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | 
     else:
         from benchmarks.services import runs
 
-        method = runs.retrieval_method(run)
+        method = held.fold_method or runs.retrieval_method(run)
+        if method.keeps_encodings:  # a bi-encoder per fold: the merge here reuses what it encoded
+            held.fold_method = method
         parts = []
         for i, fold in enumerate(folds):
             job.progress(0.1 + 0.8 * i / len(folds), f"fold {fold}: fitting and searching")
@@ -242,9 +245,11 @@ def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
         described["tuning_per_fold"] = tunings
     held = _LOADED.get(_run_key(run))
     benchmark = (held.bench, held.split) if held is not None and held.bench is not None else None
+    ranked_here = (held.fitted or held.fold_method) if held is not None else None
     t = time.perf_counter()
     out = runs.evaluation_run_execute(run=run, progress=context.progress, log=context.log,
-                                      ranking=E.Ranking(indices, scores, described, timing), benchmark=benchmark)
+                                      ranking=E.Ranking(indices, scores, described, timing), benchmark=benchmark,
+                                      method=ranked_here)
     report_s = time.perf_counter() - t
     _LOADED.clear()  # the run is stored: free what this worker held for it
     shutil.rmtree(root / "evaluations" / f"job-{context.id}", ignore_errors=True)

@@ -360,20 +360,23 @@ def retrieval_method(run: EvaluationRun):
 
 
 def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
-                           log: Callable[[str], None], benchmark: tuple | None = None) -> dict:
+                           log: Callable[[str], None], benchmark: tuple | None = None, method=None) -> dict:
     """Evaluate `run` with `benchmarks.loci.evaluate` and store the report; returns the summary.
 
     ``ranking``: the held-out queries ranked by the shards of the run's job (`benchmarks.loci.evaluate.Ranking`;
     `benchmarks.services.evaluation_shards`, one or several workers); the metrics, the pairwise and the rerank
     sections follow here. ``benchmark``: the run's ``(bench, split)`` when the caller already holds them
-    (:func:`evaluation_benchmark`), else they are read from the database."""
+    (:func:`evaluation_benchmark`), else they are read from the database. ``method``: the retrieval method object
+    that ranked the queries in this process; a method that keeps its encodings (a bi-encoder) is refitted for the
+    pairwise and rerank sections, so no text is encoded twice in the run (the counts are in the result)."""
     from benchmarks.loci import evaluate as E
     from benchmarks.loci import method_adapters as LM
     from benchmarks.loci import splits as S
 
     progress(0.72, "loading gold from the database" if benchmark is None else "gold loaded")
     bench, split = benchmark if benchmark is not None else evaluation_benchmark(run)
-    method = retrieval_method(run)
+    if method is None or not method.keeps_encodings:
+        method = retrieval_method(run)
     log(f"{len(bench.queries)} query segments, {len(bench.sources)} source segments, {len(bench.gold)} distinct "
         f"gold pairs ({len(bench.raw_links)} rows)")
     log(f"method {run.method} ({method.implementation}), split {split.name}, ks {run.ks}")
@@ -395,7 +398,8 @@ def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
     report["pairwise"] = E.evaluate_pairwise(bench, split, pools, scorer=scorer, retriever=retriever,
                                              progress=pairwise_progress)
     if run.reranker:
-        report["rerank"] = _rerank_section(run, bench, split, ks, progress, log)
+        report["rerank"] = _rerank_section(run, bench, split, ks, progress, log,
+                                           retriever=method if method.keeps_encodings else None)
     per_query = report.pop("per_query", [])
     run.report = report
     run.per_query = per_query
@@ -404,16 +408,20 @@ def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
     run.code_version = (report.get("code_version") or run.code_version)[:100]
     run.save(update_fields=["report", "per_query", "per_fold", "summary", "code_version"])
     progress(1.0, "stored")
-    return {"run_id": run.pk, **run.summary}
+    encoded = method.encoded()
+    if encoded is not None:
+        log(f"{run.method}: {encoded['passages']} passages and {encoded['queries']} queries encoded in this process")
+    return {"run_id": run.pk, **run.summary, **({"encoded": encoded} if encoded is not None else {})}
 
 
-def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, log) -> dict:
+def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, log, retriever=None) -> dict:
     """Retrieve-and-rerank on held-out folds (``benchmarks.loci.rerank_eval``): the run's retriever over the
     version's whole source pool, top-``RERANK_DEPTH``, the reranker trained per fold on the other folds."""
     from benchmarks.loci import method_adapters as LM
     from benchmarks.loci.rerank_eval import evaluate_rerank
 
-    retriever = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
+    if retriever is None:
+        retriever = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
     params = _reranker_params(run.reranker, run.reranker_params)
     depth = min(RERANK_DEPTH, max(ks))
     log(f"rerank: {run.reranker} {params} on the top {depth} of {run.method}")
