@@ -84,12 +84,13 @@ class JobContext:
 class _Heartbeat(threading.Thread):
     """Beats the job's row, and its parent's for a shard (a parent is alive while a shard runs).
 
-    The beat is one UPDATE on the thread's own connection, which waits at most `LOCK_WAIT` for a lock
+    The beat is one UPDATE on the thread's own connection, which waits at most `LOCK_WAIT_MS` for a lock
     (SQLite's busy timeout, PostgreSQL's lock_timeout, set on that connection only). A beat that cannot
     get the lock in time (the job's own connection, or a test's open transaction on SQLite, holds the
-    write lock or the row) is skipped and the next one retries: a live worker always gets a beat in
-    within `JOB_HEARTBEAT_TIMEOUT`, a dead one never does. `stop()` wakes the thread at once (it sleeps
-    on the stop event) and waits at most `STOP_WAIT` for a beat in flight, so finishing a job never
+    write lock or the row) is skipped and the next one retries, so a live worker's beat lands as soon as
+    the lock is free (a job holding SQLite's write lock past `JOB_HEARTBEAT_TIMEOUT` gets no beat in,
+    however long a beat would wait); a dead worker's never does. `stop()` wakes the thread at once (it
+    sleeps on the stop event) and waits at most `STOP_WAIT` for a beat in flight, so finishing a job never
     waits on a lock.
     """
 
@@ -143,7 +144,7 @@ class _Heartbeat(threading.Thread):
     def stop(self) -> None:
         self.stopped.set()
         self.join(timeout=self.STOP_WAIT)
-        if self.is_alive():  # a beat still in flight; it ends on its own (daemon thread, rows no longer running)
+        if self.is_alive():  # a beat in flight ends on its own (daemon thread); it only moves rows still running
             logger.info("heartbeat for job %s still writing after %.1f s; not waiting for it", self.job_id,
                         self.STOP_WAIT)
 
