@@ -49,6 +49,8 @@ def test_three_shards_in_process_give_the_report_of_one(loci_version):
     assert job.result["shards"] == 3 and job.result["index_builds"] == 1  # fitted once, by the parent
     assert [s.result["index"] for s in Job.objects.filter(parent=three.job_id)] == ["memory"] * 3
     assert job.result["merge_benchmark_reused"]  # one process: the benchmark read from the database once
+    # the plan logs into the parent's log (a plan with a ``log`` keyword gets it): load, fit, save
+    assert "loaded the benchmark" in job.log and "fitted bm25-lemma on" in job.log and "saved the pool index" in job.log
     assert _comparable(three) == _comparable(one)
     assert one.summary["recall@10"] > 0.5
 
