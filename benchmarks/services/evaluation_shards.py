@@ -141,7 +141,13 @@ def evaluation_plan(params: dict, log=None) -> list[dict]:
         method = _fit_pool(run, held, log)
         t = time.perf_counter()
         meta = {"key": held.key, "depth": held.depth, "queries": held.queries, "query_texts": held.query_texts}
-        if method.save_index(index_folder(run), meta=meta):
+        try:
+            saved = method.save_index(index_folder(run), meta=meta)
+        except OSError as exc:  # e.g. a full disk: the shards fit the pool themselves, as without a saved form
+            saved = False
+            if log:
+                log(f"could not save the pool index ({exc}); each worker fits it")
+        if saved:
             held.timings["save_s"] = round(time.perf_counter() - t, 3)
             if log:
                 log(f"saved the pool index for the shards in {held.timings['save_s']:.1f} s")
