@@ -127,11 +127,11 @@ def evaluation_plan(params: dict, log=None) -> list[dict]:
 
     With more than one shard of an unsupervised method, the pool is fitted here and saved for the shards
     (``pool_index``: the shards load it rather than fit)."""
+    from benchmarks.services import runs
+
     run = _run(params["run_id"])
     held = _with_inputs(run, log)
     grid = held.grid
-    from benchmarks.services import runs
-
     if runs.retrieval_method(run).supervised:
         folds = [f for f in range(grid.split.n_folds) if (grid.qfold == f).any()]
         n = params.get("shards") or -(-len(grid.queries) // settings.JOB_SHARD_QUERIES)
