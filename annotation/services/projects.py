@@ -7,11 +7,10 @@ from typing import Iterable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from annotation.importing import ImportLimits, ParsedFile, VerseFileError, parse_verse_file
 from annotation.models import Batch, BatchCandidate, Membership, Pair, Project, Verse
-from annotation.services import bulk
 from annotation.services.bulk import rows_insert
 from annotation.services.errors import AnnotationError, Conflict, NotFound
 from core.roles import ANNOTATOR, LEAD, has_role
@@ -239,63 +238,17 @@ def batch_start(*, project: Project, reference_id: str, candidate_ids: Iterable[
 
 
 def pairs_insert(*, batch_id: int, verse_pks: list[int], seed: int | None = None, progress=None) -> int:
-    """All unordered pairs of `verse_pks` (verse_a < verse_b) with a random serving rank; the same ranks as
-    before for the same seed (pair k, in (verse_a, verse_b) order, gets `ranks[k]` of the shuffled list).
-    Returns the count.
-
-    PostgreSQL makes the rows itself (`_pairs_insert_generated`: one INSERT … SELECT per chunk, sent the
-    candidates and the chunk's ranks); elsewhere they are written as plain rows (`rows_insert`).
-    """
+    """All unordered pairs of `verse_pks` (verse_a < verse_b) with a random serving rank, written as
+    plain rows (COPY on PostgreSQL); the same ranks as before for the same seed. Returns the count."""
     pks = sorted(verse_pks)
     n = len(pks)
     n_pairs = n * (n - 1) // 2
     ranks = list(range(n_pairs))
     random.Random(seed).shuffle(ranks)
-    if pairs_generated_in_database():
-        return _pairs_insert_generated(batch_id=batch_id, pks=pks, ranks=ranks, progress=progress)
     rank = iter(ranks)
     rows = ((batch_id, pks[i], pks[j], next(rank), 1, 0) for i in range(n) for j in range(i + 1, n))
-    return rows_insert(Pair._meta.db_table, PAIR_COLUMNS, rows, total=n_pairs, progress=progress)
-
-
-PAIR_COLUMNS = ["batch_id", "verse_a_id", "verse_b_id", "rank", "planned", "taken"]
-
-
-def pairs_generated_in_database() -> bool:
-    """Whether `pairs_insert` has the database make the pair rows (PostgreSQL) instead of sending them."""
-    return connection.vendor == "postgresql"
-
-
-def _pairs_insert_generated(*, batch_id: int, pks: list[int], ranks: list[int], progress=None) -> int:
-    """PostgreSQL: the pairs (i, j), 1 ≤ i < j ≤ n, of the sorted candidate pks, made by the server in
-    (verse_a, verse_b) order (the order, and so the ids, `rows_insert` gives them), about `bulk.CHUNK` pairs
-    per statement: the statement gets the pks and only its own slice of the ranks (pair k of the whole list,
-    counted from 0, is (i - 1)·n − (i − 1)·i/2 + (j − i) − 1). In the caller's transaction, or one
-    transaction per chunk when there is none (a job showing progress), as `rows_insert` does."""
-    n, total = len(pks), len(ranks)
-    table = connection.ops.quote_name(Pair._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in PAIR_COLUMNS)
-    sql = (f"INSERT INTO {table} ({columns}) "
-           "SELECT %(batch)s, p.v[i], p.v[j], r.v[(i - 1) * %(n)s - (i - 1) * i / 2 + (j - i) - %(k0)s], 1, 0 "
-           "FROM (SELECT %(pks)s::bigint[] AS v) p, (SELECT %(ranks)s::integer[] AS v) r, "
-           "generate_series(%(lo)s::integer, %(hi)s::integer) i, generate_series(i + 1, %(n)s) j ORDER BY i, j")
-    written, lo = 0, 1
-    while lo < n:
-        hi, k0 = lo, written
-        size = n - lo  # pairs whose verse_a is candidate `lo`
-        while hi + 1 < n and size + (n - hi - 1) <= bulk.CHUNK:
-            hi += 1
-            size += n - hi
-        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            cursor.execute(sql, {"batch": batch_id, "n": n, "k0": k0, "pks": pks, "ranks": ranks[k0:k0 + size],
-                                 "lo": lo, "hi": hi})
-            if cursor.rowcount != size:  # the arithmetic above and the statement disagree: write nothing
-                raise RuntimeError(f"pairs_insert: {cursor.rowcount} rows made where {size} were due")
-        written += size
-        lo = hi + 1
-        if progress and total:
-            progress(written / total, f"{written:,} of {total:,} rows written")
-    return written
+    return rows_insert(Pair._meta.db_table, ["batch_id", "verse_a_id", "verse_b_id", "rank", "planned", "taken"], rows,
+                       total=n_pairs, progress=progress)
 
 
 @transaction.atomic

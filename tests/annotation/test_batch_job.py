@@ -121,8 +121,8 @@ def _expected_pairs(batch, seed):
 
 @pytest.mark.parametrize("chunk", [7, 10, 54, 55, 50_000])
 def test_pairs_in_chunks_are_the_reference_pairs_in_id_order(verses, monkeypatch, chunk):
-    """Any chunk size (PostgreSQL makes the rows itself, one INSERT … SELECT per chunk of candidates; SQLite is
-    sent them): the same pairs and ranks as the Python reference, their ids in (verse_a, verse_b) order."""
+    """Any chunk size (COPY on PostgreSQL, executemany on SQLite): the same pairs and ranks as the Python
+    reference, their ids in (verse_a, verse_b) order, progress after each chunk."""
     from annotation.services import bulk
 
     monkeypatch.setattr(bulk, "CHUNK", chunk)
