@@ -5,8 +5,11 @@
   (batch, planned, taken) all begin with batch_id, so every lookup by batch, and the foreign key's checks when a
   batch is deleted, use one of those.
 - pair.first_annotator_id and pair.attention_answer_id are indexed only where set: a new pair has neither, so it
-  adds no entry to them. Every query on them (`= x`, `IN (...)`, `IS NOT NULL`, a user's or a verse's deletion and
-  its foreign-key check) implies `IS NOT NULL`, so PostgreSQL and SQLite use the partial indexes for them.
+  adds no entry to them. Every query on them (`= x`, `IN (...)`, `IS NOT NULL`) implies `IS NOT NULL`: EXPLAIN
+  shows both databases using the partial indexes for Django's SET NULL (a user deleted) and PROTECT (a verse
+  deleted) queries and the attention-check reads, and PostgreSQL for its foreign-key checks on those deletions.
+Measured with perf/batch_create_bench.py: the pair write of a 600-candidate batch 1.20x faster on SQLite, 3-8 %
+less server CPU on PostgreSQL (README, Batches).
 No foreign key or constraint changes: the database checks every pair's batch and verses as before.
 """
 
