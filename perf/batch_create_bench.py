@@ -3,7 +3,8 @@
 - now: `pairs_insert` (rows sent by COPY on PostgreSQL, executemany elsewhere, 50,000 per chunk) on the pair
   table of migration 0006 (no single-column batch_id index, first_annotator/attention_answer indexed only
   where set);
-- 7c7ae39: the same writer on the table as it was (annotation migrated back to 0005 for these runs);
+- 7c7ae39: the same writer (its code is unchanged since that commit) on the table as it was then (annotation
+  migrated back to 0005 for these runs);
 - PostgreSQL only: the rows made by the server instead of sent (one INSERT … SELECT per chunk, sent the
   candidates and the chunk's ranks; the same rows in the same id order), on today's table, and where the
   time of now goes: the COPY and the foreign-key checks timed apart (one transaction, `SET CONSTRAINTS ALL
@@ -35,22 +36,6 @@ sys.path.insert(0, str(ROOT / "perf"))
 from _testdb import throwaway_database  # noqa: E402  (perf/ is on the path only now)
 
 BEFORE, NOW = "0005_judgement_progress_index", "0006_pair_insert_indexes"
-
-
-def _pairs_copy(*, batch_id: int, verse_pks: list[int], seed: int | None = None) -> int:
-    """pairs_insert as at commit 7c7ae39: every row built in Python and sent (COPY on PostgreSQL)."""
-    from annotation.models import Pair
-    from annotation.services.bulk import rows_insert
-
-    pks = sorted(verse_pks)
-    n = len(pks)
-    n_pairs = n * (n - 1) // 2
-    ranks = list(range(n_pairs))
-    random.Random(seed).shuffle(ranks)
-    rank = iter(ranks)
-    rows = ((batch_id, pks[i], pks[j], next(rank), 1, 0) for i in range(n) for j in range(i + 1, n))
-    return rows_insert(Pair._meta.db_table, ["batch_id", "verse_a_id", "verse_b_id", "rank", "planned", "taken"], rows,
-                       total=n_pairs, progress=lambda f, m: None)
 
 
 def _pairs_generated(*, batch_id: int, verse_pks: list[int], seed: int | None = None) -> int:
@@ -158,7 +143,7 @@ def main() -> None:
         drop(made.pk)
 
         # The pair writes, alternated: (label, migration, writer).
-        ways = [("now", NOW, pairs_insert), ("7c7ae39", BEFORE, _pairs_copy)]
+        ways = [("now", NOW, pairs_insert), ("7c7ae39", BEFORE, pairs_insert)]
         if postgres:
             ways.append(("INSERT … SELECT", NOW, _pairs_generated))
         times: dict[str, list[tuple[float, float, float | None]]] = {label: [] for label, _, _ in ways}
@@ -189,7 +174,7 @@ def main() -> None:
             connection.set_autocommit(False)
             try:
                 s0, t0 = server_cpu(), time.perf_counter()
-                _pairs_copy(batch_id=batch.pk, verse_pks=pks, seed=1)
+                pairs_insert(batch_id=batch.pk, verse_pks=pks, seed=1)
                 s1, t1 = server_cpu(), time.perf_counter()
                 with connection.cursor() as cursor:
                     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
