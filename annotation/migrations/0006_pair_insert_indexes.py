@@ -8,8 +8,8 @@
   adds no entry to them. Every query on them (`= x`, `IN (...)`, `IS NOT NULL`) implies `IS NOT NULL`: EXPLAIN
   shows both databases using the partial indexes for Django's SET NULL (a user deleted) and PROTECT (a verse
   deleted) queries and the attention-check reads, and PostgreSQL for its foreign-key checks on those deletions.
-Measured with perf/batch_create_bench.py: the pair write of a 600-candidate batch 1.20x faster on SQLite, 3-8 %
-less server CPU on PostgreSQL (README, Batches).
+Measured with perf/batch_create_bench.py: the pair write of a 600-candidate batch 1.20x faster on SQLite, 3-12 %
+less server CPU on PostgreSQL (three runs) (README, Batches).
 No foreign key or constraint changes: the database checks every pair's batch and verses as before.
 """
 
