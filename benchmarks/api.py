@@ -26,7 +26,7 @@ from benchmarks.models import (
 )
 from benchmarks.services import evaluation_run_create, similarity_run_create
 from benchmarks.services import gold_set_publish as gold_publish
-from benchmarks.services.runs import POOLS
+from benchmarks.services.runs import MAX_SHARDS, POOLS, SHARDS_HELP
 from core.params import query_int
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
@@ -109,6 +109,10 @@ class EvaluationRunInputSerializer(serializers.Serializer):
     n_folds = serializers.IntegerField(min_value=2, max_value=20, required=False, default=5)
     seed = serializers.IntegerField(required=False, default=0)
     pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
+    shards = serializers.IntegerField(
+        min_value=1, max_value=MAX_SHARDS, required=False, allow_null=True, default=None,
+        error_messages={"min_value": SHARDS_HELP, "max_value": SHARDS_HELP, "invalid": SHARDS_HELP},
+        help_text=SHARDS_HELP + "; default: one per JOB_SHARD_QUERIES (2,000) held-out queries")
 
 
 class GoldSetSerializer(serializers.ModelSerializer):

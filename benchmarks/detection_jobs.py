@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from jobs.sharding import query_ranges, shard_slot, sharded_job_kind
+from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
 
@@ -199,10 +199,7 @@ def detect_shard(job, *, start: int, stop: int, **params) -> dict:
     from benchmarks.loci.candidates import detect_range
 
     loaded, fresh = _load(params, job.log)
-    pause = os.environ.get(PAUSE_IN_SHARD_ENV)
-    if pause:  # test-only: hold the shard (running, heartbeat on) so a test can kill its worker here
-        job.log(f"{PAUSE_IN_SHARD_ENV}={pause}: pausing in the shard")
-        time.sleep(float(pause))
+    pause_in_shard(job)  # test-only (unset in deployments): a test kills the worker here
     wants = bool(params.get("candidates") or params.get("store"))
     share = 0.6 if wants else 1.0
     res = loaded.retriever.search_range(loaded.query_texts, int(params["k"]), int(start), int(stop),
@@ -220,6 +217,3 @@ def detect_shard(job, *, start: int, stop: int, **params) -> dict:
     return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": int(stop - start), "loaded": fresh,
             "worker": f"{job.job.worker}/{os.getpid()}"}
 
-
-#: Test-only: seconds a shard sleeps after loading and before scoring. Unset in every real deployment.
-PAUSE_IN_SHARD_ENV = "SIMILIA_TEST_PAUSE_IN_SHARD"

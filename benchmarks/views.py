@@ -19,8 +19,10 @@ from benchmarks.services import RunError, evaluation_run_create, pilot_run_creat
 from benchmarks.services.runs import (
     CALIBRATIONS,
     DEFAULT_KS,
+    MAX_SHARDS,
     POOLS,
     RERANKERS,
+    SHARDS_HELP,
     default_pilot_verses_key,
     pilot_verses_files,
     pilot_verses_upload,
@@ -72,6 +74,11 @@ class EvaluationRunForm(forms.Form):
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
     n_folds = forms.IntegerField(min_value=2, max_value=20, initial=5, help_text="used by the grouped split")
     seed = forms.IntegerField(initial=0)
+    shards = forms.IntegerField(
+        min_value=1, max_value=MAX_SHARDS, required=False,
+        error_messages={"min_value": SHARDS_HELP, "max_value": SHARDS_HELP, "invalid": SHARDS_HELP},
+        help_text="rank the held-out queries in this many parts that the workers share (empty: one part per "
+                  "2,000 queries; the pool is fitted once either way)")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -19,7 +19,7 @@ import traceback
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from jobs.models import Job
@@ -82,7 +82,20 @@ class JobContext:
 
 
 class _Heartbeat(threading.Thread):
-    """Beats the job's row, and its parent's for a shard (a parent is alive while a shard runs)."""
+    """Beats the job's row, and its parent's for a shard (a parent is alive while a shard runs).
+
+    The beat is one UPDATE on the thread's own connection, which waits at most `LOCK_WAIT_MS` for a lock
+    (SQLite's busy timeout, PostgreSQL's lock_timeout, set on that connection only). A beat that cannot
+    get the lock in time (the job's own connection, or a test's open transaction on SQLite, holds the
+    write lock or the row) is skipped and the next one retries, so a live worker's beat lands as soon as
+    the lock is free (a job holding SQLite's write lock past `JOB_HEARTBEAT_TIMEOUT` gets no beat in,
+    however long a beat would wait); a dead worker's never does. `stop()` wakes the thread at once (it
+    sleeps on the stop event) and waits at most `STOP_WAIT` for a beat in flight, so finishing a job never
+    waits on a lock.
+    """
+
+    LOCK_WAIT_MS = 200
+    STOP_WAIT = 0.5
 
     def __init__(self, job_id: int, interval: float, parent_id: int | None = None):
         super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
@@ -90,20 +103,57 @@ class _Heartbeat(threading.Thread):
         self.ids = [job_id] + ([parent_id] if parent_id else [])
         self.interval = interval
         self.stopped = threading.Event()
+        self.beats = 0  # beats written
+        self.skipped = 0  # beats skipped because a lock was held
+        self._configured = None  # the raw connection the short lock wait was set on
 
     def run(self) -> None:
         try:
             while not self.stopped.wait(self.interval):
-                try:
-                    Job.objects.filter(pk__in=self.ids, status=Status.RUNNING).update(heartbeat=timezone.now())
-                except Exception:  # a missed beat is not fatal; the next one retries
-                    logger.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
+                self.beat()
         finally:
             connection.close()
 
+    def beat(self) -> bool:
+        """Write one beat; False when it was skipped (a lock held past LOCK_WAIT_MS, or another error)."""
+        try:
+            self._short_lock_wait()
+            Job.objects.filter(pk__in=self.ids, status=Status.RUNNING).update(heartbeat=timezone.now())
+        except Exception as exc:  # a missed beat is not fatal; the next one retries
+            if _lock_not_available(exc):
+                self.skipped += 1
+                logger.debug("heartbeat for job %s skipped: a lock is held (%s)", self.job_id, exc)
+            else:
+                logger.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
+            connection.close_if_unusable_or_obsolete()
+            return False
+        self.beats += 1
+        return True
+
+    def _short_lock_wait(self) -> None:
+        connection.ensure_connection()
+        if connection.connection is self._configured:
+            return
+        with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute(f"PRAGMA busy_timeout = {int(self.LOCK_WAIT_MS)}")
+            elif connection.vendor == "postgresql":
+                cursor.execute(f"SET lock_timeout = '{int(self.LOCK_WAIT_MS)}ms'")
+        self._configured = connection.connection
+
     def stop(self) -> None:
         self.stopped.set()
-        self.join(timeout=self.interval + 5)
+        self.join(timeout=self.STOP_WAIT)
+        if self.is_alive():  # a beat in flight ends on its own (daemon thread); it only moves rows still running
+            logger.info("heartbeat for job %s still writing after %.1f s; not waiting for it", self.job_id,
+                        self.STOP_WAIT)
+
+
+def _lock_not_available(exc: BaseException) -> bool:
+    """SQLite's "database is locked" after its busy timeout, or PostgreSQL's lock_timeout (SQLSTATE 55P03)."""
+    if not isinstance(exc, OperationalError):
+        return False
+    return "database is locked" in str(exc) or getattr(exc.__cause__, "sqlstate", None) == "55P03"
 
 
 def finish(job_id: int, **fields) -> bool:

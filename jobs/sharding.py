@@ -26,6 +26,7 @@ it (see ``benchmarks.detection_jobs``): a worker that runs several shards of the
 """
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,22 @@ def shard_slot(context) -> tuple[int, int]:
     return context.id, 0
 
 
+#: Test-only: seconds a shard sleeps after loading and before its work. Unset in every real deployment.
+PAUSE_IN_SHARD_ENV = "SIMILIA_TEST_PAUSE_IN_SHARD"
+
+
+def pause_in_shard(context) -> None:
+    """Test-only: hold the shard (running, heartbeat on) for ``$SIMILIA_TEST_PAUSE_IN_SHARD`` seconds, so a
+    test can kill its worker there or make shards long enough that every worker takes some."""
+    import os
+    import time
+
+    pause = os.environ.get(PAUSE_IN_SHARD_ENV)
+    if pause:
+        context.log(f"{PAUSE_IN_SHARD_ENV}={pause}: pausing in the shard")
+        time.sleep(float(pause))
+
+
 _SHARDED: dict[str, ShardedKind] = {}
 
 
@@ -92,7 +109,8 @@ def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Ca
                      description: str = "", visible: Callable | None = None, manageable: Callable | None = None):
     """Register the decorated shard function as ``name + ".shard"`` and a fan-out parent kind ``name``.
 
-    ``plan(params) -> [shard params, ...]`` (each merged over the parent's params for one shard);
+    ``plan(params) -> [shard params, ...]`` (each merged over the parent's params for one shard; a plan with
+    a ``log`` keyword gets the parent's ``log``);
     ``merge(context, params, results) -> dict`` gets the shards' results in shard order and returns the
     parent's result. ``context`` is the parent's ``JobContext`` (log, progress)."""
 
@@ -112,7 +130,8 @@ def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Ca
 
 
 def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut | dict:
-    shards = spec.plan(dict(params))
+    takes_log = "log" in inspect.signature(spec.plan).parameters  # a plan that loads or fits may log it
+    shards = spec.plan(dict(params), log=context.log) if takes_log else spec.plan(dict(params))
     if not shards:
         raise ValueError(f"{spec.name}: nothing to do (the plan has no shards)")
     if len(shards) == 1:  # nothing to share: the shard and the merge run here, in the parent

@@ -7,6 +7,8 @@ Fills a throw-away test database with B batches × 4,851 pairs × R judgements (
 bulk), then measures, each beside the old way or a named alternative in the same run:
 - the bootstrap refits of 10 batches: batched Newton (this code) vs choix one resample at a time;
 - the full `annotation.analytics` job (stores its result per batch) and its peak traced memory;
+- the size of the stored summary (the job's result, read by the page on every view) beside the same summary
+  with the pooled-majority triads listed as before (20 cycles per batch as verse texts; nothing shows them);
 - the dashboard page from the per-batch result, its progress counts fetched apart as a fragment and its
   numbers formatted by `fixed`, against the page as it was before (the same stored result, progress counted
   inline by `selectors.project_progress`, Django's `floatformat`: the dashboard template as of commit 6f87f91,
@@ -126,6 +128,22 @@ def before_page(user, project, n: int = 5) -> tuple[float, int]:
     return times[n // 2], size
 
 
+def stored_size(job_id: int) -> str:
+    """The job's stored result as the database holds it: bytes of its JSON text (SQLite stores the text that
+    Django's JSONField writes, non-ASCII escaped; PostgreSQL's jsonb as text), and on PostgreSQL the bytes on
+    disk after TOAST compression."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT octet_length(result::text), pg_column_size(result) FROM jobs_job WHERE id = %s",
+                           [job_id])
+            text, disk = cursor.fetchone()
+            return f"{text / 1024:.0f} KiB ({disk / 1024:.0f} KiB on disk, compressed)"
+        cursor.execute("SELECT length(CAST(result AS BLOB)) FROM jobs_job WHERE id = %s", [job_id])
+        return f"{cursor.fetchone()[0] / 1024:.0f} KiB"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--batches", type=int, default=100)
@@ -212,6 +230,18 @@ def main() -> None:
         job.refresh_from_db()
         print(f"analytics job (load, scores with posterior intervals per batch in {settings.ANALYTICS_WORKERS} "
               f"threads, triads, timeline, stored per batch): {job_s:.1f} s")
+        # The summary as it was stored before: the pooled-majority triads listed (20 cycles per batch, as verse
+        # texts) although no page, API or export shows them.
+        # The same job row (its batch pieces too), its result swapped for the listed summary and back.
+        Job.objects.filter(pk=job.pk).update(result=dict(
+            job.result, majority_triads=analytics.triads_report(data, majority_list_cap=20)["majority"]))
+        listed_page, _ = median_request(client, f"/projects/{project.pk}/dashboard/")
+        listed_size = stored_size(job.pk)
+        Job.objects.filter(pk=job.pk).update(result=job.result)
+        summary_page, _ = median_request(client, f"/projects/{project.pk}/dashboard/")
+        print(f"stored summary (the job's result; the page decodes it on every view): {stored_size(job.pk)}, page "
+              f"{summary_page * 1000:.0f} ms; with the majority triads listed as before: {listed_size}, page "
+              f"{listed_page * 1000:.0f} ms (medians of 5)")
         new_page, response = median_request(client, f"/projects/{project.pk}/dashboard/")
         progress_s, fragment = median_request(client, f"/projects/{project.pk}/dashboard/progress/")
         before_s, before_kib = before_page(lead, project)

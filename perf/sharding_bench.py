@@ -3,11 +3,16 @@ real Celery workers: wall time, speed-up, worker memory.
 
     .venv/bin/python perf/sharding_bench.py [--corpus DIR] [--method tesserae] [--queries 8000] [--k 100]
         [--shard-size 1000] [--workers 1,2]
-    .venv/bin/python perf/sharding_bench.py --evaluate [--corpus DIR] [--method tesserae] [--shards 4]
+    .venv/bin/python perf/sharding_bench.py --evaluate [--corpus DIR] [--methods bm25-lemma,tesserae] [--shards 4]
 
 --evaluate imports the 545-pair benchmark matched onto the whole corpus (queries and sources of
-`build_corpus`) and queues one `benchmarks.loci_evaluate` run on pool "corpus" in `--shards` shards; printed
-as below, with the run's recall@10 and MRR@10, which must be the same for every worker count.
+`build_corpus`) and, for each of `--methods`, queues `benchmarks.loci_evaluate` runs on pool "corpus": with
+one worker a one-shard run (the reference), then the `--shards` run on 1, 2, 2 and 1 workers (ABBA, so a
+drift in the shared machine's load cancels; `--repeat 1`: once each), fresh worker processes for every run.
+Printed per run: wall time from queueing to the stored report, where it went (delivery, the parent's plan:
+loading the benchmark, fitting the pool and saving its index; the shards' span with each shard's index source
+and search time; the merge), and the sha256 of the stored report (without its timing), per-query rows and
+summary, which must be the one of the one-shard run; then the speed-up of 2 vs 1 workers per method.
 
 Builds a throw-away SQLite database and filesystem broker in a temporary folder (test settings, real
 broker delivery), stores the Loci Similes query and source corpora as two corpora, then for each worker
@@ -20,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -68,6 +75,8 @@ def main():
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--evaluate", action="store_true", help="a Loci Similes evaluation run instead of a detection")
     ap.add_argument("--shards", type=int, default=4, help="--evaluate: shards of the run")
+    ap.add_argument("--methods", default="bm25-lemma,tesserae", help="--evaluate: methods, comma-separated")
+    ap.add_argument("--repeat", type=int, default=2, help="--evaluate: 2 = each worker count twice, ABBA order")
     args = ap.parse_args()
     corpus = Path(args.corpus)
     if not (corpus / "source.csv").exists():
@@ -85,23 +94,12 @@ def main():
     from django.core.management import call_command
 
     from benchmarks.models import Corpus, Segment
-    from benchmarks.services import benchmark_import_545, evaluation_run_create
     from benchmarks.services.detection import detection_job_create
     from jobs.models import Job
 
     call_command("migrate", verbosity=0)
     if args.evaluate:
-        t = time.perf_counter()
-        loci = ROOT / "data" / "locisimiles"
-        version, _ = benchmark_import_545(with_text_path=loci / "pairs_545_with_text.csv",
-                                          ref_type_path=loci / "pairs_545_ref_type.csv", corpus_dir=corpus)
-        print(f"{args.method} Loci Similes evaluation, pool corpus ({version.source_corpus.segments.count()} sources), "
-              f"{args.shards} shards; version imported in {time.perf_counter() - t:.1f} s; cores {os.cpu_count()}, "
-              f"load avg {os.getloadavg()[0]:.1f}", flush=True)
-
-        def queue():
-            return evaluation_run_create(version=version, method=args.method, ks=[1, 10, 100], pool="corpus",
-                                         shards=args.shards).job
+        return evaluate(args, corpus, env, tmp)
     else:
         queries = load(corpus / "query.csv")
         queries = queries[: args.queries] if args.queries else queries
@@ -138,8 +136,7 @@ def main():
             raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
         walls[n] = wall
         r = job.result
-        same = (f"R@10 {r['recall@10']:.4f}, MRR@10 {r['mrr@10']:.4f}" if args.evaluate
-                else f"sha256 {r['sha256'][:16]}")
+        same = f"sha256 {r['sha256'][:16]}"
         print(f"{n} worker(s): {wall:7.1f} s from queueing to merged result; shards per worker process "
               f"{sorted(r['shards_per_worker'].values())}, index loads {r['index_loads']}, largest worker peak "
               f"RSS {peak / 2**20:.0f} MiB; {same}; load avg {os.getloadavg()[0]:.1f}", flush=True)
@@ -150,6 +147,95 @@ def main():
                 continue
             print(f"speed-up {n} vs {base} worker(s): {walls[base] / wall:.2f}x")
 
+
+def stop_workers(workers) -> None:
+    for p, _ in workers:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=60)
+
+
+def report_hash(run) -> str:
+    """sha256 of what a run measured: the report without its timing, the per-query rows, the summary."""
+    run.refresh_from_db()
+    report = {k: v for k, v in run.report.items() if k not in ("timing", "pairwise")}
+    report["pairwise"] = {k: v for k, v in run.report["pairwise"].items() if k != "timing"}
+    blob = json.dumps({"report": report, "per_query": run.per_query, "summary": run.summary}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def phases(job) -> str:
+    """Where a run's wall time went, from the Job rows' timestamps and the shards' results."""
+    from jobs.models import Job
+
+    shards = list(Job.objects.filter(parent=job).order_by("shard_index"))
+    deliver = (job.started - job.enqueued).total_seconds() if job.enqueued else float("nan")
+    if not shards:
+        return f"delivery {deliver:.1f} s, one shard in the job {(job.finished - job.started).total_seconds():.1f} s"
+    plan = (min(s.created for s in shards) - job.started).total_seconds()
+    first, last = min(s.started for s in shards), max(s.finished for s in shards)
+    parts = ", ".join(f"{s.result['index']} {s.result['fit_s']:.2f}+{s.result['search_s']:.2f}" for s in shards)
+    return (f"delivery {deliver:.1f} s, plan (load + fit + save) {plan:.1f} s, to first shard "
+            f"{(first - min(s.created for s in shards)).total_seconds():.1f} s, shards span "
+            f"{(last - first).total_seconds():.1f} s [index ready+search s: {parts}], merge report "
+            f"{job.result['merge_report_s']:.1f} s (benchmark reused: {job.result['merge_benchmark_reused']})")
+
+
+def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
+    import psutil
+
+    from benchmarks.models import EvaluationRun
+    from benchmarks.services import benchmark_import_545, evaluation_run_create
+    from jobs.models import Job
+
+    t = time.perf_counter()
+    loci = ROOT / "data" / "locisimiles"
+    version, _ = benchmark_import_545(with_text_path=loci / "pairs_545_with_text.csv",
+                                      ref_type_path=loci / "pairs_545_ref_type.csv", corpus_dir=corpus)
+    methods = args.methods.split(",")
+    print(f"Loci Similes evaluation of {', '.join(methods)}, pool corpus ({version.source_corpus.segments.count()} "
+          f"sources), {args.shards} shards; version imported in {time.perf_counter() - t:.1f} s; cores "
+          f"{os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}", flush=True)
+    walls: dict = {}
+    hashes: dict = {}
+    counts = [int(x) for x in args.workers.split(",")]
+    order = counts + counts[::-1] if args.repeat > 1 else counts  # ABBA: drift in the machine's load cancels
+    for method in methods:
+        for n, shards in [(counts[0], 1)] + [(n, args.shards) for n in order]:
+            workers = start_workers(n, env, tmp)  # fresh worker processes for every run: each starts cold
+            procs = [psutil.Process(p.pid) for p, _ in workers]
+            peak = 0
+            run = evaluation_run_create(version=version, method=method, ks=[1, 10, 100], pool="corpus", shards=shards)
+            t0 = time.perf_counter()
+            job = run.job
+            while True:
+                job.refresh_from_db()
+                if job.status in Job.FINISHED:
+                    break
+                peak = max([peak] + [p.memory_info().rss for p in procs if p.is_running()])
+                time.sleep(0.2)
+            wall = time.perf_counter() - t0
+            stop_workers(workers)
+            if job.status != "succeeded":
+                raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
+            r = job.result
+            digest = report_hash(EvaluationRun.objects.get(pk=run.pk))
+            hashes.setdefault(method, digest)
+            if shards > 1:
+                walls.setdefault((method, n), []).append(wall)
+            print(f"{method}, {n} worker(s), {shards} shard(s): {wall:6.1f} s from queueing to the stored report; "
+                  f"shards per worker process {sorted(r.get('shards_per_worker', {}).values()) or [1]}, "
+                  f"pool fitted {r.get('index_builds', 1)}x, index loaded from file "
+                  f"{r.get('index_file_loads', 0)}x; largest worker peak RSS {peak / 2**20:.0f} MiB; "
+                  f"R@10 {r['recall@10']:.4f}; report sha256 {digest[:16]} "
+                  f"({'same as' if digest == hashes[method] else 'DIFFERS from'} one shard); "
+                  f"load avg {os.getloadavg()[0]:.1f}", flush=True)
+            print(f"    {phases(job)}", flush=True)
+    for method in methods:
+        mean = {n: sum(w) / len(w) for (m, n), w in walls.items() if m == method}
+        base = min(mean)
+        for n in sorted(mean)[1:]:
+            print(f"{method}: speed-up {n} vs {base} worker(s), {args.shards} shards: {mean[base] / mean[n]:.2f}x "
+                  f"(mean of {len(walls[(method, n)])}: {mean[base]:.1f} s vs {mean[n]:.1f} s)")
 
 if __name__ == "__main__":
     main()

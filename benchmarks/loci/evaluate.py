@@ -255,12 +255,12 @@ def _rank(grid: _RetrievalGrid, method, prog, timing: dict) -> tuple[np.ndarray,
         t = time.perf_counter()
         prog(0.3, "search")
         rows, idx, sc = rank_part(grid, method, start=0, stop=n)
-        _place(indices, scores, rows, idx, sc)
+        place_rows(indices, scores, rows, idx, sc)
         timing["search_s"] = time.perf_counter() - t
         return indices, scores
     for f in range(grid.split.n_folds):
         prog(0.1 + 0.6 * f / grid.split.n_folds, f"fold {f}")
-        _place(indices, scores, *rank_part(grid, method, fold=f))
+        place_rows(indices, scores, *rank_part(grid, method, fold=f))
     timing["fit_search_s"] = time.perf_counter() - t
     return indices, scores
 
@@ -280,12 +280,7 @@ def rank_part(grid: _RetrievalGrid, method, *, start: int | None = None, stop: i
     """
     depth, queries, q_texts = grid.depth, grid.queries, grid.query_texts
     if fold is None:
-        rows = np.arange(start, stop)
-        if (start == 0 and stop == len(queries)) or not hasattr(method, "search_range"):
-            idx, sc = method.search(queries[start:stop], q_texts[start:stop], depth)
-        else:
-            idx, sc = method.search_range(queries, q_texts, depth, start, stop)
-        return rows, idx, sc
+        return rank_queries(method, queries, q_texts, depth, start, stop)
     bench, split = grid.bench, grid.split
     tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (fold, -1)]
     trq = list(dict.fromkeys(g.query_id for g in tr_links))
@@ -298,7 +293,20 @@ def rank_part(grid: _RetrievalGrid, method, *, start: int | None = None, stop: i
     return rows, idx, sc
 
 
-def _place(indices, scores, rows, idx, sc) -> None:
+def rank_queries(method, queries: list[str], query_texts: list[str], depth: int, start: int,
+                 stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, indices, scores)`` of queries ``start..stop-1`` for a method fitted on the pool, scored with the
+    statistics of the whole query list (``search_range``): what a shard of an unsupervised method ranks."""
+    rows = np.arange(start, stop)
+    if (start == 0 and stop == len(queries)) or not hasattr(method, "search_range"):
+        idx, sc = method.search(queries[start:stop], query_texts[start:stop], depth)
+    else:
+        idx, sc = method.search_range(queries, query_texts, depth, start, stop)
+    return rows, idx, sc
+
+
+def place_rows(indices, scores, rows, idx, sc) -> None:
+    """Write a part's top lists (``rows`` of the grid) into the full ``indices``/``scores`` arrays."""
     depth = indices.shape[1]
     indices[rows, :idx.shape[1]] = idx[:, :depth]
     scores[rows, :sc.shape[1]] = sc[:, :depth]

@@ -106,6 +106,28 @@ class EngineRetrieverMethod:
         res = self._r.search_range(list(query_texts), int(k), int(start), int(stop), progress=progress)
         return np.asarray(res.indices), np.asarray(res.scores)
 
+    @property
+    def keeps_encodings(self) -> bool:
+        """True when the retriever remembers what it encoded (a bi-encoder): refitting this same object on the
+        fold pools and the pool again (an evaluation's pairwise and rerank sections) encodes nothing twice."""
+        return isinstance(getattr(self._r, "encoded", None), dict)
+
+    def encoded(self) -> dict | None:
+        """How many passages and queries the retriever ran through its model (None if it keeps no count)."""
+        return dict(self._r.encoded) if self.keeps_encodings else None
+
+    def save_index(self, folder, *, meta: dict | None = None) -> bool:
+        """Save the fitted pool index (``detection.methods.index_files``); False when this retriever cannot."""
+        from detection.methods import index_files
+
+        return not self.supervised and index_files.save_index(self._r, folder, meta=meta)
+
+    def load_index(self, folder) -> bool:
+        """Become the method fitted on the pool saved in ``folder``; False when nothing loadable is there."""
+        from detection.methods import index_files
+
+        return not self.supervised and index_files.load_index(self._r, folder)
+
     def describe(self) -> dict:
         out = {"name": self.name, "params": self.params, "implementation": self.implementation,
                "lemmatizer": LEMMATIZER_VERSION}

@@ -1,18 +1,32 @@
 """A Loci Similes evaluation run as a sharded job (``benchmarks.loci_evaluate``, ``jobs.sharding``).
 
 The ranking of the held-out queries against the pool is what grows with the corpora, so that is what the
-shards share: an unsupervised method's queries in ranges (``jobs.sharding.query_ranges``; each worker fits
-the pool once and keeps it, and ``search_range`` scores with the whole query list's statistics), a supervised
-method's whole folds (each fitted on the other folds' links only, as in one process). Each shard writes its
-rows' top lists to ``VAR_DIR/evaluations/job-<parent>/shard-<i>.npz``; the merge puts them in grid order and
-hands them to ``runs.evaluation_run_execute``, which computes the metrics, the pairwise and rerank sections
-and stores the report: the same report as a one-worker run (``tests/benchmarks/test_sharded_evaluation.py``).
+shards share: an unsupervised method's queries in ranges (``jobs.sharding.query_ranges``; ``search_range``
+scores with the whole query list's statistics), a supervised method's whole folds (each fitted on the other
+folds' links only, as in one process).
+
+The pool is fitted **once per job**: the parent (which loads the benchmark anyway, to plan) fits an
+unsupervised method on the pool and, when there is more than one shard, saves the fitted index and the
+held-out queries under ``VAR_DIR/evaluations/job-<parent>/pool-index/`` (``detection.methods.index_files``:
+``.npy`` arrays, memory-mapped, never pickled; the folder's name comes from the job). A shard on the worker
+that planned uses what that process holds; a shard on another worker loads the saved index (no benchmark
+from the database, no fit); a method that cannot be saved is fitted once per worker process, as before.
+
+Each worker process also keeps the run's loaded benchmark, split and grid (``_LOADED``, the last run only),
+so the plan, the shards and the merge on one worker read the benchmark from the database once.
+
+Each shard writes its rows' top lists to ``VAR_DIR/evaluations/job-<parent>/shard-<i>.npz``; the merge puts
+them in grid order and hands them to ``runs.evaluation_run_execute``, which computes the metrics, the
+pairwise and rerank sections and stores the report: the same report as a one-worker run
+(``tests/benchmarks/test_sharded_evaluation.py``).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,78 +34,197 @@ from django.conf import settings
 
 from benchmarks.models import EvaluationRun
 from core.numeric import json_safe
-from jobs.sharding import query_ranges, shard_slot
+from jobs.sharding import pause_in_shard, query_ranges, shard_slot
 
-_LOADED: dict = {}  # per worker process: the run's identity -> (grid, method); the last one only
+INDEX_FOLDER = "pool-index"
+
+
+@dataclass
+class _Loaded:
+    """What one worker process holds for a run: the benchmark inputs (None when the shard loaded only the
+    saved index) and the method fitted on the pool (None until fitted, or for a supervised method)."""
+
+    key: str
+    bench: object = None
+    split: object = None
+    grid: object = None
+    queries: list[str] = field(default_factory=list)
+    query_texts: list[str] = field(default_factory=list)
+    depth: int = 0
+    fitted: object = None
+    fold_method: object = None  # a supervised method that keeps its encodings, shared by this process's folds
+    timings: dict = field(default_factory=dict)
+
+
+_LOADED: dict[str, _Loaded] = {}  # per worker process: run key -> what it holds; the last run only
 
 
 def _run(run_id: int) -> EvaluationRun:
     return EvaluationRun.objects.select_related("version__benchmark").get(pk=run_id)
 
 
-def _grid_and_method(run: EvaluationRun):
+def _run_key(run: EvaluationRun) -> str:
+    """What decides the grid and the fitted method (ids alone repeat across throwaway test databases)."""
+    from benchmarks.services.runs import run_pool
+
+    return json.dumps([run.pk, run.created.isoformat(), run.version_id, run.method, run.params, run_pool(run),
+                       run.split, run.n_folds, run.seed, list(run.ks or ())], sort_keys=True, default=str)
+
+
+def _held(run: EvaluationRun) -> _Loaded:
+    key = _run_key(run)
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = _Loaded(key)
+    return _LOADED[key]
+
+
+def _with_inputs(run: EvaluationRun, log=None) -> _Loaded:
+    """The run's benchmark, split and retrieval grid, read from the database once per worker process."""
     from benchmarks.loci import evaluate as E
     from benchmarks.services import runs
 
-    bench, split, method = runs.evaluation_inputs(run)
-    grid = E.retrieval_grid(bench, split, runs.run_pool(run), depth_wanted=max(run.ks or runs.DEFAULT_KS))
-    return grid, method
+    held = _held(run)
+    if held.grid is None:
+        t = time.perf_counter()
+        held.bench, held.split = runs.evaluation_benchmark(run)
+        held.grid = E.retrieval_grid(held.bench, held.split, runs.run_pool(run),
+                                     depth_wanted=max(run.ks or runs.DEFAULT_KS))
+        held.queries, held.query_texts, held.depth = held.grid.queries, held.grid.query_texts, held.grid.depth
+        held.timings["load_s"] = round(time.perf_counter() - t, 3)
+        if log:
+            log(f"pid {os.getpid()}: loaded the benchmark ({len(held.grid.pool_ids)} sources, "
+                f"{len(held.queries)} held-out queries) in {held.timings['load_s']:.1f} s")
+    return held
 
 
-def evaluation_plan(params: dict) -> list[dict]:
+def _fit_pool(run: EvaluationRun, held: _Loaded, log=None):
+    """The run's method fitted on the pool, once per worker process."""
+    from benchmarks.loci import evaluate as E
+    from benchmarks.services import runs
+
+    if held.fitted is None:
+        _with_inputs(run, log)
+        t = time.perf_counter()
+        method = runs.retrieval_method(run)
+        E.fit_pool(held.grid, method)
+        held.fitted = method
+        held.timings["fit_s"] = round(time.perf_counter() - t, 3)
+        if log:
+            log(f"pid {os.getpid()}: fitted {run.method} on {len(held.grid.pool_ids)} sources in "
+                f"{held.timings['fit_s']:.1f} s")
+    return held.fitted
+
+
+def index_folder(run: EvaluationRun) -> Path:
+    """Where the parent saves the pool index of a run's job: named by the job, never by a user."""
+    return Path(settings.VAR_DIR) / "evaluations" / f"job-{run.job_id}" / INDEX_FOLDER
+
+
+def evaluation_plan(params: dict, log=None) -> list[dict]:
     """The shards of a run: ranges of its held-out queries, or for a supervised method groups of whole folds;
-    ``shards`` of them when the job's params say, else one per ``JOB_SHARD_QUERIES`` queries."""
+    ``shards`` of them when the job's params say, else one per ``JOB_SHARD_QUERIES`` queries.
+
+    With more than one shard of an unsupervised method, the pool is fitted here and saved for the shards
+    (``pool_index``: the shards load it rather than fit)."""
+    from benchmarks.services import runs
+
     run = _run(params["run_id"])
-    grid, method = _grid_and_method(run)
-    if not getattr(method, "supervised", False):
-        return query_ranges(len(grid.queries), shards=params.get("shards"))
-    folds = [f for f in range(grid.split.n_folds) if (grid.qfold == f).any()]
-    n = params.get("shards") or -(-len(grid.queries) // settings.JOB_SHARD_QUERIES)
-    return [{"folds": folds[r["start"]:r["stop"]]} for r in query_ranges(len(folds), shards=n)]
+    held = _with_inputs(run, log)
+    grid = held.grid
+    if runs.retrieval_method(run).supervised:
+        folds = [f for f in range(grid.split.n_folds) if (grid.qfold == f).any()]
+        n = params.get("shards") or -(-len(grid.queries) // settings.JOB_SHARD_QUERIES)
+        return [{"folds": folds[r["start"]:r["stop"]]} for r in query_ranges(len(folds), shards=n)]
+    plan = query_ranges(len(grid.queries), shards=params.get("shards"))
+    if len(plan) > 1:
+        method = _fit_pool(run, held, log)
+        t = time.perf_counter()
+        meta = {"key": held.key, "depth": held.depth, "queries": held.queries, "query_texts": held.query_texts}
+        try:
+            saved = method.save_index(index_folder(run), meta=meta)
+        except OSError as exc:  # e.g. a full disk: the shards fit the pool themselves, as without a saved form
+            saved = False
+            if log:
+                log(f"could not save the pool index ({exc}); each worker fits it")
+        if saved:
+            held.timings["save_s"] = round(time.perf_counter() - t, 3)
+            if log:
+                log(f"saved the pool index for the shards in {held.timings['save_s']:.1f} s")
+            plan = [{**p, "pool_index": True} for p in plan]
+    return plan
+
+
+def _from_saved_index(run: EvaluationRun, held: _Loaded) -> bool:
+    """Load the pool index the parent saved (no benchmark, no fit); False when none matches this run."""
+    from benchmarks.services import runs
+    from detection.methods import index_files
+
+    folder = index_folder(run)
+    meta = index_files.read_meta(folder)
+    if not meta or meta.get("key") != held.key:
+        return False
+    t = time.perf_counter()
+    method = runs.retrieval_method(run)
+    if not method.load_index(folder):
+        return False
+    held.fitted, held.queries, held.query_texts, held.depth = method, meta["queries"], meta["query_texts"], \
+        int(meta["depth"])
+    held.timings["index_load_s"] = round(time.perf_counter() - t, 3)
+    return True
 
 
 def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | None = None,
-                     folds: list[int] | None = None, shards: int | None = None) -> dict:
-    """Rank one part of the run's held-out queries; an unsupervised method is fitted on the pool once per
-    worker process and kept, a supervised one per fold on the other folds' links."""
+                     folds: list[int] | None = None, shards: int | None = None, pool_index: bool = False) -> dict:
+    """Rank one part of the run's held-out queries. An unsupervised method uses the pool index this worker
+    holds, else the one the parent saved (``pool_index``), else fits it here (once per worker process); a
+    supervised one is fitted per fold on the other folds' links."""
     from benchmarks.loci import evaluate as E
-    from benchmarks.services.runs import run_pool
 
     run = _run(run_id)
     t0 = time.perf_counter()
-    # what decides the grid and the fitted method (ids alone repeat across throwaway test databases)
-    key = (run_id, run.created, run.version_id, run.method, repr(run.params), run_pool(run), run.split, run.n_folds,
-           run.seed, tuple(run.ks or ()), folds is None)
-    fresh = key not in _LOADED
-    if fresh:
-        _LOADED.clear()
-        job.progress(0.02, "loading the benchmark")
-        grid, method = _grid_and_method(run)
-        if folds is None:
-            job.progress(0.05, f"fitting {run.method} on {len(grid.pool_ids)} sources")
-            E.fit_pool(grid, method)
-        _LOADED[key] = (grid, method)
-    grid, method = _LOADED[key]
-    fit_s = time.perf_counter() - t0
+    held = _held(run)
+    if folds is not None:
+        index = "per fold"
+        _with_inputs(run, job.log)
+    elif held.fitted is not None:
+        index = "memory"
+    elif pool_index and _from_saved_index(run, held):
+        index = "file"
+    else:
+        job.progress(0.05, f"fitting {run.method} on the pool")
+        _fit_pool(run, held, job.log)
+        index = "built"
+    ready_s = time.perf_counter() - t0
+    pause_in_shard(job)  # test-only (unset in deployments)
     if folds is None:
         job.progress(0.3, f"searching queries {start}–{stop - 1}")
-        parts = [E.rank_part(grid, method, start=start, stop=stop)]
+        parts = [E.rank_queries(held.fitted, held.queries, held.query_texts, held.depth, start, stop)]
+        method = held.fitted
+        tunings = []
     else:
+        from benchmarks.services import runs
+
+        method = held.fold_method or runs.retrieval_method(run)
+        if method.keeps_encodings:  # a bi-encoder per fold: the merge here reuses what it encoded
+            held.fold_method = method
         parts = []
         for i, fold in enumerate(folds):
             job.progress(0.1 + 0.8 * i / len(folds), f"fold {fold}: fitting and searching")
-            parts.append(E.rank_part(grid, method, fold=fold))
+            parts.append(E.rank_part(held.grid, method, fold=fold))
+        tunings = list(method.tunings[-len(folds):])
     rows, idx, sc = (np.concatenate([p[i] for p in parts]) for i in range(3))
-    parent_id, index = shard_slot(job)
+    parent_id, shard_index = shard_slot(job)
     folder = Path(settings.VAR_DIR) / "evaluations" / f"job-{parent_id}"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"shard-{index}.npz"
+    path = folder / f"shard-{shard_index}.npz"
     np.savez(path, rows=rows, indices=idx, scores=sc)
-    job.log(f"pid {os.getpid()}: ranked {len(rows)} queries" + (" (pool fitted here)" if fresh else ""))
-    return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": len(rows), "loaded": fresh,
-            "fit_s": round(fit_s, 3), "search_s": round(time.perf_counter() - t0 - fit_s, 3),
-            "method": json_safe(method.describe()), "tunings": list(method.tunings[-len(folds):]) if folds else [],
-            "worker": f"{job.job.worker}/{os.getpid()}"}
+    search_s = time.perf_counter() - t0 - ready_s
+    job.log(f"pid {os.getpid()}: ranked {len(rows)} queries in {search_s:.2f} s (pool index: {index}, "
+            f"ready in {ready_s:.2f} s)")
+    return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": len(rows), "index": index,
+            "parent_fitted": bool(pool_index), "fit_s": round(ready_s, 3), "search_s": round(search_s, 3),
+            "method": json_safe(method.describe()), "tunings": tunings, "worker": f"{job.job.worker}/{os.getpid()}"}
 
 
 def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
@@ -107,7 +240,7 @@ def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
     indices = np.full((n, depth), -1, np.int32)
     scores = np.full((n, depth), -np.inf, np.float32)
     for p in parts:
-        E._place(indices, scores, p["rows"], p["indices"], p["scores"])
+        E.place_rows(indices, scores, p["rows"], p["indices"], p["scores"])
     workers = {r["worker"] for r in results}
     context.log(f"merged the rankings of {len(results)} shards from {len(workers)} worker process(es)")
     timing = {"shards": len(results), "workers": len(workers), "fit_s": sum(r["fit_s"] for r in results),
@@ -116,9 +249,19 @@ def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
     tunings = [t for r in results for t in r["tunings"]]
     if tunings:
         described["tuning_per_fold"] = tunings
+    held = _LOADED.get(_run_key(run))
+    benchmark = (held.bench, held.split) if held is not None and held.bench is not None else None
+    ranked_here = (held.fitted or held.fold_method) if held is not None else None
+    t = time.perf_counter()
     out = runs.evaluation_run_execute(run=run, progress=context.progress, log=context.log,
-                                      ranking=E.Ranking(indices, scores, described, timing))
+                                      ranking=E.Ranking(indices, scores, described, timing), benchmark=benchmark,
+                                      method=ranked_here)
+    report_s = time.perf_counter() - t
+    _LOADED.clear()  # the run is stored: free what this worker held for it
     shutil.rmtree(root / "evaluations" / f"job-{context.id}", ignore_errors=True)
+    kinds = [r.get("index") for r in results]
     return {**out, "shards": len(results), "shards_per_worker": {w: sum(r["worker"] == w for r in results)
                                                                  for w in workers},
-            "index_loads": sum(bool(r["loaded"]) for r in results)}
+            "index_builds": kinds.count("built") + int(any(r.get("parent_fitted") for r in results)),
+            "index_file_loads": kinds.count("file"), "merge_benchmark_reused": benchmark is not None,
+            "merge_report_s": round(report_s, 3)}

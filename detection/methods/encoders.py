@@ -150,6 +150,10 @@ class BiEncoderRetriever(Retriever):
         self.active_model = model  # NAME/fold-<f> once an evaluation picked a fold's model
         self._model = None
         self._info = None
+        # Every text this object encoded, per (model, prefix, fp16): an evaluation fits the same object on the
+        # pool, the fold pools and the pool again (retrieval, pairwise, rerank) and encodes each text once.
+        self._memo: dict[tuple, dict[str, np.ndarray]] = {}
+        self.encoded = {"passages": 0, "queries": 0}  # texts actually run through the model
 
     # ------------------------------------------------------------------ which model: a name, a trained one, a fold
     def _fold_dirs(self, path: Path) -> list[str]:
@@ -249,6 +253,20 @@ class BiEncoderRetriever(Retriever):
         dim = dim_of() or 0
         return _unit(np.asarray(vecs, np.float32).reshape(len(texts), -1) if vecs else np.zeros((0, dim)))
 
+    def _vectors(self, texts: Sequence[str], prefix: str, side: str, progress: Progress | None = None) -> np.ndarray:
+        """``encode(texts, prefix)`` through the memo: only texts this object has not encoded with the active
+        model and prefix go through the model (each distinct one once, in order of first appearance)."""
+        texts = list(texts)
+        memo = self._memo.setdefault((self.active_model, prefix, self.fp16), {})
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        if missing or not texts:
+            vecs = self.encode(missing, prefix, progress)
+            memo.update(zip(missing, vecs))
+            self.encoded[side] += len(missing)
+            if not texts:
+                return vecs
+        return np.stack([memo[t] for t in texts])
+
     def describe(self) -> dict:
         return {"model": self.active_model, "device": getattr(self, "device", None), "fp16": self.fp16,
                 "query_prefix": self.query_prefix, "passage_prefix": self.passage_prefix, "versions": _versions()}
@@ -257,11 +275,11 @@ class BiEncoderRetriever(Retriever):
         self.source_ids = self._check_fit(source_ids, source_texts)
         config = {"kind": "bi-encoder", "prefix": self.passage_prefix, "fp16": self.fp16}
         path = cache_file(self.cache_dir, self.active_model or "", config, source_texts)
-        self.S = _cached(path, lambda: self.encode(list(source_texts), self.passage_prefix, progress))
+        self.S = _cached(path, lambda: self._vectors(source_texts, self.passage_prefix, "passages", progress))
         return self
 
     def search(self, query_texts, k: int, *, progress: Progress | None = None) -> TopK:
-        Q = self.encode(list(query_texts), self.query_prefix)
+        Q = self._vectors(query_texts, self.query_prefix, "queries")
         idx, val = dense.search(Q, self.S, int(k), backend=self.backend, progress=progress)
         return TopK(indices=idx, scores=val, source_ids=self.source_ids)
 

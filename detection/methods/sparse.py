@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
+from . import index_files
 from .retriever import Progress, Retriever, TopK
 from .topk import topk_csr
 
@@ -108,6 +109,27 @@ class SparseRetriever(Retriever):
 
     def _select_features(self, counts: sp.csr_matrix) -> sp.csr_matrix:
         return counts
+
+    def index_arrays(self) -> dict | None:
+        """The fitted index as arrays (``detection.methods.index_files``): terms in column order, the weight
+        matrix's CSR arrays, the idf and the source ids. None before ``fit`` or for non-string terms."""
+        if self.W is None:
+            return None
+        terms = sorted(self.vocab, key=self.vocab.get)
+        if not all(isinstance(t, str) for t in terms):
+            return None
+        return {"terms": index_files.strings(terms), "source_ids": index_files.strings(self.source_ids),
+                "w_data": self.W.data, "w_indices": self.W.indices, "w_indptr": self.W.indptr,
+                "w_shape": np.asarray(self.W.shape, np.int64),
+                "idf": np.asarray(getattr(self, "idf", np.zeros(0)), np.float64)}
+
+    def use_index_arrays(self, arrays: dict) -> None:
+        """Become the retriever :meth:`index_arrays` was taken from (the weight matrix stays memory-mapped)."""
+        self.vocab = {t: j for j, t in enumerate(arrays["terms"].tolist())}
+        self.source_ids = arrays["source_ids"].tolist()
+        self.W = sp.csr_matrix((arrays["w_data"], arrays["w_indices"], arrays["w_indptr"]),
+                               shape=tuple(int(x) for x in arrays["w_shape"]), copy=False)
+        self.idf = np.asarray(arrays["idf"])
 
     def query_matrix(self, query_texts: Sequence[str], progress: Progress | None = None) -> sp.csr_matrix:
         docs = self.analyzer(query_texts, progress=progress)

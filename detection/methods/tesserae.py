@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
+from . import index_files
 from .retriever import Progress, Retriever, TopK
 
 WINDOW = 52  # ranks per window: 2^0 .. 2^-51 add up exactly in a double's 53-bit significand
@@ -189,6 +190,29 @@ class TesseraeRetriever(Retriever):
         self.src_counts = Counter(l for ls in self.src_lemmas for l in ls)
         self._queries = self._state = None
         return self
+
+    def index_arrays(self) -> dict | None:
+        """The fitted sources as arrays (``detection.methods.index_files``): the lemmas in order of first
+        occurrence, every segment's lemma ids end to end and their lengths, the source ids."""
+        if getattr(self, "src_lemmas", None) is None:
+            return None
+        vocab: dict[str, int] = {}
+        flat = np.fromiter((vocab.setdefault(lem, len(vocab)) for ls in self.src_lemmas for lem in ls), np.int32)
+        return {"lemmas": index_files.strings(vocab), "lemma_ids": flat,
+                "lengths": np.fromiter(map(len, self.src_lemmas), np.int64, len(self.src_lemmas)),
+                "source_ids": index_files.strings(self.source_ids)}
+
+    def use_index_arrays(self, arrays: dict) -> None:
+        """Become the retriever :meth:`index_arrays` was taken from (same lemma lists, same counts in the same
+        order, so the same stoplist ties)."""
+        lemmas = arrays["lemmas"].tolist()
+        words = [lemmas[i] for i in arrays["lemma_ids"].tolist()]
+        ends = np.cumsum(arrays["lengths"]).tolist()
+        self.src_lemmas = [words[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        counts = np.bincount(arrays["lemma_ids"], minlength=len(lemmas)).tolist()
+        self.src_counts = Counter(dict(zip(lemmas, counts)))
+        self.source_ids = arrays["source_ids"].tolist()
+        self._queries = self._state = None
 
     def search(self, query_texts, k: int, *, progress: Progress | None = None) -> TopK:
         return self.search_lemmas(self.analyzer(query_texts), k, progress=progress)

@@ -107,3 +107,27 @@ def test_a_project_without_batches_has_an_empty_report(users):
     project = project_create(owner=users["lead"], name="no-batches-yet")
     report = analytics.project_report(project, n_boot=0)
     assert report["scores"] == []
+
+
+def test_the_stored_summary_counts_majority_triads_without_listing_them(judged, client):
+    """No page, API or export shows the pooled-majority cycles, so the summary the page decodes on every view
+    keeps their counts only; the per-annotator cycles the page lists stay in the batch pieces."""
+    import json
+
+    job = _analyse(judged, n_boot=0)
+    majority = job.result["majority_triads"]
+    assert majority and all(row["triads"] == [] for row in majority)  # one row per batch with judgements
+    listed = analytics.triads_report(analytics.load_project_data(judged), majority_list_cap=20)["majority"]
+    assert [dict(row, triads=[]) for row in listed] == majority  # the same counts as when they were listed
+    assert sum(row["n_circular"] for row in majority) > 0  # there were cycles to list
+    with_listing = len(json.dumps(dict(job.result, majority_triads=listed)))
+    assert len(json.dumps(job.result)) < with_listing
+    pieces = AnalyticsBatchResult.objects.filter(job=job).values_list("triads", flat=True)
+    assert any(row["triads"] for triads in pieces for row in triads)  # per-annotator cycles, as verse texts
+
+    client.force_login(judged.owner)
+    html = client.get(f"/projects/{judged.pk}/dashboard/").content.decode()
+    for row in majority:
+        assert (f"<td>{row['batch']}</td><td class=\"num\">{row['n_circular']} circular of "
+                f"{row['n_complete_triples']} complete triples ({row['n_tied_pairs']} tied pairs)</td>") in html
+    assert "shown</summary>" in html  # the shown batch's per-annotator cycles are still listed

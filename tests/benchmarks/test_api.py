@@ -146,3 +146,36 @@ def test_schema_lists_the_benchmark_endpoints(client):
     paths = yaml.safe_load(client.get("/api/schema/").content)["paths"]
     assert "/api/v1/benchmarks/runs/" in paths and "post" in paths["/api/v1/benchmarks/runs/"]
     assert "/api/v1/sts/runs/" in paths and "/api/v1/benchmarks/versions/{id}/gold/" in paths
+
+
+@pytest.mark.django_db
+def test_create_takes_shards_within_bounds(client_for, loci_version):
+    """``shards`` is a declared parameter: an integer 1..MAX_SHARDS goes to the run's job; anything else is a
+    400 naming the bounds, and nothing is created."""
+    from benchmarks.services.runs import MAX_SHARDS
+
+    client = client_for("researcher")
+    url = "/api/v1/benchmarks/runs/"
+    ok = client.post(url, {"version": loci_version.pk, "method": "bm25-lemma", "shards": 3}, format="json")
+    assert ok.status_code == 201
+    assert Job.objects.get(pk=ok.json()["job"]).params == {"run_id": ok.json()["id"], "shards": 3}
+    default = client.post(url, {"version": loci_version.pk, "method": "bm25-lemma", "shards": None}, format="json")
+    assert default.status_code == 201 and "shards" not in Job.objects.get(pk=default.json()["job"]).params
+    for bad in (0, -1, MAX_SHARDS + 1, "two", 2.5, True, [2]):
+        r = client.post(url, {"version": loci_version.pk, "method": "bm25-lemma", "shards": bad}, format="json")
+        assert r.status_code == 400, bad
+        assert r.json()["shards"] == [f"shards must be an integer between 1 and {MAX_SHARDS}"], bad
+    assert EvaluationRun.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_schema_declares_shards_with_its_bounds(client):
+    import yaml
+
+    from benchmarks.services.runs import MAX_SHARDS
+
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    body = schema["paths"]["/api/v1/benchmarks/runs/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    fields = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]["properties"]
+    assert fields["shards"]["type"] == "integer" and fields["shards"]["nullable"] is True
+    assert (fields["shards"]["minimum"], fields["shards"]["maximum"]) == (1, MAX_SHARDS)

@@ -63,6 +63,21 @@ def test_launch_from_the_form_queues_a_run(client, users, loci_version):
 
 
 @pytest.mark.django_db
+def test_the_launch_form_takes_shards_within_bounds(client, users, loci_version):
+    client.force_login(users["researcher"])
+    form = {"method": "bm25-lemma", "params": "{}", "reranker": "", "ks": "1, 10", "split": "file", "n_folds": 5,
+            "seed": 0}
+    for bad in ("0", "257", "two"):
+        refused = client.post(f"/benchmarks/versions/{loci_version.pk}/", {**form, "shards": bad})
+        assert refused.status_code == 200 and "shards must be an integer between 1 and 256" in refused.content.decode()
+    assert not EvaluationRun.objects.exists()
+    client.post(f"/benchmarks/versions/{loci_version.pk}/", {**form, "shards": "4"})
+    client.post(f"/benchmarks/versions/{loci_version.pk}/", {**form, "shards": ""})
+    four, default = EvaluationRun.objects.order_by("pk")
+    assert four.job.params["shards"] == 4 and "shards" not in default.job.params
+
+
+@pytest.mark.django_db
 def test_lead_cannot_launch(client, users, gold_set):
     client.force_login(users["lead"])
     response = client.post(f"/benchmarks/gold-sets/{gold_set.pk}/", {"method": "levenshtein", "params": "{}"})

@@ -11,14 +11,6 @@ from jobs.models import Job
 from jobs.runner import run_job
 
 
-@pytest.fixture(autouse=True)
-def no_heartbeat_wait(settings):
-    """The job runner's heartbeat thread writes through its own connection; on the SQLite test database it waits
-    for the test's open transaction (the 5 s busy timeout) and ``run_job`` then waits for it to stop: about 6 s per
-    job, most of these tests' time. Nothing here is about heartbeats, so the first beat is an hour away."""
-    settings.JOB_HEARTBEAT_INTERVAL = 3600
-
-
 @pytest.fixture
 def one_torch_thread():
     """One intra-op thread for the tiny neural models: on cores shared with other work torch's default pool made
