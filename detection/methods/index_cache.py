@@ -95,11 +95,11 @@ class IndexCache:
         if index_files.read_manifest(folder) is None or not index_files.can_save(retriever):
             return False
         try:
-            arrays = index_files.load_arrays(folder)
-        except index_files.BadIndex:
+            retriever.use_index_arrays(index_files.load_arrays(folder))
+        except (index_files.BadIndex, KeyError, IndexError, TypeError, ValueError):
+            # damaged, or arrays this retriever does not read (fit() then replaces what was half set)
             shutil.rmtree(folder, ignore_errors=True)
             return False
-        retriever.use_index_arrays(arrays)
         try:
             self._touch(folder)
         except OSError:  # evicted meanwhile by another process: the arrays stay mapped

@@ -1,6 +1,7 @@
 """The content-addressed cache of fitted pool indexes (``detection.methods.index_cache``): the key follows the
 content and the parameters, a cached load ranks bit-identically to a fresh fit, a damaged entry is refitted and
 never used, and the least recently used entry is evicted first."""
+import json
 import os
 
 import numpy as np
@@ -67,6 +68,13 @@ def test_a_truncated_or_partial_entry_is_refitted_never_used(texts, tmp_path):  
     manifest = cache.path("f" * 64) / index_files.MANIFEST
     manifest.write_text(manifest.read_text().replace('"shape": [', '"shape": [7, ', 1))
     assert not cache.load("f" * 64, get_retriever("bm25-lemma")) and not cache.path("f" * 64).exists()
+    # an entry that lacks an array the retriever reads (its manifest consistent) is a miss as well
+    assert cache.store("e" * 64, get_retriever("bm25-lemma").fit(ids, src))
+    manifest = cache.path("e" * 64) / index_files.MANIFEST
+    listed = json.loads(manifest.read_text())
+    del listed["arrays"]["idf"]
+    manifest.write_text(json.dumps(listed))
+    assert not cache.load("e" * 64, get_retriever("bm25-lemma")) and not cache.path("e" * 64).exists()
 
 
 def test_eviction_removes_the_least_recently_used_entry(tmp_path):
