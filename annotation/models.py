@@ -116,17 +116,20 @@ class Pair(models.Model):
     fixed at creation, so serving in rank order is random yet needs no ORDER BY RANDOM().
     """
 
-    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="pairs")
+    # No single-column index on batch: pair_unique and both indexes below begin with batch_id.
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     verse_a = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
     verse_b = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
     rank = models.PositiveIntegerField()
     planned = models.PositiveSmallIntegerField(default=1)
     taken = models.PositiveSmallIntegerField(default=0)
+    # first_annotator and attention_answer are indexed only where set (partial indexes below): a new pair has
+    # neither, so a batch's insert adds no entries to them.
     first_annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
     attention_answer = models.ForeignKey(
-        Verse, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        Verse, null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False,
         help_text="set on attention-check pairs: the candidate an attentive annotator chooses; such pairs are "
                   "mixed into sets at the project's rate and never counted in scores or agreement")
 
@@ -136,7 +139,11 @@ class Pair(models.Model):
             models.UniqueConstraint(fields=["batch", "verse_a", "verse_b"], name="pair_unique"),
             models.CheckConstraint(condition=Q(verse_a__lt=models.F("verse_b")), name="pair_canonical_order"),
         ]
-        indexes = [models.Index(fields=["batch", "taken", "rank"]), models.Index(fields=["batch", "planned", "taken"])]
+        indexes = [
+            models.Index(fields=["batch", "taken", "rank"]), models.Index(fields=["batch", "planned", "taken"]),
+            models.Index(fields=["first_annotator"], condition=Q(first_annotator__isnull=False), name="pair_first_annotator_set"),
+            models.Index(fields=["attention_answer"], condition=Q(attention_answer__isnull=False), name="pair_attention_answer_set"),
+        ]
 
 
 class AnnotationSet(models.Model):

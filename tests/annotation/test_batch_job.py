@@ -8,7 +8,7 @@ from django.test import override_settings
 from annotation.models import Batch, Pair
 from annotation.services.projects import batch_create, verses_import
 from jobs.models import Job
-from jobs.runner import run_job
+from jobs.runner import JobContext, run_job
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +104,56 @@ def test_a_failing_job_leaves_no_half_batch(verses, lead_user):
     job.refresh_from_db()
     assert "already has a batch named 'race'" in job.error
     assert Batch.objects.get(name="race").n_pairs == 1
+
+
+def _expected_pairs(batch, seed):
+    """The pairs as the Python reference writes them: sorted candidate pks, pair k in (a, b) order gets
+    ranks[k] of range(n_pairs) shuffled by random.Random(seed)."""
+    import random
+
+    pks = sorted(batch.candidates.values_list("verse_id", flat=True))
+    n = len(pks)
+    ranks = list(range(n * (n - 1) // 2))
+    random.Random(seed).shuffle(ranks)
+    rank = iter(ranks)
+    return [(pks[i], pks[j], next(rank), 1, 0) for i in range(n) for j in range(i + 1, n)]
+
+
+@pytest.mark.parametrize("chunk", [7, 10, 54, 55, 50_000])
+def test_pairs_in_chunks_are_the_reference_pairs_in_id_order(verses, monkeypatch, chunk):
+    """Any chunk size (COPY on PostgreSQL, executemany on SQLite): the same pairs and ranks as the Python
+    reference, their ids in (verse_a, verse_b) order, progress after each chunk."""
+    from annotation.services import bulk
+
+    monkeypatch.setattr(bulk, "CHUNK", chunk)
+    seen = []
+    batch = batch_create(project=verses, reference_id="7 0", candidate_ids=[f"7 {k}" for k in range(11, 0, -1)],
+                         name=f"c{chunk}", seed=3, progress=lambda f, m: seen.append(f))
+    assert _pairs(batch) == _expected_pairs(batch, 3) and batch.n_pairs == 55
+    by_id = list(Pair.objects.filter(batch=batch).order_by("id").values_list("verse_a_id", "verse_b_id"))
+    assert by_id == sorted(by_id)
+    assert seen[-1] == 1.0 and seen == sorted(seen) and (len(seen) > 1) == (chunk < 55)
+
+
+@override_settings(SIMILIA_BATCH_JOB_PAIRS=20)
+def test_a_job_cancelled_between_chunks_leaves_nothing(verses, lead_user, monkeypatch):
+    """The job commits its pairs chunk by chunk; cancelled after the first, it deletes what it wrote."""
+    from annotation.services import bulk
+    from annotation.services.projects import batch_create_or_job
+
+    monkeypatch.setattr(bulk, "CHUNK", 20)
+    job = batch_create_or_job(project=verses, reference_id="7 0", candidate_ids=[f"7 {k}" for k in range(1, 12)],
+                              name="cancelled", owner=lead_user)
+    before = Pair.objects.count()
+    monkeypatch.setattr(JobContext, "PROGRESS_EVERY", 0.0)
+    real_progress = JobContext.progress
+
+    def progress(self, fraction, message=""):
+        if fraction > 0.02:  # a chunk of pairs is in: cancel the job as a lead would
+            assert Pair.objects.filter(batch__name="cancelled").exists()
+            Job.objects.filter(pk=job.pk).update(status=Job.Status.CANCELLED)
+        real_progress(self, fraction, message)
+
+    monkeypatch.setattr(JobContext, "progress", progress)
+    assert run_job(job.pk) == "cancelled"
+    assert not Batch.objects.filter(name="cancelled").exists() and Pair.objects.count() == before
