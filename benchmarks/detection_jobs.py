@@ -16,8 +16,11 @@ workbench (uploaded documents; it asks for candidates and stores them as rows th
   workers ran, and hands the concatenated candidates to the result store named in ``store``
   (:func:`register_result_store`), which writes them where its pages read them.
 
-A worker process keeps the last fitted index (segment sets, method, parameters, reranker) and the texts it
-loaded: the shards of one job that land on the same worker load them once.
+The fitted source index comes from the shared index cache (``benchmarks.index_cache``: content-addressed by
+method, parameters and the sources' ids and texts): a plan of several shards makes it ready in the parent (from
+the cache, or fitted and stored), so a shard on another worker, and any later job over the same sources, loads
+it instead of fitting. A worker process keeps the last index (segment sets, method, parameters, reranker) and
+the texts it loaded: the shards of one job that land on the same worker load them once.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
+from benchmarks.index_cache import fit_or_load
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
@@ -114,9 +118,15 @@ def build_method(name: str, params: dict):
 
 
 # ------------------------------------------------------------------------------------------------- plan
-def _plan(params: dict) -> list[dict]:
+def _plan(params: dict, log=None) -> list[dict]:
+    """Ranges of queries; with more than one, the source index is made ready here (fitted once, or loaded from
+    the cache) so the shards on other workers load it from the cache rather than fitting it each."""
     n = _set(params["queries"]).count(params["queries"]["id"])
-    return query_ranges(n, shards=params.get("shards"), shard_size=params.get("shard_size"))
+    plan = query_ranges(n, shards=params.get("shards"), shard_size=params.get("shard_size"))
+    if len(plan) > 1:
+        loaded, _ = _load(params, log or (lambda msg: None))
+        plan = [{**p, "parent_index": loaded.index} for p in plan]
+    return plan
 
 
 # ------------------------------------------------------------------------------------------------ shard
@@ -128,6 +138,7 @@ class _Loaded:
     query_texts: list[str]
     source_ids: list[str]
     source_texts: list[str]
+    index: str = "built"  # "built" (fitted in this process) or "cache" (loaded from the index cache)
 
 
 _LOADED: dict = {}  # per worker process: key -> _Loaded; the last one only
@@ -145,13 +156,14 @@ def _load(params: dict, log) -> tuple[_Loaded, bool]:
     started = time.monotonic()
     sources = _set(s).rows(s["id"])
     queries = _set(q).rows(q["id"])
+    source_ids, source_texts = [i for i, _ in sources], [t for _, t in sources]
     retriever = build_method(params["method"], params["params"])
-    retriever.fit([i for i, _ in sources], [t for _, t in sources])
+    _, how, _ = fit_or_load(retriever, params["method"], params["params"], source_ids, source_texts, log=log)
     reranker = build_method(params["reranker"], params.get("reranker_params") or {}) if params.get("reranker") else None
     _LOADED[key] = _Loaded(retriever, reranker, [i for i, _ in queries], [t for _, t in queries],
-                           [i for i, _ in sources], [t for _, t in sources])
+                           source_ids, source_texts, how)
     log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {params['method']} "
-        f"built in {time.monotonic() - started:.1f} s")
+        f"{how} in {time.monotonic() - started:.1f} s")
     return _LOADED[key], True
 
 
@@ -162,6 +174,15 @@ def _out_dir(parent_id: int) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------ merge
+def _index_counts(results: list[dict]) -> dict:
+    """How the index was made ready: fitted (``index_builds``) or loaded from the cache (``index_cache_loads``)
+    by the plan and by shards in processes that did not hold it; ``index_loads``: both together."""
+    how = [r["index"] for r in results if r.get("loaded")]
+    how += [r["parent_index"] for r in results[:1] if r.get("parent_index")]
+    out = {"index_builds": how.count("built"), "index_cache_loads": how.count("cache")}
+    return {**out, "index_loads": len(how)}
+
+
 def _merge(context, params: dict, results: list[dict]) -> dict:
     from benchmarks.loci.candidates import Candidates
 
@@ -183,7 +204,7 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     context.log(f"merged {len(results)} shards from {len(workers)} worker process(es) into {out.name}")
     merged = {"file": str(out.relative_to(root)), "queries": len(indices), "k": int(params["k"]),
               "results": int((indices >= 0).sum()), "sha256": digest, "shards": len(results),
-              "shards_per_worker": workers, "index_loads": sum(bool(r["loaded"]) for r in results)}
+              "shards_per_worker": workers, **_index_counts(results)}
     store = params.get("store")
     if store:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
@@ -195,7 +216,7 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
 @sharded_job_kind(DETECT_KIND, plan=_plan, merge=_merge, queue="cpu",
                   description="Detect: top-k sources for every query of a segment set (optionally reranked), "
                               "in shards over the workers.")
-def detect_shard(job, *, start: int, stop: int, **params) -> dict:
+def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None, **params) -> dict:
     from benchmarks.loci.candidates import detect_range
 
     loaded, fresh = _load(params, job.log)
@@ -215,5 +236,6 @@ def detect_shard(job, *, start: int, stop: int, **params) -> dict:
     path = _out_dir(parent_id) / f"shard-{index}.npz"
     np.savez(path, **arrays)
     return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": int(stop - start), "loaded": fresh,
+            "index": loaded.index, "parent_index": parent_index,
             "worker": f"{job.job.worker}/{os.getpid()}"}
 

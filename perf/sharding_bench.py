@@ -8,7 +8,10 @@ real Celery workers: wall time, speed-up, worker memory.
 --evaluate imports the 545-pair benchmark matched onto the whole corpus (queries and sources of
 `build_corpus`) and, for each of `--methods`, queues `benchmarks.loci_evaluate` runs on pool "corpus": with
 one worker a one-shard run (the reference), then the `--shards` run on 1, 2, 2 and 1 workers (ABBA, so a
-drift in the shared machine's load cancels; `--repeat 1`: once each), fresh worker processes for every run.
+drift in the shared machine's load cancels; `--repeat 1`: once each), each sharded run first with an empty
+index cache (`VAR_DIR/index-cache`: the plan fits the pool) and then warm (the plan and the shards on the other
+worker load the cached index), and a one-shard run cold then warm (a second evaluation of the same data), fresh
+worker processes for every run.
 Printed per run: wall time from queueing to the stored report, where it went (delivery, the parent's plan:
 loading the benchmark, fitting the pool and saving its index; the shards' span with each shard's index source
 and search time; the merge), and the sha256 of the stored report (without its timing), per-query rows and
@@ -28,6 +31,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -138,7 +142,7 @@ def main():
         r = job.result
         same = f"sha256 {r['sha256'][:16]}"
         print(f"{n} worker(s): {wall:7.1f} s from queueing to merged result; shards per worker process "
-              f"{sorted(r['shards_per_worker'].values())}, index loads {r['index_loads']}, largest worker peak "
+              f"{sorted(r['shards_per_worker'].values())}, index loads {r['index_loads']} (fitted {r.get('index_builds')}, from the index cache {r.get('index_cache_loads')}), largest worker peak "
               f"RSS {peak / 2**20:.0f} MiB; {same}; load avg {os.getloadavg()[0]:.1f}", flush=True)
     if len(walls) > 1:
         base = min(walls)
@@ -174,7 +178,7 @@ def phases(job) -> str:
     plan = (min(s.created for s in shards) - job.started).total_seconds()
     first, last = min(s.started for s in shards), max(s.finished for s in shards)
     parts = ", ".join(f"{s.result['index']} {s.result['fit_s']:.2f}+{s.result['search_s']:.2f}" for s in shards)
-    return (f"delivery {deliver:.1f} s, plan (load + fit + save) {plan:.1f} s, to first shard "
+    return (f"delivery {deliver:.1f} s, plan (load + fit or cached index) {plan:.1f} s, to first shard "
             f"{(first - min(s.created for s in shards)).total_seconds():.1f} s, shards span "
             f"{(last - first).total_seconds():.1f} s [index ready+search s: {parts}], merge report "
             f"{job.result['merge_report_s']:.1f} s (benchmark reused: {job.result['merge_benchmark_reused']})")
@@ -197,10 +201,19 @@ def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
           f"{os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}", flush=True)
     walls: dict = {}
     hashes: dict = {}
+    differs: list = []
     counts = [int(x) for x in args.workers.split(",")]
     order = counts + counts[::-1] if args.repeat > 1 else counts  # ABBA: drift in the machine's load cancels
+    cache_dir = tmp / "index-cache"
+    # (workers, shards, cache): a one-shard run with a cold cache (the reference report, and a first evaluation),
+    # the same again with the cache it filled (a second evaluation); then per worker count the sharded run cold
+    # (cache emptied first) and warm (the cache the cold run filled)
+    plan = [(counts[0], 1, "cold"), (counts[0], 1, "warm")] + [(n, args.shards, c) for n in order
+                                                                for c in ("cold", "warm")]
     for method in methods:
-        for n, shards in [(counts[0], 1)] + [(n, args.shards) for n in order]:
+        for n, shards, cache in plan:
+            if cache == "cold":
+                shutil.rmtree(cache_dir, ignore_errors=True)
             workers = start_workers(n, env, tmp)  # fresh worker processes for every run: each starts cold
             procs = [psutil.Process(p.pid) for p, _ in workers]
             peak = 0
@@ -220,22 +233,37 @@ def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
             r = job.result
             digest = report_hash(EvaluationRun.objects.get(pk=run.pk))
             hashes.setdefault(method, digest)
-            if shards > 1:
-                walls.setdefault((method, n), []).append(wall)
-            print(f"{method}, {n} worker(s), {shards} shard(s): {wall:6.1f} s from queueing to the stored report; "
-                  f"shards per worker process {sorted(r.get('shards_per_worker', {}).values()) or [1]}, "
-                  f"pool fitted {r.get('index_builds', 1)}x, index loaded from file "
-                  f"{r.get('index_file_loads', 0)}x; largest worker peak RSS {peak / 2**20:.0f} MiB; "
-                  f"R@10 {r['recall@10']:.4f}; report sha256 {digest[:16]} "
-                  f"({'same as' if digest == hashes[method] else 'DIFFERS from'} one shard); "
+            if digest != hashes[method]:
+                differs.append((method, n, shards, cache))
+            walls.setdefault((method, n, shards, cache), []).append(wall)
+            print(f"{method}, {n} worker(s), {shards} shard(s), {cache} index cache: {wall:6.1f} s from queueing to "
+                  f"the stored report; shards per worker process "
+                  f"{sorted(r.get('shards_per_worker', {}).values()) or [1]}, pool fitted {r.get('index_builds')}x, "
+                  f"loaded from the index cache {r.get('index_cache_loads')}x; largest worker peak RSS "
+                  f"{peak / 2**20:.0f} MiB; R@10 {r['recall@10']:.4f}; report sha256 {digest[:16]} "
+                  f"({'same as' if digest == hashes[method] else 'DIFFERS from'} the first run); "
                   f"load avg {os.getloadavg()[0]:.1f}", flush=True)
             print(f"    {phases(job)}", flush=True)
     for method in methods:
-        mean = {n: sum(w) / len(w) for (m, n), w in walls.items() if m == method}
-        base = min(mean)
-        for n in sorted(mean)[1:]:
-            print(f"{method}: speed-up {n} vs {base} worker(s), {args.shards} shards: {mean[base] / mean[n]:.2f}x "
-                  f"(mean of {len(walls[(method, n)])}: {mean[base]:.1f} s vs {mean[n]:.1f} s)")
+        def mean(n, shards, cache):
+            w = walls.get((method, n, shards, cache), [])
+            return sum(w) / len(w) if w else float("nan")
+
+        one_cold, one_warm = mean(counts[0], 1, "cold"), mean(counts[0], 1, "warm")
+        print(f"{method}: a second evaluation (one shard) with the cached index {one_warm:.1f} s vs {one_cold:.1f} s "
+              f"cold: {one_cold / one_warm:.2f}x")
+        base = counts[0]
+        for cache in ("cold", "warm"):
+            for n in counts[1:]:
+                print(f"{method}: speed-up {n} vs {base} worker(s), {args.shards} shards, {cache} index cache: "
+                      f"{mean(base, args.shards, cache) / mean(n, args.shards, cache):.2f}x "
+                      f"({mean(base, args.shards, cache):.1f} s vs {mean(n, args.shards, cache):.1f} s)")
+        for n in counts:
+            print(f"{method}: {n} worker(s), {args.shards} shards, warm vs cold index cache: "
+                  f"{mean(n, args.shards, 'cold') / mean(n, args.shards, 'warm'):.2f}x "
+                  f"({mean(n, args.shards, 'warm'):.1f} s vs {mean(n, args.shards, 'cold'):.1f} s)")
+    print(f"runs whose report differs from the first run's of their method: {differs or 'none'}")
+
 
 if __name__ == "__main__":
     main()

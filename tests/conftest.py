@@ -63,10 +63,15 @@ def client_for(users):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Each test starts with an empty cache (login/token failure counts live there)."""
+    """Each test starts with an empty cache (login/token failure counts live there) and an empty index cache
+    (fitted pool indexes, ``VAR_DIR/index-cache``: a test counting fits does not see another test's)."""
+    import shutil
+
+    from django.conf import settings
     from django.core.cache import cache
 
     cache.clear()
+    shutil.rmtree(Path(settings.VAR_DIR) / "index-cache", ignore_errors=True)
     yield
 
 

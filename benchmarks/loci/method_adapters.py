@@ -116,17 +116,16 @@ class EngineRetrieverMethod:
         """How many passages and queries the retriever ran through its model (None if it keeps no count)."""
         return dict(self._r.encoded) if self.keeps_encodings else None
 
-    def save_index(self, folder, *, meta: dict | None = None) -> bool:
-        """Save the fitted pool index (``detection.methods.index_files``); False when this retriever cannot."""
-        from detection.methods import index_files
+    def index_arrays(self) -> dict | None:
+        """The fitted pool index as arrays (``detection.methods.index_files``); None for a supervised method
+        (fitted per fold) or a retriever without a saved form."""
+        if self.supervised or not callable(getattr(self._r, "index_arrays", None)):
+            return None
+        return self._r.index_arrays()
 
-        return not self.supervised and index_files.save_index(self._r, folder, meta=meta)
-
-    def load_index(self, folder) -> bool:
-        """Become the method fitted on the pool saved in ``folder``; False when nothing loadable is there."""
-        from detection.methods import index_files
-
-        return not self.supervised and index_files.load_index(self._r, folder)
+    def use_index_arrays(self, arrays: dict) -> None:
+        """Become the method fitted on the pool whose arrays these are (``detection.methods.index_cache``)."""
+        self._r.use_index_arrays(arrays)
 
     def describe(self) -> dict:
         out = {"name": self.name, "params": self.params, "implementation": self.implementation,

@@ -5,12 +5,14 @@ shards share: an unsupervised method's queries in ranges (``jobs.sharding.query_
 scores with the whole query list's statistics), a supervised method's whole folds (each fitted on the other
 folds' links only, as in one process).
 
-The pool is fitted **once per job**: the parent (which loads the benchmark anyway, to plan) fits an
-unsupervised method on the pool and, when there is more than one shard, saves the fitted index and the
-held-out queries under ``VAR_DIR/evaluations/job-<parent>/pool-index/`` (``detection.methods.index_files``:
-``.npy`` arrays, memory-mapped, never pickled; the folder's name comes from the job). A shard on the worker
-that planned uses what that process holds; a shard on another worker loads the saved index (no benchmark
-from the database, no fit); a method that cannot be saved is fitted once per worker process, as before.
+The pool is fitted **once per corpus and parameters**: the parent (which loads the benchmark anyway, to plan)
+gets an unsupervised method's pool index from the shared index cache (``benchmarks.index_cache``:
+content-addressed by method, parameters and the pool's ids and texts, ``.npy`` arrays memory-mapped, never
+pickled), fitting and storing it when no earlier job did. With more than one shard it writes the held-out
+queries to ``VAR_DIR/evaluations/job-<parent>/queries.json`` and tells the shards the index's key. A shard on
+the worker that planned uses what that process holds; a shard on another worker loads the cached index and the
+queries (no benchmark from the database, no fit); a method that cannot be cached is fitted once per worker
+process, as before.
 
 Each worker process also keeps the run's loaded benchmark, split and grid (``_LOADED``, the last run only),
 so the plan, the shards and the merge on one worker read the benchmark from the database once.
@@ -36,8 +38,6 @@ from benchmarks.models import EvaluationRun
 from core.numeric import json_safe
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot
 
-INDEX_FOLDER = "pool-index"
-
 
 @dataclass
 class _Loaded:
@@ -52,6 +52,8 @@ class _Loaded:
     query_texts: list[str] = field(default_factory=list)
     depth: int = 0
     fitted: object = None
+    index_key: str | None = None  # the pool index's key in the index cache, once fitted or loaded
+    index_how: str | None = None  # "built" (fitted in this process) or "cache"
     fold_method: object = None  # a supervised method that keeps its encodings, shared by this process's folds
     timings: dict = field(default_factory=dict)
 
@@ -99,34 +101,32 @@ def _with_inputs(run: EvaluationRun, log=None) -> _Loaded:
 
 
 def _fit_pool(run: EvaluationRun, held: _Loaded, log=None):
-    """The run's method fitted on the pool, once per worker process."""
-    from benchmarks.loci import evaluate as E
+    """The run's method fitted on the pool, once per worker process: from the index cache when a job over the
+    same pool and parameters stored it, else fitted here (and stored)."""
+    from benchmarks.index_cache import fit_or_load
     from benchmarks.services import runs
 
     if held.fitted is None:
         _with_inputs(run, log)
-        t = time.perf_counter()
         method = runs.retrieval_method(run)
-        E.fit_pool(held.grid, method)
+        held.index_key, held.index_how, took = fit_or_load(method, run.method, method.params, held.grid.pool_ids,
+                                                           held.grid.source_texts, log=log)
         held.fitted = method
-        held.timings["fit_s"] = round(time.perf_counter() - t, 3)
-        if log:
-            log(f"pid {os.getpid()}: fitted {run.method} on {len(held.grid.pool_ids)} sources in "
-                f"{held.timings['fit_s']:.1f} s")
+        held.timings["fit_s" if held.index_how == "built" else "index_load_s"] = round(took, 3)
     return held.fitted
 
 
-def index_folder(run: EvaluationRun) -> Path:
-    """Where the parent saves the pool index of a run's job: named by the job, never by a user."""
-    return Path(settings.VAR_DIR) / "evaluations" / f"job-{run.job_id}" / INDEX_FOLDER
+def _queries_file(job_id: int) -> Path:
+    """Where the parent writes a run's held-out queries for its shards: named by the job, never by a user."""
+    return Path(settings.VAR_DIR) / "evaluations" / f"job-{job_id}" / "queries.json"
 
 
 def evaluation_plan(params: dict, log=None) -> list[dict]:
     """The shards of a run: ranges of its held-out queries, or for a supervised method groups of whole folds;
     ``shards`` of them when the job's params say, else one per ``JOB_SHARD_QUERIES`` queries.
 
-    With more than one shard of an unsupervised method, the pool is fitted here and saved for the shards
-    (``pool_index``: the shards load it rather than fit)."""
+    With more than one shard of an unsupervised method, the pool index is made ready here (from the cache, or
+    fitted and stored) and the shards are told its key (``index_key``: they load it rather than fit)."""
     from benchmarks.services import runs
 
     run = _run(params["run_id"])
@@ -138,47 +138,49 @@ def evaluation_plan(params: dict, log=None) -> list[dict]:
         return [{"folds": folds[r["start"]:r["stop"]]} for r in query_ranges(len(folds), shards=n)]
     plan = query_ranges(len(grid.queries), shards=params.get("shards"))
     if len(plan) > 1:
-        method = _fit_pool(run, held, log)
-        t = time.perf_counter()
-        meta = {"key": held.key, "depth": held.depth, "queries": held.queries, "query_texts": held.query_texts}
+        _fit_pool(run, held, log)
+        path = _queries_file(run.job_id)
         try:
-            saved = method.save_index(index_folder(run), meta=meta)
-        except OSError as exc:  # e.g. a full disk: the shards fit the pool themselves, as without a saved form
-            saved = False
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"key": held.key, "depth": held.depth, "queries": held.queries,
+                                        "query_texts": held.query_texts}))
+        except OSError as exc:  # e.g. a full disk: the shards read the benchmark themselves
             if log:
-                log(f"could not save the pool index ({exc}); each worker fits it")
-        if saved:
-            held.timings["save_s"] = round(time.perf_counter() - t, 3)
-            if log:
-                log(f"saved the pool index for the shards in {held.timings['save_s']:.1f} s")
-            plan = [{**p, "pool_index": True} for p in plan]
+                log(f"could not write the queries for the shards ({exc})")
+            return plan
+        plan = [{**p, "index_key": held.index_key, "parent_index": held.index_how} for p in plan]
     return plan
 
 
-def _from_saved_index(run: EvaluationRun, held: _Loaded) -> bool:
-    """Load the pool index the parent saved (no benchmark, no fit); False when none matches this run."""
+def _from_cache(run: EvaluationRun, held: _Loaded, index_key: str) -> bool:
+    """Load the pool index the plan named and the queries it wrote (no benchmark, no fit); False when either is
+    missing or belongs to another run."""
+    from benchmarks.index_cache import load_cached
     from benchmarks.services import runs
-    from detection.methods import index_files
 
-    folder = index_folder(run)
-    meta = index_files.read_meta(folder)
-    if not meta or meta.get("key") != held.key:
+    try:
+        meta = json.loads(_queries_file(run.job_id).read_text())
+    except (OSError, ValueError):
+        return False
+    if meta.get("key") != held.key:
         return False
     t = time.perf_counter()
     method = runs.retrieval_method(run)
-    if not method.load_index(folder):
+    if not load_cached(method, index_key):
         return False
     held.fitted, held.queries, held.query_texts, held.depth = method, meta["queries"], meta["query_texts"], \
         int(meta["depth"])
+    held.index_key, held.index_how = index_key, "cache"
     held.timings["index_load_s"] = round(time.perf_counter() - t, 3)
     return True
 
 
 def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | None = None,
-                     folds: list[int] | None = None, shards: int | None = None, pool_index: bool = False) -> dict:
+                     folds: list[int] | None = None, shards: int | None = None, index_key: str | None = None,
+                     parent_index: str | None = None) -> dict:
     """Rank one part of the run's held-out queries. An unsupervised method uses the pool index this worker
-    holds, else the one the parent saved (``pool_index``), else fits it here (once per worker process); a
-    supervised one is fitted per fold on the other folds' links."""
+    holds, else the cached one the plan named (``index_key``), else gets it here (from the cache or fitted,
+    once per worker process); a supervised one is fitted per fold on the other folds' links."""
     from benchmarks.loci import evaluate as E
 
     run = _run(run_id)
@@ -189,12 +191,12 @@ def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | 
         _with_inputs(run, job.log)
     elif held.fitted is not None:
         index = "memory"
-    elif pool_index and _from_saved_index(run, held):
-        index = "file"
+    elif index_key and _from_cache(run, held, index_key):
+        index = "cache"
     else:
-        job.progress(0.05, f"fitting {run.method} on the pool")
+        job.progress(0.05, f"fitting {run.method} on the pool (or loading it from the index cache)")
         _fit_pool(run, held, job.log)
-        index = "built"
+        index = held.index_how or "built"
     ready_s = time.perf_counter() - t0
     pause_in_shard(job)  # test-only (unset in deployments)
     if folds is None:
@@ -223,8 +225,13 @@ def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | 
     job.log(f"pid {os.getpid()}: ranked {len(rows)} queries in {search_s:.2f} s (pool index: {index}, "
             f"ready in {ready_s:.2f} s)")
     return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": len(rows), "index": index,
-            "parent_fitted": bool(pool_index), "fit_s": round(ready_s, 3), "search_s": round(search_s, 3),
+            "parent_index": parent_index, "fit_s": round(ready_s, 3), "search_s": round(search_s, 3),
             "method": json_safe(method.describe()), "tunings": tunings, "worker": f"{job.job.worker}/{os.getpid()}"}
+
+
+def _parent_index(results: list[dict]) -> str | None:
+    """How the plan got the pool index its shards were told about: "built", "cache" or None (not in the plan)."""
+    return next((r["parent_index"] for r in results if r.get("parent_index")), None)
 
 
 def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
@@ -262,6 +269,6 @@ def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
     kinds = [r.get("index") for r in results]
     return {**out, "shards": len(results), "shards_per_worker": {w: sum(r["worker"] == w for r in results)
                                                                  for w in workers},
-            "index_builds": kinds.count("built") + int(any(r.get("parent_fitted") for r in results)),
-            "index_file_loads": kinds.count("file"), "merge_benchmark_reused": benchmark is not None,
+            "index_builds": kinds.count("built") + int(_parent_index(results) == "built"),
+            "index_cache_loads": kinds.count("cache") + int(_parent_index(results) == "cache"), "merge_benchmark_reused": benchmark is not None,
             "merge_report_s": round(report_s, 3)}

@@ -219,6 +219,9 @@ JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
 # Queries per shard of a detection or Loci Similes evaluation job when the request names no shard count
 # (jobs.sharding.query_ranges): a 5,000-segment upload runs as 3 shards that the workers share.
 JOB_SHARD_QUERIES = env_int("JOB_SHARD_QUERIES", 2000, minimum=1)
+# Fitted pool indexes shared by detection and evaluation jobs (detection.methods.index_cache), under
+# VAR_DIR/index-cache: at most this many bytes, least recently used entries removed first (0: no cache).
+INDEX_CACHE_MAX_BYTES = env_int("SIMILIA_INDEX_CACHE_MAX_BYTES", 2 << 30, minimum=0)
 
 # Caches (login/token failure counts): the process's memory, or a shared Redis when DJANGO_CACHE_URL is set
 # (production: redis://redis:6379/1), with socket timeouts so a hung cache never hangs a request.

@@ -1,9 +1,12 @@
 """A Loci Similes evaluation run ranks its held-out queries in shards (`benchmarks.services.evaluation_shards`):
 in process and over two real Celery workers, the stored report is the one a single shard gives."""
+import shutil
+from pathlib import Path
+
 import pytest
 
 from benchmarks.models import EvaluationRun
-from benchmarks.services import evaluation_run_create
+from benchmarks.services import evaluation_run_create, evaluation_shards
 from jobs.models import Job
 from jobs.runner import run_job
 from tests.jobs.test_worker_integration import _wait_for, broker_delivery, start_worker  # noqa: F401
@@ -13,8 +16,6 @@ KS = [1, 10, 50]
 
 @pytest.fixture(autouse=True)
 def _fresh_worker_cache():
-    from benchmarks.services import evaluation_shards
-
     evaluation_shards._LOADED.clear()
 
 
@@ -46,59 +47,84 @@ def test_three_shards_in_process_give_the_report_of_one(loci_version):
         assert run_job(shard.pk) == "succeeded", shard.error
     job = Job.objects.get(pk=three.job_id)
     assert job.status == "succeeded", job.error
-    assert job.result["shards"] == 3 and job.result["index_builds"] == 1  # fitted once, by the parent
+    # the one-shard run fitted the pool and stored it; this job's plan loaded it from the index cache
+    assert Job.objects.get(pk=one.job_id).result["index_builds"] == 1
+    assert job.result["shards"] == 3 and job.result["index_builds"] == 0 and job.result["index_cache_loads"] == 1
     assert [s.result["index"] for s in Job.objects.filter(parent=three.job_id)] == ["memory"] * 3
     assert job.result["merge_benchmark_reused"]  # one process: the benchmark read from the database once
-    # the plan logs into the parent's log (a plan with a ``log`` keyword gets it): load, fit, save
-    assert "loaded the benchmark" in job.log and "fitted bm25-lemma on" in job.log and "saved the pool index" in job.log
+    # the plan logs into the parent's log (a plan with a ``log`` keyword gets it): load, then the cached index
+    assert "loaded the benchmark" in job.log and "loaded the cached bm25-lemma index" in job.log
     assert _comparable(three) == _comparable(one)
     assert one.summary["recall@10"] > 0.5
 
 
 @pytest.mark.django_db
-def test_a_shard_on_another_worker_loads_the_index_the_parent_saved(loci_version, settings):
-    """The parent fits the pool once and saves it; a worker process that holds nothing loads it from the
-    job's folder (no fit, no benchmark from the database) and the report is the one of a single shard."""
-    from benchmarks.services import evaluation_shards
+def test_a_second_job_loads_the_cached_index_and_stores_the_same_report(loci_version, settings):
+    """Two one-shard runs over the same pool and parameters: the first fits and stores the index (named by its
+    content's key under VAR_DIR/index-cache), the second loads it, says so in its log, and stores the same
+    report, per-query rows and summary (compared as a sha256 of them)."""
+    import hashlib
+    import json
 
+    first = _one_shard(loci_version, "tesserae")
+    evaluation_shards._LOADED.clear()  # the second job as on a fresh worker process
+    second = _one_shard(loci_version, "tesserae")
+    one, two = Job.objects.get(pk=first.job_id), Job.objects.get(pk=second.job_id)
+    assert one.result["index_builds"] == 1 and "fitted tesserae index" in one.log
+    assert two.result["index_builds"] == 0 and two.result["index_cache_loads"] == 1
+    assert "loaded the cached tesserae index" in two.log and "fitted tesserae index" not in two.log
+    entries = list((Path(settings.VAR_DIR) / "index-cache").iterdir())
+    assert len(entries) == 1 and len(entries[0].name) == 64 and f"index {entries[0].name[:12]}" in two.log
+
+    def digest(run):
+        return hashlib.sha256(json.dumps(_comparable(run), sort_keys=True).encode()).hexdigest()
+
+    assert digest(first) == digest(second)
+
+
+@pytest.mark.django_db
+def test_a_shard_on_another_worker_loads_the_cached_index(loci_version):
+    """The plan makes the pool index ready (here: from the cache the one-shard run filled) and writes the
+    held-out queries; a worker process that holds nothing loads both (no fit, no benchmark from the database)
+    and the report is the one of a single shard."""
     one = _one_shard(loci_version, "tesserae")
     run = evaluation_run_create(version=loci_version, method="tesserae", ks=KS, shards=2, enqueue=False)
     assert run_job(run.job_id) == "running"
-    folder = evaluation_shards.index_folder(run)
-    assert folder.is_relative_to(settings.VAR_DIR) and (folder / "index.json").exists()
+    folder = evaluation_shards._queries_file(run.job_id).parent
     for shard in Job.objects.filter(parent=run.job_id).order_by("shard_index"):
         evaluation_shards._LOADED.clear()  # each shard as if on a fresh worker
         assert run_job(shard.pk) == "succeeded", shard.error
         shard.refresh_from_db()
-        assert shard.result["index"] == "file" and shard.params["pool_index"] is True
+        assert shard.result["index"] == "cache" and len(shard.params["index_key"]) == 64
+        assert "loaded the benchmark" not in shard.log
     job = Job.objects.get(pk=run.job_id)
     assert job.status == "succeeded", job.error
-    assert job.result["index_builds"] == 1 and job.result["index_file_loads"] == 2
+    assert job.result["index_builds"] == 0 and job.result["index_cache_loads"] == 3  # the plan and both shards
     assert not job.result["merge_benchmark_reused"]  # the merging process read it itself
     assert not folder.exists()  # the merge removed the job's folder
     assert _comparable(run) == _comparable(one)
 
 
 @pytest.mark.django_db
-def test_a_saved_index_of_another_run_is_not_used(loci_version):
-    """A folder whose manifest names another run (ids repeat across databases) is ignored: the shard fits."""
-    from benchmarks.services import evaluation_shards
-
+def test_queries_written_for_another_run_are_not_used(loci_version):
+    """A queries file that names another run (ids repeat across databases) is ignored: the shard reads the
+    benchmark itself (and gets the index from the cache)."""
     run = evaluation_run_create(version=loci_version, method="bm25-lemma", ks=KS, shards=2, enqueue=False)
     assert run_job(run.job_id) == "running"
-    manifest = evaluation_shards.index_folder(run) / "index.json"
-    manifest.write_text(manifest.read_text().replace(f'[{run.pk}, ', f'[{run.pk + 1000}, ', 1))
+    path = evaluation_shards._queries_file(run.job_id)
+    path.write_text(path.read_text().replace(f'[{run.pk}, ', f'[{run.pk + 1000}, ', 1))
     shard = Job.objects.filter(parent=run.job_id).first()
     evaluation_shards._LOADED.clear()
     assert run_job(shard.pk) == "succeeded", shard.error
     shard.refresh_from_db()
-    assert shard.result["index"] == "built"
+    assert shard.result["index"] == "cache" and "loaded the benchmark" in shard.log
 
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_two_workers_rank_the_shards_and_the_report_is_the_same(loci_version, start_worker):  # noqa: F811
+def test_two_workers_rank_the_shards_and_the_report_is_the_same(loci_version, start_worker, settings):  # noqa: F811
     one = _one_shard(loci_version, "tfidf-lemma")
+    shutil.rmtree(Path(settings.VAR_DIR) / "index-cache")  # cold: the plan fits, the other worker loads the cache
     # each shard held 1 s (test-only pause): the worker that planned cannot take all six before the other polls
     start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1")
     start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1")
@@ -108,7 +134,7 @@ def test_two_workers_rank_the_shards_and_the_report_is_the_same(loci_version, st
     shards = list(Job.objects.filter(parent=done))
     assert len(shards) == 6 and {s.worker.split("@")[0] for s in shards} == {"w-a", "w-b"}
     assert len(done.result["shards_per_worker"]) == 2
-    # fitted once (by the parent); the worker that did not plan loaded the saved index
-    assert done.result["index_builds"] == 1 and done.result["index_file_loads"] >= 1
-    assert {s.result["index"] for s in shards} == {"memory", "file"}
+    # fitted once (by the parent); the worker that did not plan loaded it from the index cache
+    assert done.result["index_builds"] == 1 and done.result["index_cache_loads"] >= 1
+    assert {s.result["index"] for s in shards} == {"memory", "cache"}
     assert _comparable(run) == _comparable(one)

@@ -1,5 +1,6 @@
 """One detection job over two real Celery worker processes (the configured broker: Redis in CI, the
-filesystem broker locally): the shards spread over both, each worker builds the index once, the merged
+filesystem broker locally): the shards spread over both, the plan fits the index once and the other worker
+loads it from the index cache, the merged
 result equals the unsharded search, and a shard whose worker is SIGKILLed is run again by the other worker
 while the shards already done are kept."""
 import signal
@@ -19,8 +20,10 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def test_two_workers_share_the_shards_and_merge_identically(start_worker):  # noqa: F811
     corpora = make_corpora(120)
     (qc, _, _), (sc, _, _) = corpora
-    start_worker("w-a")
-    start_worker("w-b")
+    # each shard held 1 s (test-only pause): the worker that planned, holding the index, cannot take all eight
+    # before the other polls
+    start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1")
+    start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1")
     job = detection_job_create(query_corpus=qc, source_corpus=sc, method="tesserae", k=10, shard_size=15)
     done = _wait_for(job.pk, {"succeeded", "failed"}, timeout=240)
     assert done.status == "succeeded", done.error
@@ -31,6 +34,8 @@ def test_two_workers_share_the_shards_and_merge_identically(start_worker):  # no
     per_process = done.result["shards_per_worker"]
     assert len(per_process) == 2 and sum(per_process.values()) == 8
     assert done.result["index_loads"] == 2  # once per worker process, not once per shard
+    # fitted once, by the plan; the other worker loaded it from the shared index cache instead of fitting
+    assert done.result["index_builds"] == 1 and done.result["index_cache_loads"] == 1
     assert done.progress == 1.0
     expect = unsharded(corpora)
     idx, val = merged(done)

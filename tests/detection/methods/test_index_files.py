@@ -27,8 +27,8 @@ def test_loaded_index_ranks_as_the_fitted_one(name, texts, tmp_path):
     ids, src, queries = texts
     fitted = get_retriever(name, cache_dir=tmp_path / "lemmas").fit(ids, src)
     assert index_files.save_index(fitted, tmp_path / "index", meta={"key": "run-1"})
-    assert index_files.read_meta(tmp_path / "index") == {"key": "run-1"}
-    assert not list(tmp_path.glob("index.tmp-*"))  # written beside it, then renamed
+    assert index_files.read_manifest(tmp_path / "index")["meta"] == {"key": "run-1"}
+    assert not list(tmp_path.glob(".tmp-*"))  # written beside it, then renamed
     loaded = get_retriever(name, cache_dir=tmp_path / "lemmas")
     assert index_files.load_index(loaded, tmp_path / "index")
     assert loaded.source_ids == fitted.source_ids
@@ -70,5 +70,5 @@ def test_what_cannot_be_saved_is_refused(tmp_path):
     with pytest.raises(TypeError, match="Python objects"):
         index_files.save_index(Objects(), tmp_path / "b")
     assert not index_files.save_index(get_retriever("bm25-lemma"), tmp_path / "c")  # not fitted: nothing
-    assert index_files.read_meta(tmp_path / "missing") is None
+    assert index_files.read_manifest(tmp_path / "missing") is None
     assert not index_files.load_index(get_retriever("bm25-lemma"), tmp_path / "missing")

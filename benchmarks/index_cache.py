@@ -1,0 +1,35 @@
+"""The jobs' one index cache: ``VAR_DIR/index-cache`` bounded by ``INDEX_CACHE_MAX_BYTES``
+(``detection.methods.index_cache``). A sharded evaluation's plan and shards (``benchmarks.services.
+evaluation_shards``) and a detection's plan and shards (``benchmarks.detection_jobs``) get their fitted pool
+index through :func:`fit_or_load`, so a second job, shard or worker over the same corpus and parameters loads it."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+from detection.methods.index_cache import IndexCache, cache_key
+
+
+def pool_index_cache() -> IndexCache:
+    return IndexCache(Path(settings.VAR_DIR) / "index-cache", settings.INDEX_CACHE_MAX_BYTES)
+
+
+def fit_or_load(target, method: str, params: dict, source_ids, source_texts, *, log=None) -> tuple[str, str, float]:
+    """``target`` (a retriever or evaluation method, not fitted) fitted on the sources: loaded from the cache
+    when an earlier job stored it, else fitted here and stored. ``(key, "cache" | "built", seconds)``."""
+    t = time.perf_counter()
+    key = cache_key(method, params, source_ids, source_texts)
+    how = pool_index_cache().fit_or_load(target, key, lambda: target.fit(list(source_ids), list(source_texts)))
+    took = time.perf_counter() - t
+    if log:
+        what = "loaded the cached" if how == "cache" else "fitted"
+        log(f"pid {os.getpid()}: {what} {method} index {key[:12]} ({len(source_ids)} sources) in {took:.2f} s")
+    return key, how, took
+
+
+def load_cached(target, key: str) -> bool:
+    """``target`` made the fitted index cached under ``key`` (a shard told the key by its plan); False on a miss."""
+    return pool_index_cache().load(key, target)

@@ -1,0 +1,110 @@
+"""The content-addressed cache of fitted pool indexes (``detection.methods.index_cache``): the key follows the
+content and the parameters, a cached load ranks bit-identically to a fresh fit, a damaged entry is refitted and
+never used, and the least recently used entry is evicted first."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from detection.methods import get_retriever, index_files
+from detection.methods.index_cache import IndexCache, cache_key
+from tests.detection.methods.test_index_files import texts  # noqa: F401  (the 545 pairs' real texts)
+
+
+def test_the_key_follows_the_content_and_the_parameters():
+    ids, src = ["a", "b", "c"], ["arma uirumque cano", "Troiae qui primus ab oris", "Italiam fato profugus"]
+    key = cache_key("bm25-lemma", {}, ids, src)
+    assert len(key) == 64 and key == cache_key("bm25-lemma", {}, list(ids), list(src))  # same content: same key
+    assert key == cache_key("bm25-lemma", {"k1": 1.5, "b": 0.75}, ids, src)  # validated: defaults filled in
+    assert key != cache_key("bm25-lemma", {"k1": 1.2}, ids, src)  # a parameter
+    assert key != cache_key("bm25-surface", {}, ids, src)  # the method
+    assert key != cache_key("bm25-lemma", {}, ids, src[:2] + ["Italiam fato profugus."])  # one segment's text
+    assert key != cache_key("bm25-lemma", {}, ["a", "c", "b"], src)  # the ids (order)
+    # the strings are hashed with their lengths: moving a boundary between two texts changes the key
+    assert cache_key("tesserae", {}, ["x", "y"], ["ab", "c"]) != cache_key("tesserae", {}, ["x", "y"], ["a", "bc"])
+
+
+@pytest.mark.parametrize("name", ["bm25-lemma", "tfidf-lemma-12", "tesserae"])
+def test_a_cached_load_ranks_bit_identically_to_a_fresh_fit(name, texts, tmp_path):  # noqa: F811
+    ids, src, queries = texts
+    cache = IndexCache(tmp_path / "cache", 1 << 30)
+    key = cache_key(name, {}, ids, src)
+    first = get_retriever(name, cache_dir=tmp_path / "lemmas")
+    assert cache.fit_or_load(first, key, lambda: first.fit(ids, src)) == "built"
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [key]  # the folder is named by the key only
+    fresh = get_retriever(name, cache_dir=tmp_path / "lemmas").fit(ids, src)
+    loaded = get_retriever(name, cache_dir=tmp_path / "lemmas")
+    assert cache.fit_or_load(loaded, key, lambda: pytest.fail("a cached index is not fitted again")) == "cache"
+    a, b = fresh.search(queries, 20), loaded.search(queries, 20)
+    assert a.indices.tobytes() == b.indices.tobytes() and a.scores.tobytes() == b.scores.tobytes()
+    r1, r2 = fresh.search_range(queries, 20, 10, 30), loaded.search_range(queries, 20, 10, 30)
+    assert r1.indices.tobytes() == r2.indices.tobytes() and r1.scores.tobytes() == r2.scores.tobytes()
+    assert (a.indices >= 0).sum() > len(queries)
+
+
+def test_a_truncated_or_partial_entry_is_refitted_never_used(texts, tmp_path):  # noqa: F811
+    ids, src, queries = texts
+    cache = IndexCache(tmp_path / "cache", 1 << 30)
+    key = cache_key("bm25-lemma", {}, ids, src)
+    r = get_retriever("bm25-lemma").fit(ids, src)
+    assert cache.store(key, r)
+    biggest = max((cache.path(key)).glob("*.npy"), key=lambda p: p.stat().st_size)
+    with open(biggest, "r+b") as f:
+        f.truncate(biggest.stat().st_size // 2)
+    victim = get_retriever("bm25-lemma")
+    assert not cache.load(key, victim) and victim.W is None  # not used ...
+    assert not cache.path(key).exists()  # ... and removed
+    fits = []
+    again = get_retriever("bm25-lemma")
+    assert cache.fit_or_load(again, key, lambda: fits.append(again.fit(ids, src))) == "built" and len(fits) == 1
+    assert cache.fit_or_load(get_retriever("bm25-lemma"), key, lambda: pytest.fail("refit")) == "cache"
+    # a folder without its manifest (a writer that died before the rename leaves only a .tmp- folder) is a miss
+    (cache.path(key) / index_files.MANIFEST).unlink()
+    assert not cache.load(key, get_retriever("bm25-lemma"))
+    # a manifest that does not match its arrays (shape) is refused too
+    cache.evict()
+    assert cache.store("f" * 64, get_retriever("bm25-lemma").fit(ids, src))
+    manifest = cache.path("f" * 64) / index_files.MANIFEST
+    manifest.write_text(manifest.read_text().replace('"shape": [', '"shape": [7, ', 1))
+    assert not cache.load("f" * 64, get_retriever("bm25-lemma")) and not cache.path("f" * 64).exists()
+    # an entry that lacks an array the retriever reads (its manifest consistent) is a miss as well
+    assert cache.store("e" * 64, get_retriever("bm25-lemma").fit(ids, src))
+    manifest = cache.path("e" * 64) / index_files.MANIFEST
+    listed = json.loads(manifest.read_text())
+    del listed["arrays"]["idf"]
+    manifest.write_text(json.dumps(listed))
+    assert not cache.load("e" * 64, get_retriever("bm25-lemma")) and not cache.path("e" * 64).exists()
+
+
+def test_eviction_removes_the_least_recently_used_entry(tmp_path):
+    docs = [f"arma uirumque cano {i} Troiae qui primus ab oris" for i in range(200)]
+    ids = [str(i) for i in range(len(docs))]
+    fitted = get_retriever("bm25-surface").fit(ids, docs)
+    probe = IndexCache(tmp_path / "probe", 1 << 30)
+    probe.store("0" * 64, fitted)
+    size = probe.size_of("0" * 64)
+    cache = IndexCache(tmp_path / "cache", int(2.5 * size))  # room for two entries
+    a, b, c = "a" * 64, "b" * 64, "c" * 64
+    assert cache.store(a, fitted) and cache.store(b, fitted)
+    assert cache.load(a, get_retriever("bm25-surface"))  # a is now used more recently than b
+    assert cache.store(c, fitted)
+    assert {k for _, _, k in cache.entries()} == {a, c}  # b, the least recently used, went
+    assert sum(s for _, s, _ in cache.entries()) <= cache.max_bytes
+    tiny = IndexCache(tmp_path / "tiny", size // 2)  # an index larger than the whole cache is not stored
+    assert not tiny.store(a, fitted) and tiny.entries() == []
+    assert not IndexCache(tmp_path / "off", 0).store(a, fitted)  # 0: no cache
+
+
+def test_keys_are_hex_only_and_a_second_writer_keeps_the_first_entry(tmp_path):
+    cache = IndexCache(tmp_path / "cache", 1 << 30)
+    for bad in ["../etc", "A" * 64, "a" * 63, ""]:
+        with pytest.raises(ValueError):
+            cache.path(bad)
+    r = get_retriever("bm25-surface").fit(["1", "2"], ["arma uirumque", "cano Troiae"])
+    assert cache.store("d" * 64, r)
+    before = os.stat(cache.path("d" * 64) / "w_data.npy").st_ino
+    written = index_files.save_index(r, cache.path("d" * 64))  # a racing writer: its copy is dropped
+    assert written and os.stat(cache.path("d" * 64) / "w_data.npy").st_ino == before
+    assert not list((tmp_path / "cache").glob(".tmp-*"))
+    assert np.array_equal(index_files.load_arrays(cache.path("d" * 64))["w_shape"], [len(r.vocab), 2])
