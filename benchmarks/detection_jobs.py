@@ -16,7 +16,7 @@ workbench (uploaded documents; it asks for candidates and stores them as rows th
   workers ran, and hands the concatenated candidates to the result store named in ``store``
   (:func:`register_result_store`), which writes them where its pages read them.
 
-The fitted source index comes from the shared index cache (``benchmarks.index_cache``: content-addressed by
+The fitted source index comes from the shared index cache (``benchmarks.pool_index``: content-addressed by
 method, parameters and the sources' ids and texts): a plan of several shards makes it ready in the parent (from
 the cache, or fitted and stored), so a shard on another worker, and any later job over the same sources, loads
 it instead of fitting. A worker process keeps the last index (segment sets, method, parameters, reranker) and
@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from benchmarks.index_cache import fit_or_load
+from benchmarks.pool_index import fit_or_load
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"

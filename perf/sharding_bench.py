@@ -94,12 +94,10 @@ def main():
     import django
 
     django.setup()
-    import psutil
     from django.core.management import call_command
 
     from benchmarks.models import Corpus, Segment
     from benchmarks.services.detection import detection_job_create
-    from jobs.models import Job
 
     call_command("migrate", verbosity=0)
     if args.evaluate:
@@ -122,22 +120,7 @@ def main():
     walls = {}
     for n in [int(x) for x in args.workers.split(",")]:
         workers = start_workers(n, env, tmp)
-        procs = [psutil.Process(p.pid) for p, _ in workers]
-        peak = 0
-        job = queue()
-        t0 = time.perf_counter()
-        while True:
-            job.refresh_from_db()
-            if job.status in Job.FINISHED:
-                break
-            peak = max([peak] + [p.memory_info().rss for p in procs if p.is_running()])
-            time.sleep(0.2)
-        wall = time.perf_counter() - t0
-        for p, _ in workers:
-            os.killpg(p.pid, signal.SIGTERM)
-            p.wait(timeout=60)
-        if job.status != "succeeded":
-            raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
+        job, wall, peak = run_on_workers(workers, queue)
         walls[n] = wall
         r = job.result
         same = f"sha256 {r['sha256'][:16]}"
@@ -156,6 +139,31 @@ def stop_workers(workers) -> None:
     for p, _ in workers:
         os.killpg(p.pid, signal.SIGTERM)
         p.wait(timeout=60)
+
+
+def run_on_workers(workers, queue):
+    """Queue a job (``queue()`` returns its Job row), wait for it while sampling the workers' memory, then stop
+    the workers: (job, wall seconds from queueing, the largest worker's peak RSS in bytes); SystemExit unless it
+    succeeded."""
+    import psutil
+
+    from jobs.models import Job
+
+    procs = [psutil.Process(p.pid) for p, _ in workers]
+    peak = 0
+    job = queue()
+    t0 = time.perf_counter()
+    while True:
+        job.refresh_from_db()
+        if job.status in Job.FINISHED:
+            break
+        peak = max([peak] + [p.memory_info().rss for p in procs if p.is_running()])
+        time.sleep(0.2)
+    wall = time.perf_counter() - t0
+    stop_workers(workers)
+    if job.status != "succeeded":
+        raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
+    return job, wall, peak
 
 
 def report_hash(run) -> str:
@@ -185,11 +193,9 @@ def phases(job) -> str:
 
 
 def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
-    import psutil
 
     from benchmarks.models import EvaluationRun
     from benchmarks.services import benchmark_import_545, evaluation_run_create
-    from jobs.models import Job
 
     t = time.perf_counter()
     loci = ROOT / "data" / "locisimiles"
@@ -215,21 +221,15 @@ def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
             if cache == "cold":
                 shutil.rmtree(cache_dir, ignore_errors=True)
             workers = start_workers(n, env, tmp)  # fresh worker processes for every run: each starts cold
-            procs = [psutil.Process(p.pid) for p, _ in workers]
-            peak = 0
-            run = evaluation_run_create(version=version, method=method, ks=[1, 10, 100], pool="corpus", shards=shards)
-            t0 = time.perf_counter()
-            job = run.job
-            while True:
-                job.refresh_from_db()
-                if job.status in Job.FINISHED:
-                    break
-                peak = max([peak] + [p.memory_info().rss for p in procs if p.is_running()])
-                time.sleep(0.2)
-            wall = time.perf_counter() - t0
-            stop_workers(workers)
-            if job.status != "succeeded":
-                raise SystemExit(f"job {job.pk} {job.status}: {job.error}")
+            runs = []
+
+            def queue():
+                runs.append(evaluation_run_create(version=version, method=method, ks=[1, 10, 100], pool="corpus",
+                                                  shards=shards))
+                return runs[-1].job
+
+            job, wall, peak = run_on_workers(workers, queue)
+            run = runs[0]
             r = job.result
             digest = report_hash(EvaluationRun.objects.get(pk=run.pk))
             hashes.setdefault(method, digest)

@@ -6,7 +6,7 @@ scores with the whole query list's statistics), a supervised method's whole fold
 folds' links only, as in one process).
 
 The pool is fitted **once per corpus and parameters**: the parent (which loads the benchmark anyway, to plan)
-gets an unsupervised method's pool index from the shared index cache (``benchmarks.index_cache``:
+gets an unsupervised method's pool index from the shared index cache (``benchmarks.pool_index``:
 content-addressed by method, parameters and the pool's ids and texts, ``.npy`` arrays memory-mapped, never
 pickled), fitting and storing it when no earlier job did. With more than one shard it writes the held-out
 queries to ``VAR_DIR/evaluations/job-<parent>/queries.json`` and tells the shards the index's key. A shard on
@@ -103,7 +103,7 @@ def _with_inputs(run: EvaluationRun, log=None) -> _Loaded:
 def _fit_pool(run: EvaluationRun, held: _Loaded, log=None):
     """The run's method fitted on the pool, once per worker process: from the index cache when a job over the
     same pool and parameters stored it, else fitted here (and stored)."""
-    from benchmarks.index_cache import fit_or_load
+    from benchmarks.pool_index import fit_or_load
     from benchmarks.services import runs
 
     if held.fitted is None:
@@ -155,7 +155,7 @@ def evaluation_plan(params: dict, log=None) -> list[dict]:
 def _from_cache(run: EvaluationRun, held: _Loaded, index_key: str) -> bool:
     """Load the pool index the plan named and the queries it wrote (no benchmark, no fit); False when either is
     missing or belongs to another run."""
-    from benchmarks.index_cache import load_cached
+    from benchmarks.pool_index import load_cached
     from benchmarks.services import runs
 
     try:

@@ -6,14 +6,19 @@ same. So a fitted index is stored once under its key and every later job, shard 
 same corpus loads it (memory-mapped ``.npy`` arrays, ``detection.methods.index_files``) instead of fitting:
 
 - **Key** (:func:`cache_key`): sha256 over the method name, its parameters validated against the registry
-  (defaults filled in, canonical JSON), :data:`index_files.FORMAT_VERSION`, the lemmatiser's version and the
-  corpus content (segment ids in order and the exact texts the retriever fits on). Nothing of a path or a
-  database id enters it; an entry's folder is named by the hex key only.
+  (defaults filled in, canonical JSON) and its fixed settings, :data:`index_files.FORMAT_VERSION`, the
+  lemmatiser's version, the source code of the ``detection`` package (so a deployment that changes how any
+  retriever analyses or weighs text never loads an index the old code fitted) and the corpus content (segment
+  ids in order and the exact texts the retriever fits on). Nothing of a path or a database id enters it; an
+  entry's folder is named by the hex key only.
 - **Written atomically** (a temporary folder, then a rename; two writers of one key keep one), **checked on
-  load** (the manifest's shapes, dtypes and file sizes): a damaged entry is removed and reported as a miss, so
-  the caller fits again and never uses it.
+  load** (the manifest's shapes, dtypes and file sizes): a damaged entry (arrays, or a manifest that is missing,
+  unreadable or of another format) is removed and reported as a miss, so the caller fits again and never uses
+  it, and the fresh fit can take its place.
 - **Bounded**: after each store the least recently used entries (a load or store marks an entry used) are
-  removed until the cache holds at most ``max_bytes``; an index larger than that is not stored.
+  removed until the cache holds at most ``max_bytes`` (a folder left without its manifest counts as the least
+  recently used); an index larger than that is not stored. ``max_bytes`` 0 turns the cache off: nothing is
+  loaded or stored.
 
 Pure: no Django (the jobs pass ``VAR_DIR/index-cache`` and the ``INDEX_CACHE_MAX_BYTES`` setting).
 """
@@ -26,6 +31,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +55,23 @@ def _content_version() -> dict:
     return {"lemmatizer": LEMMATIZER_VERSION, "simplemma": simplemma}
 
 
+def source_digest(package: str | os.PathLike) -> str:
+    """sha256 of a package's Python sources: every file's path within it and its bytes."""
+    package = Path(package)
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(str(path.relative_to(package)).encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+@cache
+def _code_version() -> str:
+    """The ``detection`` package's sources (retrievers, analysers, lemmatisers): any change to them is a new key,
+    so an index fitted by other code is never loaded."""
+    return source_digest(Path(__file__).resolve().parents[1])
+
+
 def _update_strings(h, values: Sequence[str]) -> None:
     """Hash a list of strings unambiguously: the count, every length, then the texts end to end."""
     values = list(values)
@@ -65,7 +88,8 @@ def cache_key(method: str, params: dict | None, source_ids: Sequence[str], sourc
     if len(source_ids) != len(source_texts):
         raise ValueError("source_ids and source_texts differ in length")
     head = {"method": method, "params": registry.validate(method, params or {}),
-            "format": index_files.FORMAT_VERSION, **_content_version()}
+            "fixed": dict(registry.get_spec(method).fixed), "format": index_files.FORMAT_VERSION,
+            "code": _code_version(), **_content_version()}
     h = hashlib.sha256(json.dumps(head, sort_keys=True, separators=(",", ":"), default=str).encode())
     _update_strings(h, source_ids)
     _update_strings(h, source_texts)
@@ -88,11 +112,24 @@ class IndexCache:
         now = time.time_ns()
         os.utime(folder / index_files.MANIFEST, ns=(now, now))
 
+    @property
+    def enabled(self) -> bool:
+        return self.max_bytes > 0
+
+    def _drop_if_damaged(self, folder: Path) -> bool:
+        """True when ``folder`` holds a readable manifest; a folder without one (a crash mid-write of the
+        manifest, an interrupted removal) is removed, so that a fresh fit can take its place."""
+        if index_files.read_manifest(folder) is not None:
+            return True
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        return False
+
     def load(self, key: str, retriever) -> bool:
         """Make ``retriever`` (built with the key's method and parameters) the cached fitted index: True, or
-        False on a miss. A damaged entry is removed (and is a miss)."""
+        False on a miss (always, with the cache off). A damaged entry is removed (and is a miss)."""
         folder = self.path(key)
-        if index_files.read_manifest(folder) is None or not index_files.can_save(retriever):
+        if not self.enabled or not index_files.can_save(retriever) or not self._drop_if_damaged(folder):
             return False
         try:
             retriever.use_index_arrays(index_files.load_arrays(folder))
@@ -110,11 +147,11 @@ class IndexCache:
         """Store a fitted ``retriever`` under ``key`` and evict down to ``max_bytes``; False when it has no saved
         form, is larger than the whole cache, or the disk refuses (the caller just goes on without a cache)."""
         folder = self.path(key)
-        if index_files.read_manifest(folder) is not None:
+        if not self.enabled or not index_files.can_save(retriever):
+            return False
+        if self._drop_if_damaged(folder):
             self._touch(folder)
             return True
-        if not index_files.can_save(retriever) or self.max_bytes <= 0:
-            return False
         self.root.mkdir(parents=True, exist_ok=True)
         try:
             written = index_files.save_index(retriever, folder, meta={"key": key})
@@ -138,10 +175,13 @@ class IndexCache:
             if not KEY_RE.match(folder.name):
                 continue
             try:
-                used = (folder / index_files.MANIFEST).stat().st_mtime_ns
                 size = sum(p.stat().st_size for p in folder.iterdir())
-            except OSError:  # removed meanwhile, or incomplete
+            except OSError:  # removed meanwhile
                 continue
+            try:
+                used = (folder / index_files.MANIFEST).stat().st_mtime_ns
+            except OSError:  # no manifest (a removal that was interrupted): the first to go
+                used = 0
             out.append((used, size, folder.name))
         return sorted(out)
 

@@ -108,3 +108,50 @@ def test_keys_are_hex_only_and_a_second_writer_keeps_the_first_entry(tmp_path):
     assert written and os.stat(cache.path("d" * 64) / "w_data.npy").st_ino == before
     assert not list((tmp_path / "cache").glob(".tmp-*"))
     assert np.array_equal(index_files.load_arrays(cache.path("d" * 64))["w_shape"], [len(r.vocab), 2])
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "no manifest"])
+def test_an_entry_whose_manifest_is_damaged_is_removed_and_replaced_by_the_next_fit(damage, tmp_path):
+    # a crash between writing the arrays and the manifest reaching the disk, or a removal that was interrupted
+    docs, ids = ["arma uirumque cano", "Troiae qui primus ab oris"], ["1", "2"]
+    cache = IndexCache(tmp_path / "cache", 1 << 30)
+    key = cache_key("bm25-surface", {}, ids, docs)
+    assert cache.store(key, get_retriever("bm25-surface").fit(ids, docs))
+    manifest = cache.path(key) / index_files.MANIFEST
+    if damage == "no manifest":
+        manifest.unlink()
+        assert key in {k for _, _, k in cache.entries()}  # still counted against max_bytes ...
+        assert cache.entries()[0][0] == 0  # ... as the least recently used
+    else:
+        manifest.write_text("{garbage" if damage == "garbage" else "")
+    fits = []
+    r = get_retriever("bm25-surface")
+    assert cache.fit_or_load(r, key, lambda: fits.append(r.fit(ids, docs))) == "built" and len(fits) == 1
+    assert index_files.read_manifest(cache.path(key)) is not None  # the fresh fit took the key's place
+    assert cache.fit_or_load(get_retriever("bm25-surface"), key, lambda: pytest.fail("refit")) == "cache"
+
+
+def test_max_bytes_zero_turns_loading_off_too(tmp_path):
+    docs, ids = ["arma uirumque cano", "Troiae qui primus ab oris"], ["1", "2"]
+    key = cache_key("bm25-surface", {}, ids, docs)
+    assert IndexCache(tmp_path / "cache", 1 << 30).store(key, get_retriever("bm25-surface").fit(ids, docs))
+    off = IndexCache(tmp_path / "cache", 0)
+    assert not off.enabled and not off.load(key, get_retriever("bm25-surface"))
+    fits = []
+    r = get_retriever("bm25-surface")
+    assert off.fit_or_load(r, key, lambda: fits.append(r.fit(ids, docs))) == "built" and len(fits) == 1
+
+
+def test_the_code_digest_follows_every_source_file(tmp_path):
+    from detection.methods.index_cache import source_digest
+
+    (tmp_path / "latin").mkdir()
+    (tmp_path / "bm25.py").write_text("K1 = 1.5\n")
+    (tmp_path / "latin" / "tokenize.py").write_text("SPLIT = ' '\n")
+    first = source_digest(tmp_path)
+    assert source_digest(tmp_path) == first
+    (tmp_path / "latin" / "tokenize.py").write_text("SPLIT = '  '\n")  # a change deep in the analysers
+    second = source_digest(tmp_path)
+    assert second != first
+    (tmp_path / "latin" / "tokenize.py").rename(tmp_path / "latin" / "tokens.py")  # a renamed module
+    assert source_digest(tmp_path) not in (first, second)
