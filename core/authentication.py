@@ -122,8 +122,8 @@ class UserWithRolesBackend(ModelBackend):
 
     def authenticate(self, request, username=None, password=None, **kwargs):
         user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is None:
-            raise PermissionDenied
+        if user is None and password is not None and (username or kwargs.get(get_user_model().USERNAME_FIELD)):
+            raise PermissionDenied  # a username and password it checked and refused; other credentials: not ours
         return user
 
     def get_user(self, user_id):

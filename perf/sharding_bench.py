@@ -19,7 +19,7 @@ summary, which must be the one of the one-shard run; then the speed-up of 2 vs 1
 
 Builds a throw-away SQLite database and filesystem broker in a temporary folder (test settings, real
 broker delivery), stores the Loci Similes query and source corpora as two corpora, then for each worker
-count starts that many `celery worker --pool solo` processes, queues one `benchmarks.detect` job and waits
+count (the index cache emptied first, so each fits once) starts that many `celery worker --pool solo` processes, queues one `benchmarks.detect` job and waits
 for its merge. Printed per run: wall time from queueing to the merged result, shards per worker process,
 index loads, the largest worker's peak RSS (sampled every 0.2 s), and the merged result's sha256, which must
 be the same for every worker count.
@@ -119,6 +119,7 @@ def main():
                                         k=args.k, shard_size=args.shard_size)
     walls = {}
     for n in [int(x) for x in args.workers.split(",")]:
+        shutil.rmtree(tmp / "index-cache", ignore_errors=True)  # every worker count starts with no fitted index
         workers = start_workers(n, env, tmp)
         job, wall, peak = run_on_workers(workers, queue)
         walls[n] = wall

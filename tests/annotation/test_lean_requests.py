@@ -326,3 +326,31 @@ def test_sessions_read_by_one_statement_are_djangos(users, client, django_assert
     assert expired.load() == {} and expired.session_key is None  # as Django's: the key is forgotten
     assert SessionStore("no-such-session-key").load() == {}
     assert client.get("/api/v1/me/").status_code == 403  # the expired session is nobody's
+
+
+class OneTimeCodeBackend:
+    """A backend for other credentials than a username and password, listed after UserWithRolesBackend."""
+
+    def authenticate(self, request, code=None, **kwargs):
+        from django.contrib.auth import get_user_model
+
+        return get_user_model().objects.filter(username=code).first() if code else None
+
+    def get_user(self, user_id):
+        from django.contrib.auth import get_user_model
+
+        return get_user_model().objects.filter(pk=user_id).first()
+
+
+@pytest.mark.django_db
+def test_credentials_that_are_not_a_password_reach_the_backends_listed_after(users, settings):
+    from django.contrib.auth import authenticate
+
+    settings.AUTHENTICATION_BACKENDS = ["core.authentication.UserWithRolesBackend",
+                                        f"{__name__}.OneTimeCodeBackend"]
+    user = users["annotator"]
+    found = authenticate(None, code=user.username)
+    assert found == user and found.backend == f"{__name__}.OneTimeCodeBackend"
+    assert authenticate(None, code="nobody-at-all") is None
+    # a username and password refused by the first backend still stop there: the second is not asked
+    assert authenticate(None, username=user.username, password="wrong", code=user.username) is None
