@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from benchmarks.pool_index import fit_or_load
+from benchmarks.pool_index import fit_or_load, index_counts
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
@@ -118,13 +118,13 @@ def build_method(name: str, params: dict):
 
 
 # ------------------------------------------------------------------------------------------------- plan
-def _plan(params: dict, log=None) -> list[dict]:
+def _plan(params: dict, log) -> list[dict]:
     """Ranges of queries; with more than one, the source index is made ready here (fitted once, or loaded from
     the cache) so the shards on other workers load it from the cache rather than fitting it each."""
     n = _set(params["queries"]).count(params["queries"]["id"])
     plan = query_ranges(n, shards=params.get("shards"), shard_size=params.get("shard_size"))
     if len(plan) > 1:
-        loaded, _ = _load(params, log or (lambda msg: None))
+        loaded, _ = _load(params, log)
         plan = [{**p, "parent_index": loaded.index} for p in plan]
     return plan
 
@@ -174,15 +174,6 @@ def _out_dir(parent_id: int) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------ merge
-def _index_counts(results: list[dict]) -> dict:
-    """How the index was made ready: fitted (``index_builds``) or loaded from the cache (``index_cache_loads``)
-    by the plan and by shards in processes that did not hold it; ``index_loads``: both together."""
-    how = [r["index"] for r in results if r.get("loaded")]
-    how += [r["parent_index"] for r in results[:1] if r.get("parent_index")]
-    out = {"index_builds": how.count("built"), "index_cache_loads": how.count("cache")}
-    return {**out, "index_loads": len(how)}
-
-
 def _merge(context, params: dict, results: list[dict]) -> dict:
     from benchmarks.loci.candidates import Candidates
 
@@ -204,7 +195,7 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     context.log(f"merged {len(results)} shards from {len(workers)} worker process(es) into {out.name}")
     merged = {"file": str(out.relative_to(root)), "queries": len(indices), "k": int(params["k"]),
               "results": int((indices >= 0).sum()), "sha256": digest, "shards": len(results),
-              "shards_per_worker": workers, **_index_counts(results)}
+              "shards_per_worker": workers, **index_counts(results)}
     store = params.get("store")
     if store:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
@@ -236,6 +227,6 @@ def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None,
     path = _out_dir(parent_id) / f"shard-{index}.npz"
     np.savez(path, **arrays)
     return {"file": str(path.relative_to(settings.VAR_DIR)), "rows": int(stop - start), "loaded": fresh,
-            "index": loaded.index, "parent_index": parent_index,
+            "index": loaded.index if fresh else "memory", "parent_index": parent_index,
             "worker": f"{job.job.worker}/{os.getpid()}"}
 

@@ -30,6 +30,17 @@ def fit_or_load(target, method: str, params: dict, source_ids, source_texts, *, 
     return key, how, took
 
 
+def index_counts(results: list[dict]) -> dict:
+    """How a sharded job's pool index was made ready, from its shards' results: fitted (``index_builds``) or
+    loaded from the cache (``index_cache_loads``), by the plan (each shard's ``parent_index``, the same in all)
+    and by each shard whose process did not hold it yet (its ``index``: "built" or "cache"; any other value, such
+    as "memory" or "per fold", counts as neither); ``index_loads``: both together."""
+    how = [r.get("index") for r in results]
+    how.append(next((r["parent_index"] for r in results if r.get("parent_index")), None))
+    builds, cache_loads = how.count("built"), how.count("cache")
+    return {"index_builds": builds, "index_cache_loads": cache_loads, "index_loads": builds + cache_loads}
+
+
 def load_cached(target, key: str) -> bool:
     """``target`` made the fitted index cached under ``key`` (a shard told the key by its plan); False on a miss."""
     return pool_index_cache().load(key, target)

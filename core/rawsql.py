@@ -24,15 +24,23 @@ from django.db.models import Model, QuerySet
 _STAND_IN = -7_346_291_000_000
 
 
+def _converters(field) -> list:
+    """The database converters of one field, with the column expression each is called with, as the ORM's
+    compiler finds them."""
+    expression = field.get_col(field.model._meta.db_table)
+    return [(c, expression) for c in connection.ops.get_db_converters(expression) + field.get_db_converters(connection)]
+
+
 @functools.cache
 def _fields(model: type[Model]) -> list:
-    """The model's concrete fields with the database converters of each, as the ORM's compiler finds them."""
-    out = []
-    for field in model._meta.concrete_fields:
-        expression = field.get_col(model._meta.db_table)
-        converters = connection.ops.get_db_converters(expression) + field.get_db_converters(connection)
-        out.append((field.attname, field.column, [(c, expression) for c in converters]))
-    return out
+    """The model's concrete fields with the database converters of each."""
+    return [(field.attname, field.column, _converters(field)) for field in model._meta.concrete_fields]
+
+
+def _convert(value, converters: list):
+    for converter, expression in converters:
+        value = converter(value, expression, connection)
+    return value
 
 
 def id_in_range(model: type[Model], value: int) -> bool:
@@ -50,20 +58,12 @@ def columns(model: type[Model], alias: str) -> str:
 
 def convert(values: Sequence, model: type[Model]) -> list:
     """A row of `columns(model, …)` as the ORM would hand the values to the model."""
-    out = []
-    for value, (_, _, converters) in zip(values, _fields(model)):
-        for converter, expression in converters:
-            value = converter(value, expression, connection)
-        out.append(value)
-    return out
+    return [_convert(value, converters) for value, (_, _, converters) in zip(values, _fields(model))]
 
 
 def convert_value(value, field):
     """One column's value as the ORM would hand it to the model (`field`'s converters)."""
-    expression = field.get_col(field.model._meta.db_table)
-    for converter in connection.ops.get_db_converters(expression) + field.get_db_converters(connection):
-        value = converter(value, expression, connection)
-    return value
+    return _convert(value, _converters(field))
 
 
 def instance(model: type[Model], values: Sequence) -> Model:

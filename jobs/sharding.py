@@ -26,7 +26,6 @@ it (see ``benchmarks.detection_jobs``): a worker that runs several shards of the
 """
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,7 +55,7 @@ class FanOut:
 @dataclass(frozen=True)
 class ShardedKind:
     name: str
-    plan: Callable[[dict], list[dict]]
+    plan: Callable[..., list[dict]]
     merge: Callable
     queue: str
     shard: Callable
@@ -105,12 +104,12 @@ def pause_in_shard(context) -> None:
 _SHARDED: dict[str, ShardedKind] = {}
 
 
-def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Callable, queue: str = "cpu",
+def sharded_job_kind(name: str, *, plan: Callable[..., list[dict]], merge: Callable, queue: str = "cpu",
                      description: str = "", visible: Callable | None = None, manageable: Callable | None = None):
     """Register the decorated shard function as ``name + ".shard"`` and a fan-out parent kind ``name``.
 
-    ``plan(params) -> [shard params, ...]`` (each merged over the parent's params for one shard; a plan with
-    a ``log`` keyword gets the parent's ``log``);
+    ``plan(params, log) -> [shard params, ...]`` (each merged over the parent's params for one shard; ``log``
+    is the parent's, for a plan that loads or fits);
     ``merge(context, params, results) -> dict`` gets the shards' results in shard order and returns the
     parent's result. ``context`` is the parent's ``JobContext`` (log, progress)."""
 
@@ -130,8 +129,7 @@ def sharded_job_kind(name: str, *, plan: Callable[[dict], list[dict]], merge: Ca
 
 
 def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut | dict:
-    takes_log = "log" in inspect.signature(spec.plan).parameters  # a plan that loads or fits may log it
-    shards = spec.plan(dict(params), log=context.log) if takes_log else spec.plan(dict(params))
+    shards = spec.plan(dict(params), log=context.log)
     if not shards:
         raise ValueError(f"{spec.name}: nothing to do (the plan has no shards)")
     if len(shards) == 1:  # nothing to share: the shard and the merge run here, in the parent

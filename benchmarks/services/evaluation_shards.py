@@ -35,6 +35,7 @@ import numpy as np
 from django.conf import settings
 
 from benchmarks.models import EvaluationRun
+from benchmarks.pool_index import fit_or_load, index_counts, load_cached
 from core.numeric import json_safe
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot
 
@@ -103,7 +104,6 @@ def _with_inputs(run: EvaluationRun, log=None) -> _Loaded:
 def _fit_pool(run: EvaluationRun, held: _Loaded, log=None):
     """The run's method fitted on the pool, once per worker process: from the index cache when a job over the
     same pool and parameters stored it, else fitted here (and stored)."""
-    from benchmarks.pool_index import fit_or_load
     from benchmarks.services import runs
 
     if held.fitted is None:
@@ -121,7 +121,7 @@ def _queries_file(job_id: int) -> Path:
     return Path(settings.VAR_DIR) / "evaluations" / f"job-{job_id}" / "queries.json"
 
 
-def evaluation_plan(params: dict, log=None) -> list[dict]:
+def evaluation_plan(params: dict, log) -> list[dict]:
     """The shards of a run: ranges of its held-out queries, or for a supervised method groups of whole folds;
     ``shards`` of them when the job's params say, else one per ``JOB_SHARD_QUERIES`` queries.
 
@@ -145,8 +145,7 @@ def evaluation_plan(params: dict, log=None) -> list[dict]:
             path.write_text(json.dumps({"key": held.key, "depth": held.depth, "queries": held.queries,
                                         "query_texts": held.query_texts}))
         except OSError as exc:  # e.g. a full disk: the shards read the benchmark themselves
-            if log:
-                log(f"could not write the queries for the shards ({exc})")
+            log(f"could not write the queries for the shards ({exc})")
             return plan
         plan = [{**p, "index_key": held.index_key, "parent_index": held.index_how} for p in plan]
     return plan
@@ -155,7 +154,6 @@ def evaluation_plan(params: dict, log=None) -> list[dict]:
 def _from_cache(run: EvaluationRun, held: _Loaded, index_key: str) -> bool:
     """Load the pool index the plan named and the queries it wrote (no benchmark, no fit); False when either is
     missing or belongs to another run."""
-    from benchmarks.pool_index import load_cached
     from benchmarks.services import runs
 
     try:
@@ -229,11 +227,6 @@ def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | 
             "method": json_safe(method.describe()), "tunings": tunings, "worker": f"{job.job.worker}/{os.getpid()}"}
 
 
-def _parent_index(results: list[dict]) -> str | None:
-    """How the plan got the pool index its shards were told about: "built", "cache" or None (not in the plan)."""
-    return next((r["parent_index"] for r in results if r.get("parent_index")), None)
-
-
 def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
     """The shards' top lists in grid order, then the report (metrics, pairwise, rerank) of the run."""
     from benchmarks.loci import evaluate as E
@@ -266,9 +259,7 @@ def evaluation_merge(context, params: dict, results: list[dict]) -> dict:
     report_s = time.perf_counter() - t
     _LOADED.clear()  # the run is stored: free what this worker held for it
     shutil.rmtree(root / "evaluations" / f"job-{context.id}", ignore_errors=True)
-    kinds = [r.get("index") for r in results]
     return {**out, "shards": len(results), "shards_per_worker": {w: sum(r["worker"] == w for r in results)
                                                                  for w in workers},
-            "index_builds": kinds.count("built") + int(_parent_index(results) == "built"),
-            "index_cache_loads": kinds.count("cache") + int(_parent_index(results) == "cache"), "merge_benchmark_reused": benchmark is not None,
+            **index_counts(results), "merge_benchmark_reused": benchmark is not None,
             "merge_report_s": round(report_s, 3)}

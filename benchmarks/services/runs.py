@@ -417,11 +417,10 @@ def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
 def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, log, retriever=None) -> dict:
     """Retrieve-and-rerank on held-out folds (``benchmarks.loci.rerank_eval``): the run's retriever over the
     version's whole source pool, top-``RERANK_DEPTH``, the reranker trained per fold on the other folds."""
-    from benchmarks.loci import method_adapters as LM
     from benchmarks.loci.rerank_eval import evaluate_rerank
 
     if retriever is None:
-        retriever = LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
+        retriever = retrieval_method(run)
     params = _reranker_params(run.reranker, run.reranker_params)
     depth = min(RERANK_DEPTH, max(ks))
     log(f"rerank: {run.reranker} {params} on the top {depth} of {run.method}")
