@@ -49,7 +49,7 @@ def test_beats_land_a_held_lock_skips_them_and_stop_returns_at_once():
             stop_s = time.monotonic() - t0
             beat.join(timeout=1.0)
             assert not beat.is_alive(), "the heartbeat thread still waits on the lock"
-        assert stop_s < beat.STOP_WAIT + 0.25, f"stop() took {stop_s:.2f} s"
+        assert stop_s < beat.STOP_WAIT + 1.0, f"stop() took {stop_s:.2f} s"
     finally:
         beat.stopped.set()
         beat.join(timeout=2)
@@ -64,4 +64,4 @@ def test_a_job_run_inside_an_open_transaction_finishes_without_waiting_for_its_h
     t0 = time.monotonic()
     assert run_job(job.pk) == "succeeded"
     elapsed = time.monotonic() - t0
-    assert elapsed < 1.6 + 1.5, f"run_job took {elapsed:.1f} s for a 1.6 s job"
+    assert elapsed < 1.6 + 2.5, f"run_job took {elapsed:.1f} s for a 1.6 s job"

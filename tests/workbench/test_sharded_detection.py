@@ -63,6 +63,36 @@ def test_three_shards_store_the_candidates_of_one(users):
         {k: v for k, v in three.summary.items() if k not in ("detect_s", "store_s", "shards")}
 
 
+@pytest.mark.django_db
+def test_a_large_store_refreshes_the_candidate_statistics_on_postgresql(users, monkeypatch):
+    """On PostgreSQL (CI) the store ends with ANALYZE, so the explorer plans from statistics that know the new
+    rows; SQLite (the embedded default) has no statistics to refresh and is left alone."""
+    from django.db import connection
+
+    from workbench import services
+    from workbench.services import document_upload
+
+    owner = users["researcher"]
+    query = document_upload(name="q.csv", data=(EXAMPLES / "hieronymus_samples.csv").read_bytes(), owner=owner)
+    source = document_upload(name="s.csv", data=(EXAMPLES / "vergil_samples.csv").read_bytes(), owner=owner)
+    postgres = connection.vendor == "postgresql"
+    if postgres:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE workbench_candidate")  # no rows yet: the statistics say none
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'workbench_candidate'")
+            assert cursor.fetchone()[0] <= 0
+    monkeypatch.setattr(services, "ANALYZE_AFTER_ROWS", 10)
+    run = _run(owner, query, source, 1)
+    assert run_job(run.job_id) == "succeeded"
+    run.refresh_from_db()
+    assert run.summary["n_candidates"] > 10
+    assert ("refreshed PostgreSQL's statistics" in run.job.log) == postgres, run.job.log
+    if postgres:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'workbench_candidate'")
+            assert cursor.fetchone()[0] == run.summary["n_candidates"]
+
+
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_two_real_workers_share_a_workbench_detection(users, start_worker):  # noqa: F811
