@@ -15,6 +15,11 @@ same corpus loads it (memory-mapped ``.npy`` arrays, ``detection.methods.index_f
   load** (the manifest's shapes, dtypes and file sizes): a damaged entry (arrays, or a manifest that is missing,
   unreadable or of another format) is removed and reported as a miss, so the caller fits again and never uses
   it, and the fresh fit can take its place.
+- **Fitted once at a time**: :meth:`IndexCache.fit_or_load` holds the key's lock file (an exclusive ``flock``
+  under ``.locks/``) while it fits, and looks again once it has the lock, so two jobs or workers that start on
+  a cold cache together fit once: the second waits and loads the first's entry. The kernel drops the lock when
+  its holder exits, crashed or not; a lock that cannot be taken (a file system without ``flock``) only means
+  the fit may be done twice, never a wrong index.
 - **Bounded**: after each store the least recently used entries (a load or store marks an entry used) are
   removed until the cache holds at most ``max_bytes`` (a folder left without its manifest counts as the least
   recently used); an index larger than that is not stored. ``max_bytes`` 0 turns the cache off: nothing is
@@ -24,13 +29,15 @@ Pure: no Django (the jobs pass ``VAR_DIR/index-cache`` and the ``INDEX_CACHE_MAX
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -190,12 +197,19 @@ class IndexCache:
 
     def evict(self, keep: str | None = None) -> list[str]:
         """Remove least recently used entries (never ``keep``) until the cache holds at most ``max_bytes``, and
-        temporary folders of writers that died; the keys removed."""
+        temporary folders of writers that died and old lock files of keys without an entry (an index too large
+        to store); the keys removed."""
         now = time.time()
         for tmp in self.root.glob(".tmp-*"):
             try:
                 if now - tmp.stat().st_mtime > _STALE_TMP_S:
                     shutil.rmtree(tmp, ignore_errors=True)
+            except OSError:
+                pass
+        for lock in self.root.glob(".locks/*"):
+            try:
+                if now - lock.stat().st_mtime > _STALE_TMP_S and not (self.root / lock.name).is_dir():
+                    lock.unlink()
             except OSError:
                 pass
         entries = self.entries()
@@ -207,15 +221,42 @@ class IndexCache:
             if key == keep:
                 continue
             shutil.rmtree(self.root / key, ignore_errors=True)
+            self._lock_path(key).unlink(missing_ok=True)
             total -= size
             removed.append(key)
         return removed
 
+    def _lock_path(self, key: str) -> Path:
+        return self.root / ".locks" / key
+
+    @contextmanager
+    def _fitting(self, key: str) -> Iterator[None]:
+        """Hold ``key``'s lock (blocking) while the body runs; without one when the lock file cannot be made."""
+        fd = None
+        try:
+            self._lock_path(key).parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        try:
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)  # releases the lock
+
     def fit_or_load(self, retriever, key: str, fit: Callable[[], object]) -> str:
         """``"cache"`` when the index under ``key`` was loaded into ``retriever``; else ``fit()`` (which fits
-        ``retriever``), stores the result and returns ``"built"``."""
+        ``retriever``), stores the result and returns ``"built"``. One process fits a key at a time: a second one
+        waits for the first's fit and loads it (``"cache"``)."""
         if self.load(key, retriever):
             return "cache"
-        fit()
-        self.store(key, retriever)
+        if not self.enabled or not index_files.can_save(retriever):
+            fit()
+            return "built"
+        with self._fitting(key):  # another process fitting this key: wait for it, then load what it stored
+            if self.load(key, retriever):
+                return "cache"
+            fit()
+            self.store(key, retriever)
         return "built"

@@ -1,8 +1,11 @@
 """The content-addressed cache of fitted pool indexes (``detection.methods.index_cache``): the key follows the
 content and the parameters, a cached load ranks bit-identically to a fresh fit, a damaged entry is refitted and
 never used, and the least recently used entry is evicted first."""
+import fcntl
 import json
+import multiprocessing
 import os
+import time
 
 import numpy as np
 import pytest
@@ -32,7 +35,8 @@ def test_a_cached_load_ranks_bit_identically_to_a_fresh_fit(name, texts, tmp_pat
     key = cache_key(name, {}, ids, src)
     first = get_retriever(name, cache_dir=tmp_path / "lemmas")
     assert cache.fit_or_load(first, key, lambda: first.fit(ids, src)) == "built"
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [key]  # the folder is named by the key only
+    # the entry's folder is named by the key only (beside it: the lock folder, named with a dot like temporaries)
+    assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")] == [key]
     fresh = get_retriever(name, cache_dir=tmp_path / "lemmas").fit(ids, src)
     loaded = get_retriever(name, cache_dir=tmp_path / "lemmas")
     assert cache.fit_or_load(loaded, key, lambda: pytest.fail("a cached index is not fitted again")) == "cache"
@@ -155,3 +159,73 @@ def test_the_code_digest_follows_every_source_file(tmp_path):
     assert second != first
     (tmp_path / "latin" / "tokenize.py").rename(tmp_path / "latin" / "tokens.py")  # a renamed module
     assert source_digest(tmp_path) not in (first, second)
+
+
+DOCS = [f"arma uirumque cano {i} Troiae qui primus ab oris" for i in range(50)]
+IDS = [str(i) for i in range(len(DOCS))]
+
+
+def _fit_slowly(root: str, key: str, barrier, fits_log: str, out) -> None:
+    """A worker process on a cold cache: fit (slowly, so that two overlap), logging each fit it really does."""
+    cache = IndexCache(root, 1 << 30)
+    r = get_retriever("bm25-surface")
+
+    def fit():
+        with open(fits_log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(0.5)
+        r.fit(IDS, DOCS)
+
+    barrier.wait(timeout=30)
+    how = cache.fit_or_load(r, key, fit)
+    hits = r.search(["arma uirumque cano 7"], 3)
+    out.put((how, hits.indices.tolist(), hits.scores.tolist()))
+
+
+def test_two_processes_on_a_cold_cache_fit_once_and_the_second_loads_it(tmp_path):
+    """Two jobs started together used to fit the same index twice; the second now waits on the key's lock and
+    loads what the first stored, with the same rankings."""
+    ctx = multiprocessing.get_context("spawn")
+    key = cache_key("bm25-surface", {}, IDS, DOCS)
+    barrier, out, log = ctx.Barrier(2), ctx.Queue(), tmp_path / "fits.log"
+    procs = [ctx.Process(target=_fit_slowly, args=(str(tmp_path / "cache"), key, barrier, str(log), out))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    assert sorted(how for how, _, _ in results) == ["built", "cache"]
+    assert len(log.read_text().split()) == 1, "the index was fitted more than once"
+    assert results[0][1:] == results[1][1:]
+
+
+def _crash_while_fitting(root: str, key: str) -> None:
+    cache = IndexCache(root, 1 << 30)
+    cache.fit_or_load(get_retriever("bm25-surface"), key, lambda: os._exit(3))  # a worker killed mid-fit
+
+
+def test_a_fitter_that_dies_leaves_no_lock_behind_and_old_locks_are_swept(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    cache = IndexCache(tmp_path / "cache", 1 << 30)
+    key = cache_key("bm25-surface", {}, IDS, DOCS)
+    dead = ctx.Process(target=_crash_while_fitting, args=(str(cache.root), key))
+    dead.start()
+    dead.join(timeout=60)
+    assert dead.exitcode == 3 and (cache.root / ".locks" / key).exists() and not cache.path(key).exists()
+    fd = os.open(cache.root / ".locks" / key, os.O_RDWR)
+    try:  # the kernel dropped the dead process's lock: it can be taken at once, without waiting
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    r = get_retriever("bm25-surface")
+    assert cache.fit_or_load(r, key, lambda: r.fit(IDS, DOCS)) == "built" and cache.path(key).is_dir()
+
+    orphan = cache.root / ".locks" / ("f" * 64)  # a key that never got an entry (too large to store)
+    orphan.touch()
+    hour_ago = time.time() - 2 * 3600
+    for lock in (orphan, cache.root / ".locks" / key):
+        os.utime(lock, (hour_ago, hour_ago))
+    cache.evict()
+    assert not orphan.exists() and (cache.root / ".locks" / key).exists()  # the stored key keeps its lock file
