@@ -20,6 +20,8 @@ import traceback
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import OperationalError, connection
+from django.db.models import Case, F, TextField, Value, When
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jobs.models import Job
@@ -47,7 +49,6 @@ class JobContext:
         self.owner_id = job.owner_id
         self.parent_id = job.parent_id
         self._last_write = 0.0
-        self._lines: list[str] = []
 
     def progress(self, fraction: float, message: str = "") -> None:
         """Record progress in [0, 1]; raises JobCancelled if the job was cancelled meanwhile."""
@@ -75,10 +76,13 @@ class JobContext:
             raise JobCancelled(f"Job {self.id} was cancelled")
 
     def log(self, line: str) -> None:
-        """Append a line to the job's log (stored immediately)."""
-        stamp = timezone.now().strftime("%H:%M:%S")
-        self._lines.append(f"[{stamp}] {line}")
-        Job.objects.filter(pk=self.id).update(log="\n".join(self._lines))
+        """Append a line to the job's log (stored immediately), in the database: what is already there stays,
+        such as the lines of an earlier delivery ("Worker lost … Sent again") or the plan's, for a merge."""
+        entry = f"[{timezone.now().strftime('%H:%M:%S')}] {line}"
+        text = TextField()
+        Job.objects.filter(pk=self.id).update(log=Case(
+            When(log="", then=Value(entry, output_field=text)),
+            default=Concat(F("log"), Value("\n" + entry, output_field=text), output_field=text), output_field=text))
 
 
 class _Heartbeat(threading.Thread):

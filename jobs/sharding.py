@@ -211,8 +211,7 @@ def _merge(parent: Job, results: list) -> None:
         def progress(self, fraction: float, message: str = "") -> None:
             super().progress(fraction, f"{MERGING}: {message}" if message else MERGING)
 
-    context = MergeContext(parent)
-    context._lines = parent.log.splitlines()
+    context = MergeContext(parent)  # its log lines follow the plan's and the shards' notes
     heartbeat = _Heartbeat(parent.pk, settings.JOB_HEARTBEAT_INTERVAL)
     heartbeat.start()
     try:

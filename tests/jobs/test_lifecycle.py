@@ -2,11 +2,13 @@
 import datetime as dt
 
 import pytest
+from django.db.models import F, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jobs.models import Job
 from jobs.registry import job_kind
-from jobs.runner import run_job
+from jobs.runner import JobContext, run_job
 from jobs.services import JobError, job_cancel, job_create, job_reap_stale
 
 
@@ -35,6 +37,27 @@ def test_success_stores_result_progress_and_timings():
     assert job.started <= job.finished
     assert "slept 0.05 s" in job.log
     assert job.error == ""
+
+
+@pytest.mark.django_db
+def test_a_job_sent_again_keeps_the_log_of_its_first_delivery():
+    """The log is appended in the database: the lines a lost delivery left ("Worker lost … Sent again") stay when
+    the next delivery logs, and a line another writer appends meanwhile is not overwritten."""
+    job = _queued(seconds=0.05, steps=2)
+    Job.objects.filter(pk=job.pk).update(
+        log="[10:00:00] Worker lost: no heartbeat from worker w@h. Sent again (delivery 2).")
+    assert run_job(job.pk) == "succeeded"
+    job.refresh_from_db()
+    lines = job.log.splitlines()
+    assert lines[0].endswith("Sent again (delivery 2).") and "slept 0.05 s" in lines[-1] and len(lines) == 2
+
+    fresh = _queued()
+    context = JobContext(fresh)
+    context.log("first")
+    Job.objects.filter(pk=fresh.pk).update(log=Concat(F("log"), Value("\n[10:00:01] another writer")))
+    context.log("second")
+    fresh.refresh_from_db()
+    assert [line.split("] ", 1)[1] for line in fresh.log.splitlines()] == ["first", "another writer", "second"]
 
 
 @pytest.mark.django_db

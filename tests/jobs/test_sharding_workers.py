@@ -47,7 +47,9 @@ def test_a_shard_of_a_killed_worker_runs_again_on_the_other(start_worker):  # no
     corpora = make_corpora(60)
     (qc, _, _), (sc, _, _) = corpora
     doomed = start_worker("w-doomed", SIMILIA_TEST_PAUSE_IN_SHARD="300")
-    start_worker("w-healthy")
+    # the healthy worker holds each shard 1.5 s, longer than the filesystem broker's 1 s poll: whichever worker
+    # ran the plan, the doomed one takes a shard (unpaused, a healthy worker that planned took all six once)
+    start_worker("w-healthy", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
     job = detection_job_create(query_corpus=qc, source_corpus=sc, method="tesserae", k=10, shard_size=10)
     deadline = time.monotonic() + 180
     while True:  # the doomed worker holds one shard (paused, heartbeat on); the healthy one does the rest
