@@ -1,14 +1,16 @@
-"""Worker-side hooks, on start-up and periodically: reap jobs left running by a dead worker, and send
-again the message of jobs left queued with no claim (their message was lost)."""
+"""Worker-side hooks, on start-up and periodically: reap jobs left running by a dead worker, send again the
+message of jobs left queued with no claim (their message was lost), and load what every job process needs
+(``JOB_WORKER_PRELOAD``) before the first job."""
 import atexit
 import logging
 import os
 import threading
 import time
 
-from celery.signals import task_failure, task_prerun, worker_ready, worker_shutdown
+from celery.signals import task_failure, task_prerun, worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import connection
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -24,6 +26,21 @@ def _reap(reason: str) -> None:
         logger.exception("reaping stale jobs failed")
     finally:
         connection.close()
+
+
+@worker_process_init.connect
+def preload_in_job_process(sender=None, **kwargs):
+    """In the process that will run jobs (each prefork child, or the solo worker itself), before it takes one:
+    call the functions ``JOB_WORKER_PRELOAD`` names (settings, never user input). A failure is logged and the
+    worker goes on: the job that needs it loads it then."""
+    for path in settings.JOB_WORKER_PRELOAD:
+        t = time.perf_counter()
+        try:
+            import_string(path)()
+        except Exception:
+            logger.exception("preloading %s failed; the first job that needs it loads it", path)
+            continue
+        logger.info("preloaded %s in %.2f s (pid %s)", path, time.perf_counter() - t, os.getpid())
 
 
 @worker_ready.connect

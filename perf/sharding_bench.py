@@ -4,6 +4,13 @@ real Celery workers: wall time, speed-up, worker memory.
     .venv/bin/python perf/sharding_bench.py [--corpus DIR] [--method tesserae] [--queries 8000] [--k 100]
         [--shard-size 1000] [--workers 1,2]
     .venv/bin/python perf/sharding_bench.py --evaluate [--corpus DIR] [--methods bm25-lemma,tesserae] [--shards 4]
+    .venv/bin/python perf/sharding_bench.py --evaluate --first-job [--methods bm25-lemma] [--repeat 2]
+
+--first-job measures what a worker's preload (`JOB_WORKER_PRELOAD`: simplemma's Latin dictionary, loaded in the
+job process before the worker says it is ready) moves out of the first job: per method, a one-shard evaluation
+with the index cache warm on a fresh worker with `SIMILIA_WORKER_PRELOAD=0` and with it on (off, on, on, off
+with `--repeat 2`), printing each worker's start-to-ready time and the job's time from queueing to the stored
+report, and the ratio; the reports' sha256 must be the same.
 
 --evaluate imports the 545-pair benchmark matched onto the whole corpus (queries and sources of
 `build_corpus`) and, for each of `--methods`, queues `benchmarks.loci_evaluate` runs on pool "corpus": with
@@ -51,6 +58,7 @@ def load(path):
 
 
 def start_workers(n: int, env: dict, log_dir: Path) -> list[tuple[subprocess.Popen, Path]]:
+    """Start ``n`` solo workers and wait until each says it is ready."""
     workers = []
     for i in range(n):
         log = log_dir / f"worker-{n}-{i}.log"
@@ -81,6 +89,8 @@ def main():
     ap.add_argument("--shards", type=int, default=4, help="--evaluate: shards of the run")
     ap.add_argument("--methods", default="bm25-lemma,tesserae", help="--evaluate: methods, comma-separated")
     ap.add_argument("--repeat", type=int, default=2, help="--evaluate: 2 = each worker count twice, ABBA order")
+    ap.add_argument("--first-job", action="store_true", help="--evaluate: the first job on a fresh worker, with "
+                    "and without the worker's preload")
     args = ap.parse_args()
     corpus = Path(args.corpus)
     if not (corpus / "source.csv").exists():
@@ -203,6 +213,8 @@ def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
     version, _ = benchmark_import_545(with_text_path=loci / "pairs_545_with_text.csv",
                                       ref_type_path=loci / "pairs_545_ref_type.csv", corpus_dir=corpus)
     methods = args.methods.split(",")
+    if args.first_job:
+        return first_job(args, version, methods, env, tmp)
     print(f"Loci Similes evaluation of {', '.join(methods)}, pool corpus ({version.source_corpus.segments.count()} "
           f"sources), {args.shards} shards; version imported in {time.perf_counter() - t:.1f} s; cores "
           f"{os.cpu_count()}, load avg {os.getloadavg()[0]:.1f}", flush=True)
@@ -264,6 +276,45 @@ def evaluate(args, corpus: Path, env: dict, tmp: Path) -> None:
                   f"{mean(n, args.shards, 'cold') / mean(n, args.shards, 'warm'):.2f}x "
                   f"({mean(n, args.shards, 'warm'):.1f} s vs {mean(n, args.shards, 'cold'):.1f} s)")
     print(f"runs whose report differs from the first run's of their method: {differs or 'none'}")
+
+
+def first_job(args, version, methods, env: dict, tmp: Path) -> None:
+    """A one-shard evaluation (index cache warm) on a fresh worker, without and with the worker's preload."""
+    from benchmarks.models import EvaluationRun
+    from benchmarks.services import evaluation_run_create
+
+    order = ["off", "on", "on", "off"] if args.repeat > 1 else ["off", "on"]
+    print(f"first job on a fresh worker, SIMILIA_WORKER_PRELOAD {', '.join(order)}; cores {os.cpu_count()}, "
+          f"load avg {os.getloadavg()[0]:.1f}", flush=True)
+    for method in methods:
+        walls: dict = {"off": [], "on": []}
+        starts: dict = {"off": [], "on": []}
+        digests = set()
+        warm = evaluation_run_create(version=version, method=method, ks=[1, 10, 100], pool="corpus", shards=1)
+        run_on_workers(start_workers(1, env, tmp), lambda: warm.job)  # fills the index cache
+        for preload in order:
+            t = time.perf_counter()
+            workers = start_workers(1, dict(env, SIMILIA_WORKER_PRELOAD="1" if preload == "on" else "0"), tmp)
+            started = time.perf_counter() - t
+            runs = []
+
+            def queue():
+                runs.append(evaluation_run_create(version=version, method=method, ks=[1, 10, 100], pool="corpus",
+                                                  shards=1))
+                return runs[-1].job
+
+            job, wall, _ = run_on_workers(workers, queue)
+            digests.add(report_hash(EvaluationRun.objects.get(pk=runs[0].pk)))
+            walls[preload].append(wall)
+            starts[preload].append(started)
+            print(f"{method}, preload {preload}: worker ready in {started:.1f} s, first job {wall:.1f} s from queueing "
+                  f"to the stored report (index cache loads {job.result.get('index_cache_loads')}); "
+                  f"load avg {os.getloadavg()[0]:.1f}", flush=True)
+        off, on = (sum(walls[k]) / len(walls[k]) for k in ("off", "on"))
+        s_off, s_on = (sum(starts[k]) / len(starts[k]) for k in ("off", "on"))
+        print(f"{method}: first job {on:.2f} s with the preload vs {off:.2f} s without: {off / on:.2f}x; worker "
+              f"start {s_on:.2f} s vs {s_off:.2f} s (+{s_on - s_off:.2f} s, once per worker process); "
+              f"reports {'identical' if len(digests) == 1 else 'DIFFER'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -216,6 +216,10 @@ JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
 # A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
 JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
+# Called in every worker process before it takes a job (a prefork child as it starts, a solo worker once), so the
+# first job on a fresh process does not pay for them: simplemma's Latin dictionary, 1.2 s and ~107 MiB here.
+# SIMILIA_WORKER_PRELOAD=0 turns it off (a worker that only serves Greek or annotation jobs).
+JOB_WORKER_PRELOAD = ["detection.latin.lemmatize.preload"] if env_bool("SIMILIA_WORKER_PRELOAD", True) else []
 # Queries per shard of a detection or Loci Similes evaluation job when the request names no shard count
 # (jobs.sharding.query_ranges): a 5,000-segment upload runs as 3 shards that the workers share.
 JOB_SHARD_QUERIES = env_int("JOB_SHARD_QUERIES", 2000, minimum=1)
