@@ -125,9 +125,10 @@ def test_queries_written_for_another_run_are_not_used(loci_version):
 def test_two_workers_rank_the_shards_and_the_report_is_the_same(loci_version, start_worker, settings):  # noqa: F811
     one = _one_shard(loci_version, "tfidf-lemma")
     shutil.rmtree(Path(settings.VAR_DIR) / "index-cache")  # cold: the plan fits, the other worker loads the cache
-    # each shard held 1 s (test-only pause): the worker that planned cannot take all six before the other polls
-    start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1")
-    start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1")
+    # each shard held 1.5 s (test-only pause, longer than the filesystem broker's 1 s poll): the worker that
+    # planned cannot take all six before the other polls
+    start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
+    start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
     run = evaluation_run_create(version=loci_version, method="tfidf-lemma", ks=KS, shards=6)
     done = _wait_for(run.job_id, {"succeeded", "failed"}, timeout=240)
     assert done.status == "succeeded", done.error

@@ -20,10 +20,10 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def test_two_workers_share_the_shards_and_merge_identically(start_worker):  # noqa: F811
     corpora = make_corpora(120)
     (qc, _, _), (sc, _, _) = corpora
-    # each shard held 1 s (test-only pause): the worker that planned, holding the index, cannot take all eight
-    # before the other polls
-    start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1")
-    start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1")
+    # each shard held 1.5 s (test-only pause, longer than the filesystem broker's 1 s poll): the worker that
+    # planned, holding the index, cannot take all eight before the other polls
+    start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
+    start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
     job = detection_job_create(query_corpus=qc, source_corpus=sc, method="tesserae", k=10, shard_size=15)
     done = _wait_for(job.pk, {"succeeded", "failed"}, timeout=240)
     assert done.status == "succeeded", done.error

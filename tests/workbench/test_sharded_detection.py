@@ -102,8 +102,10 @@ def test_two_real_workers_share_a_workbench_detection(users, start_worker):  # n
     owner = users["researcher"]
     query = document_upload(name="q.csv", data=(EXAMPLES / "hieronymus_samples.csv").read_bytes(), owner=owner)
     source = document_upload(name="s.csv", data=(EXAMPLES / "vergil_samples.csv").read_bytes(), owner=owner)
-    start_worker("w-a")
-    start_worker("w-b")
+    # each shard held 1.5 s (test-only pause), longer than the filesystem broker's 1 s poll: the worker holding
+    # the index cannot take all six before the other polls (it did once, with workers preloaded)
+    start_worker("w-a", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
+    start_worker("w-b", SIMILIA_TEST_PAUSE_IN_SHARD="1.5")
     one = _run(owner, query, source, 1)
     assert _wait_for(one.job_id, {"succeeded", "failed"}, timeout=120).status == "succeeded"
     many = _run(owner, query, source, 6)
