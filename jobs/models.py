@@ -1,5 +1,18 @@
 from django.conf import settings
 from django.db import models
+from django.db.models import Case, F, TextField, Value, When
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+
+def log_appended(line: str):
+    """An update expression for ``Job.log``: the log as the database holds it with ``[HH:MM:SS] line`` appended
+    (a newline between lines, none before the first). Every writer appends this way, so no writer's lines are
+    lost to another's (an earlier delivery's, the reaper's, the plan's before a merge)."""
+    text = TextField()
+    entry = f"[{timezone.now().strftime('%H:%M:%S')}] {line}"
+    return Case(When(log="", then=Value(entry, output_field=text)),
+                default=Concat(F("log"), Value("\n" + entry, output_field=text), output_field=text), output_field=text)
 
 
 class Job(models.Model):

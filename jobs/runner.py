@@ -20,11 +20,9 @@ import traceback
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import OperationalError, connection
-from django.db.models import Case, F, TextField, Value, When
-from django.db.models.functions import Concat
 from django.utils import timezone
 
-from jobs.models import Job
+from jobs.models import Job, log_appended
 from jobs.registry import get_kind
 from jobs.sharding import FanOut, shard_settled
 
@@ -78,11 +76,7 @@ class JobContext:
     def log(self, line: str) -> None:
         """Append a line to the job's log (stored immediately), in the database: what is already there stays,
         such as the lines of an earlier delivery ("Worker lost … Sent again") or the plan's, for a merge."""
-        entry = f"[{timezone.now().strftime('%H:%M:%S')}] {line}"
-        text = TextField()
-        Job.objects.filter(pk=self.id).update(log=Case(
-            When(log="", then=Value(entry, output_field=text)),
-            default=Concat(F("log"), Value("\n" + entry, output_field=text), output_field=text), output_field=text))
+        Job.objects.filter(pk=self.id).update(log=log_appended(line))
 
 
 class _Heartbeat(threading.Thread):

@@ -6,12 +6,11 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, Value
-from django.db.models.functions import Concat
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.errors import DomainError
-from jobs.models import Job
+from jobs.models import Job, log_appended
 from jobs.registry import get_kind
 
 logger = logging.getLogger(__name__)
@@ -171,11 +170,10 @@ def job_requeue_held_by(*, worker: str) -> int:
     Their messages went back to the broker with the shutdown (late acknowledgement), so the next worker
     runs them from the start; were a message lost, `job_redeliver_unclaimed` sends it again.
     """
-    stamp = timezone.now().strftime("%H:%M:%S")
     return Job.objects.filter(status=Job.Status.RUNNING, worker=worker).update(
         status=Job.Status.QUEUED, started=None, heartbeat=None, progress=0.0, enqueued=timezone.now(),
         progress_message=f"re-queued: worker {worker} was shut down while the job ran",
-        log=Concat(F("log"), Value(f"\n[{stamp}] worker {worker} was shut down; the job was put back in the queue")),
+        log=log_appended(f"worker {worker} was shut down; the job was put back in the queue"),
     )
 
 

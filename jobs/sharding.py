@@ -32,11 +32,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Avg, F, Value
-from django.db.models.functions import Concat
+from django.db.models import Avg, F
 from django.utils import timezone
 
-from jobs.models import Job
+from jobs.models import Job, log_appended
 from jobs.registry import job_kind
 
 logger = logging.getLogger(__name__)
@@ -233,11 +232,10 @@ def shard_retry_lost(job: Job, message: str) -> bool:
 
     if job.deliveries >= settings.JOB_SHARD_ATTEMPTS:
         return False
-    stamp = timezone.now().strftime("%H:%M:%S")
     requeued = Job.objects.filter(pk=job.pk, status=Status.RUNNING).update(
         status=Status.QUEUED, started=None, heartbeat=None, progress=0.0, worker="",
         progress_message="re-queued: its worker was lost",
-        log=Concat(F("log"), Value(f"\n[{stamp}] {message} Sent again (delivery {job.deliveries + 1}).")))
+        log=log_appended(f"{message} Sent again (delivery {job.deliveries + 1})."))
     if requeued:
         logger.warning("shard job %s lost its worker: sending it again", job.pk)
         _enqueue(job.pk, job.queue)
