@@ -15,3 +15,18 @@ def command_errors():
         yield
     except CommandInputError as exc:
         raise CommandError(str(exc)) from None
+
+
+def stderr_progress(stream):
+    """A ``progress(fraction, message)`` callback that writes ``[  12.3 s]  45.0% message`` lines to ``stream``
+    (a command's stderr), the seconds counted from this call: what long foreground commands report."""
+    import sys
+    import time
+
+    t0 = time.perf_counter()
+
+    def progress(fraction, message=""):
+        stream.write(f"[{time.perf_counter() - t0:7.1f} s] {fraction:5.1%} {message}")
+        sys.stderr.flush()
+
+    return progress

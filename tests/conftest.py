@@ -179,3 +179,29 @@ def tiny_sentence_transformer_dir(tmp_path_factory, tiny_bert_dir) -> Path:
     from tests.tiny_models import build_tiny_sentence_transformer
 
     return build_tiny_sentence_transformer(tmp_path_factory.mktemp("tiny_st"), tiny_bert_dir)
+
+
+LATIN_LIBRARY = shared_data_dir() / "latin_library" / "latin_library.tar.xz"
+LATIN_LIBRARY_SLICE = ("latin_library/12tables.txt", "latin_library/ammianus/14.txt",
+                       "latin_library/augustine/conf1.txt")
+
+
+@pytest.fixture(scope="session")
+def latin_library_slice(tmp_path_factory) -> Path:
+    """A folder holding three real files of The Latin Library (early in the archive, so the stream stops soon):
+    a law text, a historian's book and a book of the Confessions, with their web-page headers and footers."""
+    import tarfile
+
+    out = tmp_path_factory.mktemp("corpora") / "latin_library_slice"
+    wanted = set(LATIN_LIBRARY_SLICE)
+    with tarfile.open(_need(LATIN_LIBRARY), mode="r|xz") as tar:
+        for member in tar:
+            if member.name in wanted:
+                target = out / member.name.split("/", 1)[1]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(tar.extractfile(member).read())
+                wanted.discard(member.name)
+                if not wanted:
+                    break
+    assert not wanted, f"missing from the archive: {sorted(wanted)}"
+    return out

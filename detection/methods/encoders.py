@@ -29,6 +29,7 @@ import numpy as np
 
 from . import dense, model_store
 from .device import resolve_device
+from .rerank.neural import PRETRAINED_KIND
 from .retriever import Progress, Retriever, TopK
 
 log = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ class BiEncoderRetriever(Retriever):
                 card = read_card(folder) if folder.is_dir() else {}
             except TrainingFailed as exc:
                 raise EncoderError(str(exc)) from None
-            if card.get("kind") not in (None, "bi-encoder"):
+            if card.get("kind") not in (None, "bi-encoder", PRETRAINED_KIND):  # a pretrained encoder: mean pooling
                 raise EncoderError(f"model {name!r} is a {card.get('kind')}, not a bi-encoder: use it as a reranker")
             self._info = (path, card)
         return self._info

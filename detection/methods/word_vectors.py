@@ -128,7 +128,7 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def _file_lines(name: str, text: str) -> Iterator[str]:
+def file_lines(name: str, text: str) -> Iterator[str]:
     tess = name.endswith(".tess")
     for line in text.splitlines():
         if tess:
@@ -150,8 +150,8 @@ def _is_archive(path: Path) -> bool:
     return path.is_file() and any(path.name.endswith(s) for s in (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2"))
 
 
-def corpus_lines(path) -> Iterator[str]:
-    """Raw text lines of every text file of a corpus (folder, file or tar archive), in a stable order."""
+def corpus_documents(path) -> Iterator[tuple[str, str]]:
+    """(file name, decoded text) of every text file of a corpus (folder, file or tar archive), in a stable order."""
     path = Path(path)
     if _is_archive(path):
         with tarfile.open(path) as tar:
@@ -160,10 +160,16 @@ def corpus_lines(path) -> Iterator[str]:
             for m in members:
                 fh = tar.extractfile(m)
                 if fh is not None:
-                    yield from _file_lines(m.name, _decode(fh.read()))
+                    yield m.name, _decode(fh.read())
         return
     for f in corpus_files(path):
-        yield from _file_lines(f.name, _decode(f.read_bytes()))
+        yield f.name, _decode(f.read_bytes())
+
+
+def corpus_lines(path) -> Iterator[str]:
+    """Raw text lines of every text file of a corpus (``.tess`` references removed), in a stable order."""
+    for name, text in corpus_documents(path):
+        yield from file_lines(name, text)
 
 
 def _keep_line(line: str) -> bool:

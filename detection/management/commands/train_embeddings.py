@@ -5,12 +5,10 @@ API names a registered corpus). Runs in the foreground with progress per epoch o
 it as a ``train_embeddings`` job on the ``cpu`` queue instead (then ``--corpus`` must be a registered corpus
 name: a folder or archive in the corpora directory, ``var/corpora`` by default).
 """
-import sys
-import time
-
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import stderr_progress
 from detection.methods import model_store
 from detection.methods.word_vectors import LANGUAGES, METHODS, UNITS, TrainConfig, VectorsError, train_and_save
 
@@ -59,12 +57,7 @@ class Command(BaseCommand):
             self.stdout.write(f"queued job {job.pk}")
             return
         err = self.stderr
-        t0 = time.perf_counter()
-
-        def progress(fraction, message):
-            err.write(f"[{time.perf_counter() - t0:7.1f} s] {fraction:5.1%} {message}")
-            sys.stderr.flush()
-
+        progress = stderr_progress(err)
         try:
             manifest = train_and_save(o["corpus"], o["name"], config, progress=progress, log=err.write,
                                       models_dir=settings.MODELS_DIR,

@@ -38,7 +38,7 @@ def load(model_dir, device: str = "cpu"):
     from sentence_transformers import SentenceTransformer
 
     card = neural.read_card(model_dir)
-    if card and card.get("kind") not in (None, KIND):
+    if card and card.get("kind") not in (None, KIND, neural.PRETRAINED_KIND):
         raise neural.TrainingFailed(f"model {Path(model_dir).name} is a {card.get('kind')}, not a bi-encoder")
     return SentenceTransformer(str(model_dir), device=device)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 CARD = "similia.json"
+PRETRAINED_KIND = "pretrained-encoder"  # a masked-language model pretrained here (detection/methods/pretrain.py)
 CHECKPOINT = "checkpoint-last"
 
 
