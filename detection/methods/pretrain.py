@@ -7,7 +7,7 @@ so it loads by name everywhere a model name is taken: ``dense-encoder`` (mean po
 
 - **Corpus**: a name in the corpora directory (:func:`word_vectors.resolve_corpus`, never a path); ``.txt``
   files are cleaned as Latin Library pages (:mod:`detection.latin.library_text`), ``.tess`` lines lose their
-  references; ``max_lines`` keeps the first lines only (tests).
+  references; ``stride`` keeps every n-th line (a sample of the whole corpus), ``max_lines`` the first lines only.
 - **Sizes** (:data:`SIZES`): ``tiny`` (tests, seconds), ``small`` (CPU-affordable), ``base`` (BERT-base shape,
   a GPU's work).
 - **Determinism**: the blocks' order, the masks and the dropout of step *s* are drawn from ``(seed, s)``, so a
@@ -73,6 +73,7 @@ class PretrainConfig:
     checkpoint_every: int = 500
     seed: int = 42
     max_lines: int = 0
+    stride: int = 1
     clean: str = "auto"
     mixed_precision: bool = True
 
@@ -84,7 +85,7 @@ class PretrainConfig:
         if self.clean not in CLEANING:
             raise PretrainError(f"clean must be one of {', '.join(CLEANING)}, not {self.clean!r}")
         for what, lo, hi in (("steps", 0, 10**7), ("batch_size", 0, 8192), ("checkpoint_every", 1, 10**7),
-                             ("seed", 0, 2**31 - 1), ("max_lines", 0, 10**9)):
+                             ("seed", 0, 2**31 - 1), ("max_lines", 0, 10**9), ("stride", 1, 10**6)):
             value = getattr(self, what)
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
                 raise PretrainError(f"{what} must be an integer in [{lo}, {hi}], not {value!r}")
@@ -123,12 +124,13 @@ def corpus_path(corpus: str) -> Path:
         raise PretrainError(str(exc)) from None
 
 
-def training_lines(path, *, clean: str = "auto", max_lines: int = 0) -> Iterator[str]:
+def training_lines(path, *, clean: str = "auto", max_lines: int = 0, stride: int = 1) -> Iterator[str]:
     """The cleaned lines of a stored corpus: ``.txt`` files as Latin Library pages (``clean='auto'`` or
-    ``'latin-library'``), ``.tess`` lines without their references; at most ``max_lines`` when it is > 0."""
+    ``'latin-library'``), ``.tess`` lines without their references; every ``stride``-th line only (a sample spread
+    over the whole corpus, for a run that sees a fraction of it), at most ``max_lines`` when it is > 0."""
     from detection.latin.library_text import clean_page
 
-    n = 0
+    n = seen = 0
     for name, text in word_vectors.corpus_documents(path):
         if clean != "none" and not name.endswith(".tess"):
             lines = clean_page(text)
@@ -136,6 +138,9 @@ def training_lines(path, *, clean: str = "auto", max_lines: int = 0) -> Iterator
             lines = (" ".join(ln.split()) for ln in word_vectors.file_lines(name, text))
         for line in lines:
             if not line:
+                continue
+            seen += 1
+            if (seen - 1) % stride:
                 continue
             yield line
             n += 1
@@ -263,7 +268,7 @@ def pretrain(config: PretrainConfig, name: str, *, models_dir=None, device: str 
         log(f"reusing the tokenizer and {len(blocks)} blocks of the unfinished run")
     else:
         progress(0.0, f"reading corpus {config.corpus!r}")
-        lines = list(training_lines(path, clean=config.clean, max_lines=config.max_lines))
+        lines = list(training_lines(path, clean=config.clean, max_lines=config.max_lines, stride=config.stride))
         if not lines:
             raise PretrainError(f"corpus {config.corpus!r} has no text line")
         progress(0.01, f"training a {shape['vocab_size']}-token WordPiece vocabulary on {len(lines)} lines")
@@ -272,7 +277,7 @@ def pretrain(config: PretrainConfig, name: str, *, models_dir=None, device: str 
         blocks = pack_blocks(tokenizer, lines, shape["max_length"])
         corpus_stats = {"name": config.corpus, "lines": len(lines), "words": sum(len(ln.split()) for ln in lines),
                         "tokens": int(blocks.size), "blocks": int(len(blocks)), "cleaning": config.clean,
-                        "max_lines": config.max_lines}
+                        "max_lines": config.max_lines, "stride": config.stride}
         tokenizer.save_pretrained(str(tok_dir))
         np.save(work / BLOCKS, blocks)
         (work / "corpus.json").write_text(json.dumps(corpus_stats), encoding="utf-8")

@@ -31,6 +31,7 @@ class Command(BaseCommand):
         p.add_argument("--checkpoint-every", type=int, default=500)
         p.add_argument("--seed", type=int, default=42)
         p.add_argument("--max-lines", type=int, default=0, help="train on the corpus's first lines only (0: all)")
+        p.add_argument("--stride", type=int, default=1, help="train on every n-th line (a sample of the corpus)")
         p.add_argument("--clean", default="auto", help=f"one of {', '.join(CLEANING)}")
         p.add_argument("--no-mixed-precision", action="store_true", help="full precision on CUDA too")
         p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
@@ -40,7 +41,8 @@ class Command(BaseCommand):
         try:
             config = PretrainConfig(corpus=o["corpus"], size=o["size"], language=o["language"], steps=o["steps"],
                                     batch_size=o["batch_size"], lr=o["lr"], checkpoint_every=o["checkpoint_every"],
-                                    seed=o["seed"], max_lines=o["max_lines"], clean=o["clean"],
+                                    seed=o["seed"], max_lines=o["max_lines"], stride=o["stride"],
+                                    clean=o["clean"],
                                     mixed_precision=not o["no_mixed_precision"])
             model_store.check_model_name(o["name"])
             corpus_path(config.corpus)

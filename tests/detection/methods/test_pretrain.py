@@ -198,3 +198,11 @@ def test_the_command_killed_mid_run_resumes_from_its_checkpoint(corpora, tmp_pat
     assert f"resuming from the checkpoint of step {done}/80" in again.stderr
     card = json.loads((models / "la-kill" / "similia.json").read_text())
     assert card["steps"] == 80 and card["steps_this_session"] == 80 - done
+
+
+def test_a_stride_samples_the_whole_corpus_and_max_lines_cuts_it(latin_library_slice):
+    every = list(pretrain.training_lines(latin_library_slice))
+    assert list(pretrain.training_lines(latin_library_slice, stride=3)) == every[::3]
+    assert list(pretrain.training_lines(latin_library_slice, stride=3, max_lines=5)) == every[::3][:5]
+    files = {line for line in every if line.startswith(("Si in ius vocat", "magnus es, domine"))}
+    assert len(files) == 2  # the law text and the Confessions are both in, cleaned
