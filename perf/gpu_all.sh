@@ -55,12 +55,12 @@ if [ $SMOKE = 1 ]; then
   SIZE=tiny; PRE=(--size tiny --max-lines 2000 --steps 20 --checkpoint-every 10); SMOKE_FLAG=(--cpu-smoke)
   THROUGHPUT=(--size tiny --pairs 256 --batch-size 64); WORKER_LIMIT=180
 else
-  SIZE=small; PRE=(--size small --stride 2 --steps 3000 --batch-size 128 --checkpoint-every 500); SMOKE_FLAG=()
+  SIZE=small; PRE=(--size small --stride 2 --steps 1500 --batch-size 128 --checkpoint-every 500); SMOKE_FLAG=()
   THROUGHPUT=(--size base --pairs 40000 --batch-size 512); WORKER_LIMIT=60
 fi
 
 step device 10 bash -c 'nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || echo "no CUDA device"'
-step gpu_check 60 "$PY" perf/gpu_check.py "${SMOKE_FLAG[@]}"
+step gpu_check 50 "$PY" perf/gpu_check.py "${SMOKE_FLAG[@]}"
 step rerank 90 "$PY" perf/gpu_check_rerank.py "${SMOKE_FLAG[@]}"
 step pretrain 170 "$PY" manage.py pretrain_encoder --corpus "$CORPUS" --name gpu-la-$SIZE "${PRE[@]}"
 step finetune 90 "$PY" perf/gpu_check_rerank.py "${SMOKE_FLAG[@]}" --model gpu-la-$SIZE
