@@ -89,6 +89,8 @@ class PretrainConfig:
             value = getattr(self, what)
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
                 raise PretrainError(f"{what} must be an integer in [{lo}, {hi}], not {value!r}")
+        if not isinstance(self.mixed_precision, bool):
+            raise PretrainError(f"mixed_precision must be true or false, not {self.mixed_precision!r}")
         for what, lo, hi in (("lr", 0.0, 1.0), ("warmup", 0.0, 0.5), ("mask_prob", 0.01, 0.9)):
             value = getattr(self, what)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not lo <= value <= hi:
@@ -279,8 +281,10 @@ def pretrain(config: PretrainConfig, name: str, *, models_dir=None, device: str 
                         "tokens": int(blocks.size), "blocks": int(len(blocks)), "cleaning": config.clean,
                         "max_lines": config.max_lines, "stride": config.stride}
         tokenizer.save_pretrained(str(tok_dir))
-        np.save(work / BLOCKS, blocks)
         (work / "corpus.json").write_text(json.dumps(corpus_stats), encoding="utf-8")
+        with open(work / (BLOCKS + ".tmp"), "wb") as fh:  # last and atomic: its presence means all is there
+            np.save(fh, blocks)
+        os.replace(work / (BLOCKS + ".tmp"), work / BLOCKS)
         log(f"corpus {config.corpus!r}: {len(lines)} lines, {corpus_stats['words']} words, {blocks.size} tokens in "
             f"{len(blocks)} blocks of {shape['max_length']} ({time.perf_counter() - t_data:.1f} s)")
     data_seconds = time.perf_counter() - t_data

@@ -126,6 +126,8 @@ def test_bad_requests_fail_naming_what_is_wrong(corpora, tmp_path):
         pretrain.pretrain(PretrainConfig(corpus="perseus", size="tiny"), "x", models_dir=tmp_path)
     with pytest.raises(PretrainError, match="steps must be an integer"):
         PretrainConfig(corpus="latin_library_slice", steps=-1)
+    with pytest.raises(PretrainError, match="mixed_precision must be true or false"):
+        PretrainConfig(corpus="latin_library_slice", mixed_precision="yes")
     (tmp_path / "taken").mkdir()
     with pytest.raises(PretrainError, match="a model named 'taken' is already in the models directory"):
         pretrain.pretrain(PretrainConfig(**TINY), "taken", models_dir=tmp_path)
