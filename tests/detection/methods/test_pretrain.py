@@ -88,9 +88,9 @@ def test_every_neural_method_loads_it_by_name(trained, latin_library_slice, tmp_
             r.fit(ids, texts)
             top = r.search([texts[4], texts[11]], 3)
             assert top.ids(0)[0] == "s4" and top.ids(1)[0] == "s11", name
-        greek_contextual = registry.build("contextual", {"model": "la-tiny", "device": "cpu"})
-        sims = greek_contextual.pair_scores(texts[:3], texts[:3])
-        assert np.allclose(sims, 1.0, atol=1e-4)  # the same verse twice
+        for scorer in ("contextual", "sentence_transformer"):  # the Greek pair scorers take any model by name
+            sims = registry.build(scorer, {"model": "la-tiny", "device": "cpu"}).pair_scores(texts[:3], texts[:3])
+            assert np.allclose(sims, 1.0, atol=1e-4), scorer  # the same verse twice
         # base_model of the bi-encoder and the cross-encoder trainings, by name
         base = model_store.resolve("la-tiny")
         ex = BE.build_examples([(texts[i], i + 1) for i in range(0, 20, 2)], texts, negatives="query-random",
