@@ -58,6 +58,13 @@ def truncate_half(tokenizer, texts: Sequence[str], budget: int) -> list[str]:
     return out
 
 
+def fit_length(model, max_length: int) -> int:
+    """``max_length`` cut to the positions the model embeds (a model pretrained here on 128-token blocks has 128):
+    a longer pair would not fit its position embeddings."""
+    positions = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    return min(int(max_length), int(positions)) if positions else int(max_length)
+
+
 def encode_pairs(tokenizer, queries: Sequence[str], candidates: Sequence[str], max_length: int):
     """Token ids of (query, candidate) pairs, each side at most half of the budget after special tokens."""
     half = (max_length - tokenizer.num_special_tokens_to_add(pair=True)) // 2
@@ -112,6 +119,7 @@ def predict_proba(tokenizer, model, queries: Sequence[str], candidates: Sequence
 
     n = len(queries)
     out = np.zeros((n, 3), np.float32)
+    max_length = fit_length(model, max_length)
     order = np.argsort([len(q) + len(c) for q, c in zip(queries, candidates)], kind="stable")
     start, bs = 0, int(batch_size)
     while start < n:
@@ -184,6 +192,9 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
         raise neural.TrainingFailed(f"cannot load {Path(source).name} as a sequence classifier: {exc}") from None
     neural.check_tokenizer_matches(tok, model)
     model.to(device).train()
+    if fit_length(model, max_length) < max_length:
+        log(f"max_length {max_length} cut to {fit_length(model, max_length)}: the positions the base model embeds")
+        max_length = fit_length(model, max_length)
     accum = effective_batch // batch_size
     steps_per_epoch = math.ceil(labels.size / effective_batch)
     total_steps = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)

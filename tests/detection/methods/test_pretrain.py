@@ -112,6 +112,10 @@ def test_every_neural_method_loads_it_by_name(trained, latin_library_slice, tmp_
                            score=np.array([1.0, 0.5, 1.0]))
         probs = CrossEncoderReranker(model="la-tiny-ce", device="cpu").predict_proba(cands)
         assert probs.shape == (3, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-5)
+        # a pair longer than the 64 positions the tiny model was pretrained with is cut to fit, not an error
+        tok, model, _ = CE.load(models / "la-tiny-ce")
+        long = " ".join(texts)
+        assert CE.predict_proba(tok, model, [long], [long], max_length=256).shape == (1, 3)
 
 
 def test_bad_requests_fail_naming_what_is_wrong(corpora, tmp_path):
