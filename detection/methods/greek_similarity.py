@@ -266,9 +266,11 @@ class ContextualMean(EmbeddingMethod):
         bs = self.params["batch_size"]
         chunks = []
         normalised = [self.preprocessor.normalise(t) for t in texts]
+        positions = getattr(self._model.config, "max_position_embeddings", None)  # a model pretrained on short
+        max_length = min(self.params["max_length"], positions or self.params["max_length"])  # blocks embeds fewer
         for start in range(0, len(normalised), bs):
             batch = normalised[start : start + bs]
-            enc = self._tok(batch, padding=True, truncation=True, max_length=self.params["max_length"],
+            enc = self._tok(batch, padding=True, truncation=True, max_length=max_length,
                             return_tensors="pt", return_special_tokens_mask=True)
             special = enc.pop("special_tokens_mask")
             enc = {k: v.to(self._device) for k, v in enc.items()}

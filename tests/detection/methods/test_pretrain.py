@@ -88,8 +88,10 @@ def test_every_neural_method_loads_it_by_name(trained, latin_library_slice, tmp_
             r.fit(ids, texts)
             top = r.search([texts[4], texts[11]], 3)
             assert top.ids(0)[0] == "s4" and top.ids(1)[0] == "s11", name
+        long = " ".join(texts)  # longer than the 64 positions of the tiny model: cut to fit, not an error
         for scorer in ("contextual", "sentence_transformer"):  # the Greek pair scorers take any model by name
-            sims = registry.build(scorer, {"model": "la-tiny", "device": "cpu"}).pair_scores(texts[:3], texts[:3])
+            method = registry.build(scorer, {"model": "la-tiny", "device": "cpu"})
+            sims = method.pair_scores(texts[:3] + [long], texts[:3] + [long])
             assert np.allclose(sims, 1.0, atol=1e-4), scorer  # the same verse twice
         # base_model of the bi-encoder and the cross-encoder trainings, by name
         base = model_store.resolve("la-tiny")
@@ -114,7 +116,6 @@ def test_every_neural_method_loads_it_by_name(trained, latin_library_slice, tmp_
         assert probs.shape == (3, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-5)
         # a pair longer than the 64 positions the tiny model was pretrained with is cut to fit, not an error
         tok, model, _ = CE.load(models / "la-tiny-ce")
-        long = " ".join(texts)
         assert CE.predict_proba(tok, model, [long], [long], max_length=256).shape == (1, 3)
 
 
