@@ -147,8 +147,8 @@ REST_FRAMEWORK = {
 SIMILIA_LOGIN_FAILURE_LIMIT = env_int("SIMILIA_LOGIN_FAILURE_LIMIT", 15, minimum=1)
 SIMILIA_TOKEN_FAILURE_LIMIT = env_int("SIMILIA_TOKEN_FAILURE_LIMIT", 25, minimum=1)
 SIMILIA_FAILURE_WINDOW = env_int("SIMILIA_FAILURE_WINDOW", 15 * 60, minimum=1)
-# API tokens older than this many hours are refused (401); 0 = tokens do not expire.
-SIMILIA_TOKEN_TTL_HOURS = env_int("SIMILIA_TOKEN_TTL_HOURS", 0, minimum=0)
+# API tokens older than this many hours are refused (401; 30 days by default); 0 = tokens do not expire.
+SIMILIA_TOKEN_TTL_HOURS = env_int("SIMILIA_TOKEN_TTL_HOURS", 30 * 24, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Similia API",
