@@ -14,7 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from rest_framework.exceptions import ValidationError
 
-from benchmarks.models import BenchmarkVersion, Corpus, EvaluationRun
+from benchmarks.models import Corpus, EvaluationRun
+from benchmarks.selectors import versions_visible_to
 from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
@@ -161,7 +162,7 @@ def run_page(request, pk: int):
             "filters": filters, "page": page, "groups": groups, "query_string": query_string.urlencode(),
             "author_pairs": selectors.author_pairs(run=run),
             "progress": selectors.inspection_progress(run=run, user=request.user),
-            "versions": [v for v in BenchmarkVersion.objects.select_related("benchmark")
+            "versions": [v for v in versions_visible_to(request.user).select_related("benchmark")
                          if v.query_corpus_id == run.query_document.corpus_id
                          and v.source_corpus_id == run.source_document.corpus_id],
         })
@@ -183,15 +184,16 @@ def run_promote(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
     if request.method != "POST":
         return redirect("workbench:run", pk=pk)
-    base = get_object_or_404(BenchmarkVersion, pk=request.POST.get("base_version") or 0)
+    base = get_object_or_404(versions_visible_to(request.user), pk=request.POST.get("base_version") or 0)
     try:
         new = gold_promote(run=run, base=base, version=(request.POST.get("version") or "").strip()[:50],
                            user=request.user)
     except WorkbenchError as exc:
         messages.error(request, str(exc))
         return redirect("workbench:run", pk=pk)
+    pending = " It waits for a lead's approval; until then only you see it." if new.awaiting_approval else ""
     messages.success(request, f"{new}: {new.gold.count()} gold references "
-                              f"({new.provenance['promoted']['added']} confirmed here).")
+                              f"({new.provenance['promoted']['added']} confirmed here).{pending}")
     return redirect("benchmarks:version", pk=new.pk)
 
 
