@@ -1,6 +1,7 @@
 """Settings shared by every environment. Values come from the environment (config.env)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from config.env import BASE_DIR, env_bool, env_broker, env_int, env_list, env_str
@@ -11,7 +12,15 @@ DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))
 # An operator's extra data folder (e.g. a checkout's ../shared/data): pilots may pick verses files from its dbbe/.
 # $SIMILIA_SHARED_DATA_DIR, read by core.paths, the same helper the pure packages use.
 SHARED_DATA_DIR = shared_data_dir()
-MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))  # trained/registered models: the only local model files used
+MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))
+# Whether a model id 'org/name' missing from MODELS_DIR may be downloaded from a hub by a worker: the operator's
+# decision, off by default. Off, the hub libraries' own offline switches are set for this process and the
+# processes it starts (web, workers), so nothing a researcher names is ever fetched (detection.methods.model_store).
+ALLOW_HUB_DOWNLOADS = env_bool("SIMILIA_ALLOW_HUB_DOWNLOADS", False)
+if not ALLOW_HUB_DOWNLOADS:
+    os.environ["SIMILIA_ALLOW_HUB_DOWNLOADS"] = "0"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"  # trained/registered models: the only local model files used
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
