@@ -39,7 +39,7 @@ def document_upload(*, name: str, data: bytes, fmt: str | None = None, owner=Non
     """A document from an uploaded file (see `workbench.engine.uploads`); nothing is stored when it is refused."""
     try:
         parsed = parse_upload(name, data, fmt or None, max_bytes=settings.SIMILIA_MAX_UPLOAD_BYTES,
-                              max_segments=max_segments())
+                              max_segments=max_segments(), max_columns=settings.SIMILIA_IMPORT_MAX_COLUMNS)
     except UploadError as exc:
         raise WorkbenchError(str(exc)) from None
     doc = Document.objects.create(

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import wraps
 
 from django import forms
@@ -202,10 +203,14 @@ def compare_page(request):
     runs = list(selectors.comparable_runs()[:200])
     context = {"runs": runs, "a": None, "b": None}
     ids = [request.GET.get("a"), request.GET.get("b")]
-    if all(i and i.isdigit() for i in ids):
+    # ASCII digits only, within a primary key's range ("²" passes str.isdigit() and failed the lookup: a 500)
+    if all(i and re.fullmatch(r"[0-9]{1,18}", i) for i in ids):
         a = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[0], report__isnull=False)
         b = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[1], report__isnull=False)
         context.update(compare_context(a, b))
+    elif any(ids):
+        messages.error(request, "Pick two runs: a and b are run numbers (digits 0-9).")
+        return render(request, "workbench/compare.html", context, status=400)
     return render(request, "workbench/compare.html", context)
 
 
