@@ -28,6 +28,7 @@ from benchmarks.services import evaluation_run_create, similarity_run_create, ve
 from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import MAX_SHARDS, POOLS, SHARDS_HELP
 from core.params import query_int
+from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 
@@ -261,7 +262,7 @@ class EvaluationRunCsvApi(_Api, APIView):
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
-        return csv_response(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+        return csv_response(exports.loci_csv(run, table, mode=csv_mode(request)), f"loci-run-{run.pk}-{table}.csv")
 
 
 def created_or_unavailable(run, serializer_class) -> Response:
@@ -333,7 +334,7 @@ class GoldSetCsvApi(_Api, APIView):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, pk: int):
         gold_set = readable_gold_set(request, pk)
-        return csv_response(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
+        return csv_response(exports.gold_set_csv(gold_set, mode=csv_mode(request)), f"gold-set-{gold_set.pk}.csv")
 
 
 class SimilarityRunListApi(_Api, ListAPIView):
@@ -366,7 +367,7 @@ class SimilarityRunCsvApi(_Api, APIView):
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
-        return csv_response(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")
+        return csv_response(exports.similarity_csv(run, mode=csv_mode(request)), f"similarity-run-{run.pk}.csv")
 
 
 # ------------------------------------------------------------------------------------ trained models

@@ -1,8 +1,10 @@
 """The one runner every Celery task goes through.
 
 It claims the Job row (queued → running), keeps a heartbeat while the work runs, and always leaves
-the row in a finished state: succeeded with the result, failed with the error and traceback
-(including soft time limits), or cancelled. A worker that dies without a word (SIGKILL, OOM, hard
+the row in a finished state: succeeded with the result, failed with the error (including soft time limits),
+or cancelled. A failed job's `error` is what its owner reads: the exception's type and message with server
+paths cut to their last part (`public_error`); the traceback goes to the server log and `error_detail`, which
+only staff see. A worker that dies without a word (SIGKILL, OOM, hard
 time limit) stops the heartbeat; `jobs.services.job_reap_stale` then marks the row failed.
 
 Sharded jobs (`jobs.sharding`): a parent whose function returns `FanOut` stays running while its shards
@@ -12,6 +14,7 @@ run; a shard's progress and heartbeat also move its parent, and a shard reaching
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
 import time
@@ -154,6 +157,16 @@ def _lock_not_available(exc: BaseException) -> bool:
     return "database is locked" in str(exc) or getattr(exc.__cause__, "sqlstate", None) == "55P03"
 
 
+_SERVER_PATH = re.compile(r"(?<![\w.~])(?:/[\w.@+-]+){2,}")
+
+
+def public_error(exc: BaseException) -> str:
+    """`Type: message` of an exception with every absolute path shortened to `…/last-part`: a user learns what
+    went wrong, not where the server keeps its files."""
+    message = _SERVER_PATH.sub(lambda m: "…/" + m.group(0).rsplit("/", 1)[-1], str(exc))
+    return f"{type(exc).__name__}: {message}"[:4000]
+
+
 def finish(job_id: int, **fields) -> bool:
     """Write a final state unless the job already finished (e.g. cancelled meanwhile)."""
     fields.setdefault("finished", timezone.now())
@@ -190,7 +203,8 @@ def run_job(job_id: int, *, worker: str | None = None) -> str:
         finish(job_id, status=Status.FAILED,
                error=f"Timed out: the job ran past the soft time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s.")
     except Exception as exc:
-        finish(job_id, status=Status.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+        logger.exception("job %s (%s) failed", job_id, job.kind)
+        finish(job_id, status=Status.FAILED, error=public_error(exc), error_detail=traceback.format_exc())
     finally:
         heartbeat.stop()
     if job.parent_id:

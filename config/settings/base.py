@@ -56,6 +56,7 @@ MIDDLEWARE = [
     "core.middleware.RejectNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.middleware.UploadLimitMiddleware",  # 413 for an oversized upload, before any view's CSRF check
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.FriendlyErrorPagesMiddleware",
@@ -223,6 +224,8 @@ JOB_HEARTBEAT_TIMEOUT = env_int("JOB_HEARTBEAT_TIMEOUT", 60, minimum=2)
 # job is marked failed with the reason instead.
 JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
+# A person (not staff) with this many jobs queued or running gets 429 for the next one (0: no limit).
+SIMILIA_MAX_ACTIVE_JOBS = env_int("SIMILIA_MAX_ACTIVE_JOBS", 10, minimum=0)
 # A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
 JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
 # Called in every worker process before it takes a job (a prefork child as it starts, a solo worker once), so the
