@@ -83,6 +83,9 @@ def env_db(name: str = "DATABASE_URL", default=_MISSING) -> dict:
         config.setdefault("OPTIONS", {}).update(
             {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
         )
+    if engine == "django.db.backends.postgresql":
+        # A database host that does not answer costs a request seconds, never a hang (then a 503: core.server_errors).
+        config.setdefault("OPTIONS", {}).setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
     return config
 
 

@@ -26,3 +26,6 @@ urlpatterns = [
     path("workbench/", include("workbench.page_urls")),
     path("", include("frontend.urls")),
 ]
+
+# No view's error reaches a user as a stack trace; an outage (database, cache) is a 503 with Retry-After.
+handler500 = "core.server_errors.server_error"
