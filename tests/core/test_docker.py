@@ -93,3 +93,12 @@ def test_cpu_workers_scale_with_compose(compose):
     env = {**compose["x-app"]["environment"], **cpu.get("environment", {})}
     assert env["CELERY_BROKER_URL"].startswith("redis://${SIMILIA_REDIS_HOST:-redis}:6379")
     assert env["DATABASE_URL"].endswith("@${SIMILIA_DB_HOST:-postgres}:5432/similia")
+
+
+def test_compose_backs_the_database_up_nightly_and_keeps_14(compose):
+    backup = compose["services"]["backup"]
+    script = backup["command"][-1]
+    assert backup["command"][:2] == ["sh", "-c"] and "python manage.py backup" in script
+    assert "sleep 86400" in script and "tail -n +15" in script
+    assert backup["environment"]["DATABASE_URL"] == compose["x-app"]["environment"]["DATABASE_URL"]
+    assert "postgresql-client" in (ROOT / "docker" / "Dockerfile").read_text()  # pg_dump in the image
