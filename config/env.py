@@ -86,6 +86,9 @@ def env_db(name: str = "DATABASE_URL", default=_MISSING) -> dict:
     if engine == "django.db.backends.postgresql":
         # A database host that does not answer costs a request seconds, never a hang (then a 503: core.server_errors).
         config.setdefault("OPTIONS", {}).setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
+        # A persistent connection (CONN_MAX_AGE) broken by a database restart is checked and replaced at the next
+        # request's start, instead of failing that request.
+        config.setdefault("CONN_HEALTH_CHECKS", True)
     return config
 
 
