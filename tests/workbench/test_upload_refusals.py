@@ -73,3 +73,14 @@ def test_compare_with_ids_that_are_not_run_numbers_is_400(client, users, query):
     client.force_login(users["researcher"])
     response = client.get(f"/workbench/compare/?{query}")
     assert response.status_code == 400 and "run numbers" in response.content.decode()
+
+
+def test_verse_files_and_pilot_uploads_refuse_control_characters_too(db):
+    from annotation.importing import VerseFileError, parse_verse_file
+    from benchmarks.services.runs import RunError, pilot_verses_upload
+
+    with pytest.raises(VerseFileError, match=r"verses.csv, line 3, column 10: the control character U\+0007 BEL"):
+        parse_verse_file(b"verse_id,text\n1 1,alpha\n1 2,beta \x07gamma\n", "verses.csv")
+    with pytest.raises(RunError, match=r"pilot.csv, line 2, column \d+: the control character U\+202E"):
+        pilot_verses_upload(name="pilot.csv", data="type_id,id,idoriginal_poem,idgroup,verse\n1,2,3,4,\u202eabc\n"
+                            .encode())
