@@ -22,7 +22,7 @@ import traceback
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import OperationalError, connection
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from jobs.models import Job, log_appended
@@ -167,10 +167,27 @@ def public_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"[:4000]
 
 
+#: Seconds between the tries of a final write while the database does not answer (about a minute in all).
+FINISH_RETRY_DELAYS = (0.5, 1, 2, 4, 8, 15, 30)
+
+
 def finish(job_id: int, **fields) -> bool:
-    """Write a final state unless the job already finished (e.g. cancelled meanwhile)."""
+    """Write a final state unless the job already finished (e.g. cancelled meanwhile).
+
+    A database that does not answer at that moment (a restart, a refused connection: found by perf/chaos.py, where
+    a job that had done its work was left `running` and later failed as "Worker lost") is tried again on a fresh
+    connection for about a minute before the error is raised."""
     fields.setdefault("finished", timezone.now())
-    return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
+    for delay in (*FINISH_RETRY_DELAYS, None):
+        try:
+            return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
+        except (OperationalError, InterfaceError):
+            if delay is None:
+                raise
+            logger.warning("job %s: the database did not take its final state; again in %s s", job_id, delay)
+            connection.close()
+            time.sleep(delay)
+    return False
 
 
 def run_job(job_id: int, *, worker: str | None = None) -> str:

@@ -522,6 +522,7 @@ def report(run: Run, clients: list[Client], job_ids: list[int], setup_s: float, 
         "still_queued": len(queued), "set_aside_reasons": sorted({r for c in clients for r in c.set_aside.values()})[:5],
         "requests": sum(statuses.values()), "status_counts": {str(k): v for k, v in sorted(statuses.items())},
         "jobs": dict(jobs), "jobs_stranded": stranded,
+        "jobs_worker_lost": Job.objects.filter(pk__in=job_ids, status="failed", error__startswith="Worker lost").count(),
         "job_errors": sorted(set(Job.objects.filter(pk__in=job_ids, status="failed")
                                  .values_list("error", flat=True)))[:6],
         "faults": faults,
@@ -531,7 +532,7 @@ def report(run: Run, clients: list[Client], job_ids: list[int], setup_s: float, 
     print(f"judgements: {result['choices_made']} made, {result['confirmed']} confirmed, {result['stored']} stored, "
           f"{result['duplicated']} duplicated, {result['lost_confirmed']} confirmed but lost, "
           f"{result['lost_choices']} choices lost, {result['set_aside']} set aside, {result['still_queued']} still queued")
-    print(f"jobs: {dict(jobs)}, stranded {stranded}")
+    print(f"jobs: {dict(jobs)}, stranded {stranded}, failed as 'Worker lost' {result['jobs_worker_lost']}")
     print(f"{'fault':<16}{'s':>6}{'5xx':>6}{'refused':>9}{'recovery s':>12}  note")
     for f in faults:
         rec = "-" if f["recovery_s"] is None else f"{f['recovery_s']:.1f}"
