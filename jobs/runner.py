@@ -58,15 +58,21 @@ class JobContext:
             return
         self._last_write = now
         fraction = min(max(float(fraction), 0.0), 1.0)
-        updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
-            progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
-        )
-        if not updated:
-            self._raise_if_cancelled()
-        if self.parent_id:
-            from jobs.sharding import sum_progress
+        try:
+            updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
+                progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
+            )
+            if not updated:
+                self._raise_if_cancelled()
+            if self.parent_id:
+                from jobs.sharding import sum_progress
 
-            sum_progress(self.parent_id, f"shard {self.job.shard_index}: {message}")
+                sum_progress(self.parent_id, f"shard {self.job.shard_index}: {message}")
+        except (OperationalError, InterfaceError) as exc:
+            # The database restarts or refuses connections: a progress report is skipped, not the job (found by
+            # perf/chaos.py: jobs failed "OperationalError" through a PostgreSQL restart); the next one is written.
+            logger.warning("job %s: progress not recorded (%s: %s)", self.id, type(exc).__name__, exc)
+            connection.close_if_unusable_or_obsolete()
 
     def check_cancelled(self) -> None:
         self._raise_if_cancelled()
@@ -79,7 +85,7 @@ class JobContext:
     def log(self, line: str) -> None:
         """Append a line to the job's log (stored immediately), in the database: what is already there stays,
         such as the lines of an earlier delivery ("Worker lost … Sent again") or the plan's, for a merge."""
-        Job.objects.filter(pk=self.id).update(log=log_appended(line))
+        _retrying_writes(f"job {self.id}: log line", lambda: Job.objects.filter(pk=self.id).update(log=log_appended(line)))
 
 
 class _Heartbeat(threading.Thread):
@@ -176,18 +182,24 @@ def finish(job_id: int, **fields) -> bool:
 
     A database that does not answer at that moment (a restart, a refused connection: found by perf/chaos.py, where
     a job that had done its work was left `running` and later failed as "Worker lost") is tried again on a fresh
-    connection for about a minute before the error is raised."""
+    connection for about a minute before the error is raised; `JobContext.log` does the same."""
     fields.setdefault("finished", timezone.now())
+    return bool(_retrying_writes(f"job {job_id}: final state",
+                                 lambda: Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields)))
+
+
+def _retrying_writes(what: str, write):
+    """`write()`, tried again on a fresh connection (FINISH_RETRY_DELAYS) while the database does not answer."""
     for delay in (*FINISH_RETRY_DELAYS, None):
         try:
-            return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
+            return write()
         except (OperationalError, InterfaceError):
             if delay is None:
                 raise
-            logger.warning("job %s: the database did not take its final state; again in %s s", job_id, delay)
+            logger.warning("%s: the database did not answer; again in %s s", what, delay)
             connection.close()
             time.sleep(delay)
-    return False
+    return None
 
 
 def run_job(job_id: int, *, worker: str | None = None) -> str:

@@ -388,8 +388,9 @@ def main(argv=None) -> dict:
     if args.short:
         args.annotators, args.minutes, args.pause = 6, 1.0, 1.0
     reason = missing_services()
-    if reason:
-        raise SystemExit(f"chaos: cannot run here: {reason}")
+    if reason:  # `make perf` runs every script: say why, and let the others run
+        print(f"chaos: skipped: cannot start its own services here: {reason}")
+        return {}
     faults = [f for f in args.faults.split(",") if f]
     unknown = set(faults) - set(FAULTS)
     if unknown:

@@ -42,7 +42,7 @@ def test_no_judgement_lost_or_doubled_and_no_job_stranded_through_every_fault(tm
     assert result["jobs_stranded"] == 0 and sum(result["jobs"].values()) >= 3
     # a job either succeeded or failed saying why (a refused broker, a killed worker): one job at most is lost per
     # SIGKILL of the worker (a job that had done its work while the database restarted used to be one more)
-    assert all(e.startswith(("Could not send the job", "Worker lost")) for e in result["job_errors"]), result
+    assert all(e.startswith(("Could not send the job", "Worker lost")) for e in result["job_errors"]), result["job_errors"]
     kills = sum(1 for f in result["faults"] if f["fault"] == "kill_worker")
     assert result["jobs_worker_lost"] <= kills, result
     seen = {f["fault"]: f for f in result["faults"]}
