@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from core import safejson
 from core.errors import DomainError
+from core.text_checks import control_character_message
 
 
 class VerseFileError(DomainError, ValueError):
@@ -80,6 +81,9 @@ def _decode(data: bytes, name: str) -> str:
     if nul != -1:
         line = data[:nul].count(b"\n") + 1
         raise VerseFileError(f"{name}, line {line}: NUL character (byte 0x00) in the file; a text file never holds one.")
+    problem = control_character_message(text)  # BEL, an RTL override …: never part of a verse
+    if problem:
+        raise VerseFileError(f"{name}, {problem}")
     return text
 
 

@@ -24,10 +24,11 @@ from benchmarks.models import (
     GoldSimilaritySet,
     SimilarityRun,
 )
-from benchmarks.services import evaluation_run_create, similarity_run_create
+from benchmarks.services import evaluation_run_create, similarity_run_create, version_approve
 from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import MAX_SHARDS, POOLS, SHARDS_HELP
 from core.params import query_int
+from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 
@@ -55,7 +56,8 @@ class VersionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = BenchmarkVersion
-        fields = ["id", "benchmark", "version", "description", "provenance", "n_gold", "n_runs", "created"]
+        fields = ["id", "benchmark", "version", "description", "provenance", "n_gold", "n_runs", "created",
+                  "awaiting_approval"]
         read_only_fields = fields
 
 
@@ -163,16 +165,26 @@ class VersionListApi(_Api, ListAPIView):
     serializer_class = VersionSerializer
 
     def get_queryset(self):
-        return selectors.version_list()
+        return selectors.version_list(user=self.request.user)
 
 
 class VersionDetailApi(_Api, APIView):
     @extend_schema(responses=VersionSerializer)
     def get(self, request, pk: int):
-        version = get_object_or_404(selectors.version_list(), pk=pk)
+        version = get_object_or_404(selectors.version_list(user=request.user), pk=pk)
         data = VersionSerializer(version).data
         data["overview"] = selectors.gold_overview(version=version)
         return Response(data)
+
+
+class VersionApproveApi(APIView):
+    """A lead approves a version promoted from a workbench run (until then only its proposer sees it)."""
+
+    @extend_schema(request=None, responses=VersionSerializer)
+    def post(self, request, pk: int):
+        version = get_object_or_404(selectors.versions_visible_to(request.user), pk=pk)
+        version_approve(version=version, user=request.user)
+        return Response(VersionSerializer(selectors.version_list(user=request.user).get(pk=pk)).data)
 
 
 class GoldReferenceListApi(_Api, ListAPIView):
@@ -188,7 +200,7 @@ class GoldReferenceListApi(_Api, ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return GoldReference.objects.none()
-        version = get_object_or_404(BenchmarkVersion, pk=self.kwargs["pk"])
+        version = get_object_or_404(selectors.versions_visible_to(self.request.user), pk=self.kwargs["pk"])
         fold = query_int(self.request.query_params, "fold", min_value=-32768, max_value=32767)  # SmallIntegerField
         return selectors.gold_list(version=version, fold=fold, ref_type=self.request.query_params.get("ref_type") or None)
 
@@ -250,7 +262,7 @@ class EvaluationRunCsvApi(_Api, APIView):
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
-        return csv_response(exports.loci_csv(run, table), f"loci-run-{run.pk}-{table}.csv")
+        return csv_response(exports.loci_csv(run, table, mode=csv_mode(request)), f"loci-run-{run.pk}-{table}.csv")
 
 
 def created_or_unavailable(run, serializer_class) -> Response:
@@ -322,7 +334,7 @@ class GoldSetCsvApi(_Api, APIView):
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
     def get(self, request, pk: int):
         gold_set = readable_gold_set(request, pk)
-        return csv_response(exports.gold_set_csv(gold_set), f"gold-set-{gold_set.pk}.csv")
+        return csv_response(exports.gold_set_csv(gold_set, mode=csv_mode(request)), f"gold-set-{gold_set.pk}.csv")
 
 
 class SimilarityRunListApi(_Api, ListAPIView):
@@ -355,7 +367,7 @@ class SimilarityRunCsvApi(_Api, APIView):
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
-        return csv_response(exports.similarity_csv(run), f"similarity-run-{run.pk}.csv")
+        return csv_response(exports.similarity_csv(run, mode=csv_mode(request)), f"similarity-run-{run.pk}.csv")
 
 
 # ------------------------------------------------------------------------------------ trained models

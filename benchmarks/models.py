@@ -63,6 +63,11 @@ class BenchmarkVersion(models.Model):
     query_corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="+")
     source_corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
+    # A version promoted from a workbench run by someone who is not a lead waits for a lead's approval:
+    # until then only its proposer (and leads, staff) see it (benchmarks.selectors.versions_visible_to).
+    awaiting_approval = models.BooleanField(default=False)
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["benchmark", "version"], name="benchmarks_version_unique")]

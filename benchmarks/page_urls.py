@@ -9,6 +9,7 @@ urlpatterns = [
     path("gold-sets/from-batch/<int:batch_id>/", from_annotation.gold_set_from_batch, name="gold-set-from-batch"),
     path("", views.index, name="index"),
     path("versions/<int:pk>/", views.version_detail, name="version"),
+    path("versions/<int:pk>/approve/", views.version_approve_page, name="version-approve"),
     path("runs/<int:pk>/", views.run_detail, name="run"),
     path("runs/<int:pk>/report.json", views.run_report_json, name="run-json"),
     path("runs/<int:pk>/<str:table>.csv", views.run_report_csv, name="run-csv"),

@@ -64,8 +64,16 @@ def similarity_method_needs_gpu(name: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------- Loci Similes
-def version_list() -> QuerySet[BenchmarkVersion]:
-    return (BenchmarkVersion.objects.select_related("benchmark")
+def versions_visible_to(user) -> QuerySet[BenchmarkVersion]:
+    """Every approved version; a version awaiting approval only to its proposer, leads and staff."""
+    qs = BenchmarkVersion.objects.all()
+    if has_role(user, LEAD):
+        return qs
+    return qs.filter(Q(awaiting_approval=False) | Q(proposed_by_id=getattr(user, "pk", None) or 0))
+
+
+def version_list(*, user) -> QuerySet[BenchmarkVersion]:
+    return (versions_visible_to(user).select_related("benchmark")
             .annotate(n_gold=Count("gold", distinct=True), n_runs=Count("runs", distinct=True))
             .order_by("benchmark__name", "-created", "-id"))
 

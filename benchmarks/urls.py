@@ -6,6 +6,7 @@ from benchmarks import api
 urlpatterns = [
     path("benchmarks/versions/", api.VersionListApi.as_view(), name="api-benchmark-version-list"),
     path("benchmarks/versions/<int:pk>/", api.VersionDetailApi.as_view(), name="api-benchmark-version-detail"),
+    path("benchmarks/versions/<int:pk>/approve/", api.VersionApproveApi.as_view(), name="api-benchmark-version-approve"),
     path("benchmarks/versions/<int:pk>/gold/", api.GoldReferenceListApi.as_view(), name="api-benchmark-gold-list"),
     path("benchmarks/runs/", api.EvaluationRunListApi.as_view(), name="api-benchmark-run-list"),
     path("benchmarks/runs/<int:pk>/", api.EvaluationRunDetailApi.as_view(), name="api-benchmark-run-detail"),

@@ -15,7 +15,14 @@ from django.utils.safestring import mark_safe
 from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
-from benchmarks.services import RunError, evaluation_run_create, pilot_run_create, similarity_run_create
+from benchmarks.services import (
+    GoldPublishError,
+    RunError,
+    evaluation_run_create,
+    pilot_run_create,
+    similarity_run_create,
+    version_approve,
+)
 from benchmarks.services.runs import (
     CALIBRATIONS,
     DEFAULT_KS,
@@ -145,11 +152,24 @@ class PilotRunForm(SimilarityRunForm):
 @researcher_pages
 def index(request):
     return render(request, "benchmarks/index.html", {
-        "versions": selectors.version_list(),
+        "versions": selectors.version_list(user=request.user),
         "gold_sets": selectors.gold_set_list(user=request.user),
         "recent_runs": selectors.run_list()[:10],
         "recent_similarity_runs": selectors.similarity_run_list(user=request.user)[:10],
     })
+
+
+@researcher_pages
+def version_approve_page(request, pk: int):
+    """POST: a lead approves a version promoted from a workbench run."""
+    version = get_object_or_404(selectors.versions_visible_to(request.user), pk=pk)
+    if request.method == "POST":
+        try:
+            version_approve(version=version, user=request.user)
+        except GoldPublishError as exc:
+            raise PermissionDenied(str(exc)) from exc
+        messages.success(request, f"{version} is approved: every user now sees it.")
+    return redirect("benchmarks:version", pk=pk)
 
 
 LEADERBOARD_SORTS = ("recall@1", "recall@5", "recall@10", "recall@20", "recall@50", "recall@100", "mrr@10",
@@ -159,7 +179,7 @@ LEADERBOARD_SORTS = ("recall@1", "recall@5", "recall@10", "recall@20", "recall@5
 
 @researcher_pages
 def version_detail(request, pk: int):
-    version = get_object_or_404(selectors.version_list(), pk=pk)
+    version = get_object_or_404(selectors.version_list(user=request.user), pk=pk)
     form = EvaluationRunForm(request.POST or None)
     queued = _queue_from_form(request, form, partial(evaluation_run_create, version=version), label="Run",
                               url_name="benchmarks:run")
@@ -180,7 +200,7 @@ def version_detail(request, pk: int):
         "runs": runs, "sort": sort, "columns": columns,
         "leaderboard_rows": [(run, [run.summary.get(c) for c in columns]) for run in runs],
         "pending": selectors.run_list(version=version).exclude(job__status__in=["succeeded"])[:20],
-        "form": form, "can_launch": _can_launch(request),
+        "form": form, "can_launch": _can_launch(request), "can_approve": has_role(request.user, LEAD),
     })
 
 

@@ -83,6 +83,12 @@ def env_db(name: str = "DATABASE_URL", default=_MISSING) -> dict:
         config.setdefault("OPTIONS", {}).update(
             {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
         )
+    if engine == "django.db.backends.postgresql":
+        # A database host that does not answer costs a request seconds, never a hang (then a 503: core.server_errors).
+        config.setdefault("OPTIONS", {}).setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
+        # A persistent connection (CONN_MAX_AGE) broken by a database restart is checked and replaced at the next
+        # request's start, instead of failing that request.
+        config.setdefault("CONN_HEALTH_CHECKS", True)
     return config
 
 

@@ -1,6 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.decorators.csrf import csrf_protect
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from core.throttling import throttled_admin_login
 
 api_v1 = [
     path("", include("core.urls")),
@@ -12,6 +15,7 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("admin/login/", csrf_protect(throttled_admin_login(admin.site.login)), name="admin-login-throttled"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
@@ -22,3 +26,6 @@ urlpatterns = [
     path("workbench/", include("workbench.page_urls")),
     path("", include("frontend.urls")),
 ]
+
+# No view's error reaches a user as a stack trace; an outage (database, cache) is a 503 with Retry-After.
+handler500 = "core.server_errors.server_error"

@@ -1,8 +1,9 @@
 """Who am I, and token issue for API clients."""
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -28,7 +29,8 @@ class MeApi(APIView):
 class TokenApi(ObtainAuthToken):
     """POST username and password; returns the user's API token (send it as `Authorization: Token <key>`).
 
-    Too many wrong passwords from one address get 429 (core.throttling); an expired token is replaced."""
+    Too many wrong passwords from one address get 429 (core.throttling); an expired token is replaced.
+    DELETE (authenticated) revokes the caller's own token: 204, and the key no longer authenticates."""
 
     throttle_classes = [TokenFailureThrottle]
     parser_classes = (FormParser, MultiPartParser, DepthLimitedJSONParser)  # DRF's view names its own parsers
@@ -40,3 +42,10 @@ class TokenApi(ObtainAuthToken):
                 token_limit().record_failure(request)
             raise ValidationError(serializer.errors)
         return Response({"token": token_for(serializer.validated_data["user"]).key})
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, *args, **kwargs):
+        if not request.user or not request.user.is_authenticated:
+            raise NotAuthenticated("Send the token to revoke (Authorization: Token <key>) or log in.")
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=204)

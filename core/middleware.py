@@ -34,6 +34,27 @@ class RejectNulMiddleware:
         return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
 
 
+class UploadLimitMiddleware:
+    """A POST whose file upload was refused for its size (core.upload_limit: while the body streams in) is answered
+    413 with the limit here, for every page and API view: a page used to answer a bare 403 (the form's CSRF token
+    was never read) and an API a misleading 400. Nothing was stored, so answering before the CSRF check changes
+    nothing."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and request.content_type == "multipart/form-data":
+            from core.upload_limit import upload_refusal
+
+            refused = upload_refusal(request)
+            if refused:
+                if request.path.startswith("/api/"):
+                    return JsonResponse({"detail": refused}, status=413)
+                return FriendlyErrorPagesMiddleware.render(request, 413, f"Nothing was stored. {refused}")
+        return self.get_response(request)
+
+
 class FriendlyErrorPagesMiddleware:
     """403 and 404 pages in the site's layout, with the reason the code gave.
 
@@ -44,7 +65,9 @@ class FriendlyErrorPagesMiddleware:
 
     REASONS: ClassVar[dict[int, str]] = {404: "There is no page at this address.",
                                          403: "You do not have access to this page."}
-    TITLES: ClassVar[dict[int, str]] = {404: "Page not found", 403: "Not allowed"}
+    TITLES: ClassVar[dict[int, str]] = {404: "Page not found", 403: "Not allowed", 400: "Request refused",
+                                        409: "Not possible now", 413: "File too large", 429: "Too many requests",
+                                        503: "Temporarily unavailable"}
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -67,17 +90,23 @@ class FriendlyErrorPagesMiddleware:
             return self.render(request, 404, None)  # Http404 texts name models and lookups: not for users
         if isinstance(exception, PermissionDenied):
             return self.render(request, 403, str(exception) or None)
+        from core.errors import DomainError
+
+        if isinstance(exception, DomainError):  # a service's refusal reaching a page: its status and message
+            return self.render(request, exception.status, str(exception))
         return None
 
     @staticmethod
     def _page_request(request) -> bool:
         return not request.path.startswith(("/api/", "/admin/", "/static/"))
 
-    def render(self, request, status: int, reason: str | None):
+    @classmethod
+    def render(cls, request, status: int, reason: str | None):
         from django.shortcuts import render
 
         response = render(request, "frontend/error.html",
-                          {"status": status, "title": self.TITLES[status], "reason": reason or self.REASONS[status]},
+                          {"status": status, "title": cls.TITLES.get(status, "Request refused"),
+                           "reason": reason or cls.REASONS.get(status, "")},
                           status=status)
         response.similia_error_page = True
         return response

@@ -10,6 +10,17 @@ from core.csv_export import MACHINE, MODES, csv_text
 CSV_MODE_PARAM = "csv"
 
 
+def _error_text(data) -> str:
+    """DRF's error body as one readable line: `detail`, or `field: message; …` for a validation error."""
+    if isinstance(data, dict):
+        if set(data) == {"detail"}:
+            return _error_text(data["detail"])
+        return "; ".join(f"{key}: {_error_text(value)}" for key, value in data.items())
+    if isinstance(data, (list, tuple)):
+        return " ".join(_error_text(item) for item in data)
+    return str(data)
+
+
 class CSVRenderer(BaseRenderer):
     media_type = "text/csv"
     format = "csv"
@@ -20,8 +31,12 @@ class CSVRenderer(BaseRenderer):
             data = data["results"]
         view = (renderer_context or {}).get("view")
         request = (renderer_context or {}).get("request")
+        response = (renderer_context or {}).get("response")
         columns = None
-        if isinstance(data, dict):
+        if response is not None and response.status_code >= 400:
+            # an error asked for as CSV: one `detail` cell saying what is wrong (never the view's empty table)
+            columns, data = ["detail"], [{"detail": _error_text(data)}]
+        elif isinstance(data, dict):
             if "detail" in data:  # an error: say so instead of an empty table
                 columns = ["detail"]
             data = [data]
@@ -31,3 +46,11 @@ class CSVRenderer(BaseRenderer):
         if mode not in MODES:
             mode = MACHINE
         return csv_text(columns, rows, mode=mode).encode(self.charset)
+
+
+def csv_mode(request) -> str:
+    """The CSV mode a request asks for with `?csv=` (MACHINE when absent); 400 naming the choices otherwise.
+    For views that write their CSV themselves, so `?csv=spreadsheet` means the same everywhere in the API."""
+    from core.params import query_choice
+
+    return query_choice(request.query_params, CSV_MODE_PARAM, MODES, default=MACHINE)

@@ -1,4 +1,4 @@
-"""Throttling of password guesses: the login page and the API token endpoint.
+"""Throttling of password guesses: the login page, the admin site's login and the API token endpoint.
 
 Only failed attempts count, per client address, in a fixed window: after `limit` wrong passwords from one
 address within `window` seconds, further attempts from it get 429 (with Retry-After) until the window ends,
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.core.cache import cache
+from django.http import HttpResponse
 from rest_framework.throttling import BaseThrottle
 
 
@@ -66,6 +67,10 @@ class TokenFailureThrottle(BaseThrottle):
         return float(settings.SIMILIA_FAILURE_WINDOW)
 
 
+def _blocked_message(limit: FailureLimit) -> str:
+    return f"Too many failed logins from your address. Try again in {max(1, limit.window // 60)} minutes."
+
+
 class ThrottledLoginView(auth_views.LoginView):
     """Django's login page, answering 429 after too many wrong passwords from one address."""
 
@@ -73,8 +78,7 @@ class ThrottledLoginView(auth_views.LoginView):
         limit = login_limit()
         if limit.blocked(request):
             # The password is not even checked: a blocked client learns nothing from further guesses.
-            message = (f"Too many failed logins from your address. Try again in "
-                       f"{max(1, limit.window // 60)} minutes.")
+            message = _blocked_message(limit)
             form = self.form_class(request=request)
             response = self.render_to_response(self.get_context_data(form=form, throttled=message), status=429)
             response["Retry-After"] = str(limit.window)
@@ -84,3 +88,23 @@ class ThrottledLoginView(auth_views.LoginView):
     def form_invalid(self, form):
         login_limit().record_failure(self.request)
         return super().form_invalid(form)
+
+
+def throttled_admin_login(admin_login):
+    """The admin site's login view under the same count as the login page (one "login" scope per address):
+    a client locked out of /login/ is locked out of /admin/login/ too, and wrong staff passwords there count."""
+
+    def view(request, *args, **kwargs):
+        if request.method != "POST":
+            return admin_login(request, *args, **kwargs)
+        limit = login_limit()
+        if limit.blocked(request):
+            response = HttpResponse(_blocked_message(limit), status=429, content_type="text/plain; charset=utf-8")
+            response["Retry-After"] = str(limit.window)
+            return response
+        response = admin_login(request, *args, **kwargs)
+        if response.status_code == 200:  # the form came back: the credentials were refused
+            login_limit().record_failure(request)
+        return response
+
+    return view

@@ -38,7 +38,8 @@ class Job(models.Model):
     progress = models.FloatField(default=0.0)
     progress_message = models.CharField(max_length=500, blank=True)
     log = models.TextField(blank=True)
-    error = models.TextField(blank=True)
+    error = models.TextField(blank=True)  # what the user reads: no traceback, no server paths (jobs.runner)
+    error_detail = models.TextField(blank=True)  # the full traceback: the server log and staff only
     result = models.JSONField(null=True, blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"

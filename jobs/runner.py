@@ -1,8 +1,10 @@
 """The one runner every Celery task goes through.
 
 It claims the Job row (queued → running), keeps a heartbeat while the work runs, and always leaves
-the row in a finished state: succeeded with the result, failed with the error and traceback
-(including soft time limits), or cancelled. A worker that dies without a word (SIGKILL, OOM, hard
+the row in a finished state: succeeded with the result, failed with the error (including soft time limits),
+or cancelled. A failed job's `error` is what its owner reads: the exception's type and message with server
+paths cut to their last part (`public_error`); the traceback goes to the server log and `error_detail`, which
+only staff see. A worker that dies without a word (SIGKILL, OOM, hard
 time limit) stops the heartbeat; `jobs.services.job_reap_stale` then marks the row failed.
 
 Sharded jobs (`jobs.sharding`): a parent whose function returns `FanOut` stays running while its shards
@@ -12,6 +14,7 @@ run; a shard's progress and heartbeat also move its parent, and a shard reaching
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
 import time
@@ -19,7 +22,7 @@ import traceback
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import OperationalError, connection
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from jobs.models import Job, log_appended
@@ -55,15 +58,21 @@ class JobContext:
             return
         self._last_write = now
         fraction = min(max(float(fraction), 0.0), 1.0)
-        updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
-            progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
-        )
-        if not updated:
-            self._raise_if_cancelled()
-        if self.parent_id:
-            from jobs.sharding import sum_progress
+        try:
+            updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
+                progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
+            )
+            if not updated:
+                self._raise_if_cancelled()
+            if self.parent_id:
+                from jobs.sharding import sum_progress
 
-            sum_progress(self.parent_id, f"shard {self.job.shard_index}: {message}")
+                sum_progress(self.parent_id, f"shard {self.job.shard_index}: {message}")
+        except (OperationalError, InterfaceError) as exc:
+            # The database restarts or refuses connections: a progress report is skipped, not the job (found by
+            # perf/chaos.py: jobs failed "OperationalError" through a PostgreSQL restart); the next one is written.
+            logger.warning("job %s: progress not recorded (%s: %s)", self.id, type(exc).__name__, exc)
+            connection.close_if_unusable_or_obsolete()
 
     def check_cancelled(self) -> None:
         self._raise_if_cancelled()
@@ -76,7 +85,7 @@ class JobContext:
     def log(self, line: str) -> None:
         """Append a line to the job's log (stored immediately), in the database: what is already there stays,
         such as the lines of an earlier delivery ("Worker lost … Sent again") or the plan's, for a merge."""
-        Job.objects.filter(pk=self.id).update(log=log_appended(line))
+        _retrying_writes(f"job {self.id}: log line", lambda: Job.objects.filter(pk=self.id).update(log=log_appended(line)))
 
 
 class _Heartbeat(threading.Thread):
@@ -154,10 +163,43 @@ def _lock_not_available(exc: BaseException) -> bool:
     return "database is locked" in str(exc) or getattr(exc.__cause__, "sqlstate", None) == "55P03"
 
 
+_SERVER_PATH = re.compile(r"(?<![\w.~])(?:/[\w.@+-]+){2,}")
+
+
+def public_error(exc: BaseException) -> str:
+    """`Type: message` of an exception with every absolute path shortened to `…/last-part`: a user learns what
+    went wrong, not where the server keeps its files."""
+    message = _SERVER_PATH.sub(lambda m: "…/" + m.group(0).rsplit("/", 1)[-1], str(exc))
+    return f"{type(exc).__name__}: {message}"[:4000]
+
+
+#: Seconds between the tries of a final write while the database does not answer (about a minute in all).
+FINISH_RETRY_DELAYS = (0.5, 1, 2, 4, 8, 15, 30)
+
+
 def finish(job_id: int, **fields) -> bool:
-    """Write a final state unless the job already finished (e.g. cancelled meanwhile)."""
+    """Write a final state unless the job already finished (e.g. cancelled meanwhile).
+
+    A database that does not answer at that moment (a restart, a refused connection: found by perf/chaos.py, where
+    a job that had done its work was left `running` and later failed as "Worker lost") is tried again on a fresh
+    connection for about a minute before the error is raised; `JobContext.log` does the same."""
     fields.setdefault("finished", timezone.now())
-    return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
+    return bool(_retrying_writes(f"job {job_id}: final state",
+                                 lambda: Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields)))
+
+
+def _retrying_writes(what: str, write):
+    """`write()`, tried again on a fresh connection (FINISH_RETRY_DELAYS) while the database does not answer."""
+    for delay in (*FINISH_RETRY_DELAYS, None):
+        try:
+            return write()
+        except (OperationalError, InterfaceError):
+            if delay is None:
+                raise
+            logger.warning("%s: the database did not answer; again in %s s", what, delay)
+            connection.close()
+            time.sleep(delay)
+    return None
 
 
 def run_job(job_id: int, *, worker: str | None = None) -> str:
@@ -190,7 +232,8 @@ def run_job(job_id: int, *, worker: str | None = None) -> str:
         finish(job_id, status=Status.FAILED,
                error=f"Timed out: the job ran past the soft time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s.")
     except Exception as exc:
-        finish(job_id, status=Status.FAILED, error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+        logger.exception("job %s (%s) failed", job_id, job.kind)
+        finish(job_id, status=Status.FAILED, error=public_error(exc), error_detail=traceback.format_exc())
     finally:
         heartbeat.stop()
     if job.parent_id:

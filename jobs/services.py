@@ -22,8 +22,33 @@ class JobError(DomainError):
     status = 409
 
 
+class JobQuotaError(DomainError):
+    """A person who already has SIMILIA_MAX_ACTIVE_JOBS jobs queued or running asks for another."""
+
+    status = 429
+
+
+def _check_quota(owner) -> None:
+    """Refuse a new job while `owner` has SIMILIA_MAX_ACTIVE_JOBS top-level jobs queued or running (staff and system
+    jobs are not counted). The owner's row is locked first, so concurrent requests count one after another."""
+    limit = settings.SIMILIA_MAX_ACTIVE_JOBS
+    if owner is None or not limit or getattr(owner, "is_staff", False):
+        return
+    from django.contrib.auth import get_user_model
+
+    list(get_user_model().objects.select_for_update().filter(pk=owner.pk).values_list("pk", flat=True))
+    active = Job.objects.filter(owner_id=owner.pk, parent__isnull=True,
+                                status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).count()
+    if active >= limit:
+        raise JobQuotaError(
+            f"You already have {active} jobs queued or running; the limit is {limit} per person "
+            "(SIMILIA_MAX_ACTIVE_JOBS). Wait for one to finish, or cancel one on the Jobs page, then try again.")
+
+
 def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str | None = None) -> Job:
     """Create a queued Job and enqueue it once the surrounding transaction commits.
+
+    A person with SIMILIA_MAX_ACTIVE_JOBS jobs queued or running gets JobQuotaError (429) instead.
 
     Args:
         kind: a registered job kind (jobs.registry).
@@ -35,7 +60,9 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
         job_kind = get_kind(kind)
     except KeyError as exc:
         raise JobError(str(exc)) from None
-    job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=queue or job_kind.queue)
+    with transaction.atomic():
+        _check_quota(owner)
+        job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=queue or job_kind.queue)
     transaction.on_commit(lambda: _enqueue(job.pk, job.queue))
     return job
 

@@ -7,13 +7,35 @@ import os
 import threading
 import time
 
-from celery.signals import task_failure, task_prerun, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import (
+    task_failure,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_ready,
+    worker_shutdown,
+)
 from django.conf import settings
 from django.db import connection
 from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 _stop = threading.Event()
+#: The pid of the worker's main process, set there before its pool starts; a prefork pool's children are forked
+#: from it and keep the value (a solo worker runs jobs in that process itself).
+_main_pid = os.getpid()
+
+
+@worker_init.connect
+def remember_main_pid(sender=None, **kwargs):
+    global _main_pid
+    _main_pid = os.getpid()
+
+
+def worker_identity(hostname: str) -> str:
+    """What a job's `worker` records: the node name and the main process's pid. Two workers started with the same
+    name (`local@%h` twice) are two identities, so a worker shutting down re-queues only the jobs it held."""
+    return f"{hostname} pid {_main_pid}"
 
 
 def _reap(reason: str) -> None:
@@ -50,7 +72,7 @@ def reap_on_worker_start(sender=None, **kwargs):
     if hostname:
         # A cold shutdown (Ctrl-C twice, `make run` stopping, `docker stop`) does not send worker_shutdown;
         # the main process still exits normally, after its pool children were stopped.
-        atexit.register(_requeue_held, hostname)
+        atexit.register(_requeue_held, worker_identity(hostname))
 
     def loop():
         while not _stop.wait(settings.JOB_HEARTBEAT_TIMEOUT):
@@ -64,12 +86,12 @@ def stop_reaper(sender=None, **kwargs):
     _stop.set()
 
 
-def _requeue_held(hostname: str) -> None:
+def _requeue_held(identity: str) -> None:
     """At the worker's exit: jobs it still held were stopped by a cold shutdown; put them back in the queue."""
     from jobs.services import job_requeue_held_by
 
     try:
-        job_requeue_held_by(worker=hostname)
+        job_requeue_held_by(worker=identity)
     except Exception:
         logger.exception("re-queueing the jobs of a stopped worker failed")
     finally:
@@ -81,9 +103,11 @@ def mark_failed_on_task_failure(sender=None, task_id=None, exception=None, args=
     """A task that failed outside the runner's own handling (e.g. hard time limit) fails its job."""
     if getattr(sender, "name", "") != "jobs.run_job" or not args:
         return
+    from jobs.runner import public_error
     from jobs.services import job_fail
 
-    job_fail(job_id=int(args[0]), error=f"The worker reported a failure: {type(exception).__name__}: {exception}")
+    logger.error("job %s: the worker reported a failure: %r", args[0], exception)
+    job_fail(job_id=int(args[0]), error=f"The worker reported a failure: {public_error(exception)}")
 
 
 #: Test-only: seconds a worker sleeps after taking a job's message and before claiming its row, so a

@@ -3,9 +3,10 @@ from celery import shared_task
 from django.db import close_old_connections
 
 from jobs.runner import run_job
+from jobs.signals import worker_identity
 
 
 @shared_task(name="jobs.run_job", ignore_result=True)
 def run_job_task(job_id: int) -> str:
     close_old_connections()
-    return run_job(job_id, worker=run_job_task.request.hostname)
+    return run_job(job_id, worker=worker_identity(run_job_task.request.hostname))

@@ -8,3 +8,5 @@ from config.settings.test import *  # noqa: F403
 from config.settings.test import DATABASES
 
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("SIMILIA_PERF_CONN_MAX_AGE", "60"))
+# perf/chaos.py: a database outage of a few seconds must not pass for a lost worker (the test settings' 4 s).
+JOB_HEARTBEAT_TIMEOUT = int(os.environ.get("SIMILIA_PERF_HEARTBEAT_TIMEOUT", "4"))

@@ -16,7 +16,8 @@ LOG_DIR=${SIMILIA_VAR_DIR:-var}
 mkdir -p "$LOG_DIR"
 
 # Each child in its own session, so a terminal's Ctrl-C reaches only this script, which stops them in order.
-setsid .venv/bin/celery -A config worker -Q cpu,gpu --concurrency "${WORKER_CONCURRENCY:-2}" -n "local@%h" -l info \
+# The worker's name carries this script's pid: two `make run`s on one host are two workers, never one name.
+setsid .venv/bin/celery -A config worker -Q cpu,gpu --concurrency "${WORKER_CONCURRENCY:-2}" -n "local-$$@%h" -l info \
   > "$LOG_DIR/worker.log" 2>&1 &
 WORKER=$!
 setsid $PY manage.py runserver "${HOST}:${PORT}" &
@@ -39,9 +40,12 @@ stop() {
   kill -TERM -- "-$WEB" 2>/dev/null || true
   kill -TERM "$WORKER" 2>/dev/null || true
   if ! wait_gone "$WORKER" "$STOP_GRACE"; then
-    echo "Worker still busy after ${STOP_GRACE} s: cold shutdown."
+    # Not necessarily a job: a worker whose pool processes are still loading JOB_WORKER_PRELOAD (seconds on a
+    # busy machine) also waits for them before it leaves.
+    echo "Worker not stopped after ${STOP_GRACE} s (a job running, or its processes still starting): cold shutdown."
     kill -QUIT "$WORKER" 2>/dev/null || true
-    wait_gone "$WORKER" 15 || kill -KILL -- "-$WORKER" 2>/dev/null || true
+    # Bounded whatever the load: SIGKILL for the worker's whole session after 10 s more.
+    wait_gone "$WORKER" 10 || { echo "Worker still alive: killed."; kill -KILL -- "-$WORKER" 2>/dev/null || true; }
   fi
   kill -KILL -- "-$WORKER" 2>/dev/null || true  # any pool child left behind
   wait_gone "$WEB" 5 || kill -KILL -- "-$WEB" 2>/dev/null || true
@@ -51,5 +55,6 @@ trap 'stop; exit 0' INT TERM
 trap 'stop' EXIT
 
 echo "Worker started (pid $WORKER, log $LOG_DIR/worker.log)."
+echo "Web server started (pid $WEB)."
 echo "Similia: http://${HOST}:${PORT}/  (log in with a demo user printed above; Ctrl-C stops both)"
 wait "$WEB" || true

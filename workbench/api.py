@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
+from benchmarks.selectors import versions_visible_to
 from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.roles import RESEARCHER, has_role
@@ -338,8 +339,12 @@ class PromoteApi(_Api):
         run = _run(request, pk)
         data = PromoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        new = gold_promote(run=run, user=request.user, base=data.validated_data["base_version"],
+        base = data.validated_data["base_version"]
+        if not versions_visible_to(request.user).filter(pk=base.pk).exists():
+            raise ValidationError({"base_version": [f'Invalid pk "{base.pk}" - object does not exist.']})
+        new = gold_promote(run=run, user=request.user, base=base,
                            version=data.validated_data["version"])
         return Response({"id": new.pk, "benchmark": new.benchmark.name, "version": new.version,
-                         "n_gold": new.gold.count(), "added": new.provenance["promoted"]["added"]},
+                         "n_gold": new.gold.count(), "added": new.provenance["promoted"]["added"],
+                         "awaiting_approval": new.awaiting_approval},
                         status=status.HTTP_201_CREATED)

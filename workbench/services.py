@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
 from core.errors import DomainError
+from core.roles import LEAD, has_role
 from workbench.engine.uploads import UploadError, parse_upload
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
@@ -38,7 +39,7 @@ def document_upload(*, name: str, data: bytes, fmt: str | None = None, owner=Non
     """A document from an uploaded file (see `workbench.engine.uploads`); nothing is stored when it is refused."""
     try:
         parsed = parse_upload(name, data, fmt or None, max_bytes=settings.SIMILIA_MAX_UPLOAD_BYTES,
-                              max_segments=max_segments())
+                              max_segments=max_segments(), max_columns=settings.SIMILIA_IMPORT_MAX_COLUMNS)
     except UploadError as exc:
         raise WorkbenchError(str(exc)) from None
     doc = Document.objects.create(
@@ -227,7 +228,9 @@ def gold_promote(*, run: DetectionRun, base: BenchmarkVersion, version: str, use
 
     The run must compare the base version's own corpora (picked as stored corpora), so every confirmed pair
     names segments of the benchmark. Pairs already in the gold are not added twice; the new version records
-    which run, verdicts and person it came from."""
+    which run, verdicts and person it came from. Others use the benchmark: a version promoted by someone who is
+    not a lead waits for a lead's approval (`benchmarks.services.version_approve`) and is visible only to its
+    proposer until then."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,49}", version or ""):
         raise WorkbenchError("the new version's label must be 1–50 letters, digits, '.', '_' or '-'")
     qdoc, sdoc = run.query_document, run.source_document
@@ -245,7 +248,8 @@ def gold_promote(*, run: DetectionRun, base: BenchmarkVersion, version: str, use
         source_corpus_id=base.source_corpus_id,
         description=f"{base.version} plus parallels confirmed in detection run {run.pk}",
         provenance={**base.provenance, "base_version": base.version, "promoted": {
-            "detection_run": run.pk, "by": user.username, "at": timezone.now().isoformat()}})
+            "detection_run": run.pk, "by": user.username, "at": timezone.now().isoformat()}},
+        awaiting_approval=not has_role(user, LEAD), proposed_by=user)
     old = list(base.gold.all())
     GoldReference.objects.bulk_create([
         GoldReference(version=new, pair_id=g.pair_id, query_id=g.query_id, source_id=g.source_id,

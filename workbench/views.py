@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import wraps
 
 from django import forms
@@ -14,7 +15,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from rest_framework.exceptions import ValidationError
 
-from benchmarks.models import BenchmarkVersion, Corpus, EvaluationRun
+from benchmarks.models import Corpus, EvaluationRun
+from benchmarks.selectors import versions_visible_to
 from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
@@ -161,7 +163,7 @@ def run_page(request, pk: int):
             "filters": filters, "page": page, "groups": groups, "query_string": query_string.urlencode(),
             "author_pairs": selectors.author_pairs(run=run),
             "progress": selectors.inspection_progress(run=run, user=request.user),
-            "versions": [v for v in BenchmarkVersion.objects.select_related("benchmark")
+            "versions": [v for v in versions_visible_to(request.user).select_related("benchmark")
                          if v.query_corpus_id == run.query_document.corpus_id
                          and v.source_corpus_id == run.source_document.corpus_id],
         })
@@ -183,15 +185,16 @@ def run_promote(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
     if request.method != "POST":
         return redirect("workbench:run", pk=pk)
-    base = get_object_or_404(BenchmarkVersion, pk=request.POST.get("base_version") or 0)
+    base = get_object_or_404(versions_visible_to(request.user), pk=request.POST.get("base_version") or 0)
     try:
         new = gold_promote(run=run, base=base, version=(request.POST.get("version") or "").strip()[:50],
                            user=request.user)
     except WorkbenchError as exc:
         messages.error(request, str(exc))
         return redirect("workbench:run", pk=pk)
+    pending = " It waits for a lead's approval; until then only you see it." if new.awaiting_approval else ""
     messages.success(request, f"{new}: {new.gold.count()} gold references "
-                              f"({new.provenance['promoted']['added']} confirmed here).")
+                              f"({new.provenance['promoted']['added']} confirmed here).{pending}")
     return redirect("benchmarks:version", pk=new.pk)
 
 
@@ -200,10 +203,14 @@ def compare_page(request):
     runs = list(selectors.comparable_runs()[:200])
     context = {"runs": runs, "a": None, "b": None}
     ids = [request.GET.get("a"), request.GET.get("b")]
-    if all(i and i.isdigit() for i in ids):
+    # ASCII digits only, within a primary key's range ("²" passes str.isdigit() and failed the lookup: a 500)
+    if all(i and re.fullmatch(r"[0-9]{1,18}", i) for i in ids):
         a = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[0], report__isnull=False)
         b = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[1], report__isnull=False)
         context.update(compare_context(a, b))
+    elif any(ids):
+        messages.error(request, "Pick two runs: a and b are run numbers (digits 0-9).")
+        return render(request, "workbench/compare.html", context, status=400)
     return render(request, "workbench/compare.html", context)
 
 

@@ -8,6 +8,7 @@ from benchmarks.services.gold import (  # noqa: F401
     gold_set_create_from_rows,
     gold_set_import_file,
     gold_set_publish,
+    version_approve,
 )
 from benchmarks.services.runs import (  # noqa: F401
     RunError,

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from django.db import transaction
+from django.utils import timezone
 
 from benchmarks.greek_sts.gold_files import GoldFormatError, parse_score, read_sts_gold
 from benchmarks.loci import data as loci_data
@@ -318,6 +319,21 @@ def gold_set_publish(*, gold_set: GoldSimilaritySet, user, published: bool = Tru
         published=published, published_at=timezone.now() if published else None)
     gold_set.refresh_from_db()
     return gold_set
+
+
+@transaction.atomic
+def version_approve(*, version: BenchmarkVersion, user) -> BenchmarkVersion:
+    """A lead (or staff) approves a version promoted from a workbench run: every user then lists and uses it."""
+    from core.roles import LEAD, has_role
+
+    if not has_role(user, LEAD):
+        raise GoldPublishError("Only a lead (or staff) can approve a new benchmark version for everyone.")
+    if version.awaiting_approval:
+        version.awaiting_approval = False
+        version.provenance = {**version.provenance, "approved": {"by": user.username,
+                                                                  "at": timezone.now().isoformat()}}
+        version.save(update_fields=["awaiting_approval", "provenance"])
+    return version
 
 
 @transaction.atomic

@@ -24,6 +24,7 @@ from benchmarks.models import (
 )
 from core.errors import DomainError
 from core.numeric import finite_or_none
+from core.text_checks import control_character_message
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -226,10 +227,13 @@ def pilot_verses_upload(*, name: str, data: bytes) -> str:
     if len(data) > limit:
         raise RunError(f"{name}: the file is {len(data):,} bytes; the limit is {limit:,} (SIMILIA_MAX_UPLOAD_MB)")
     try:
-        data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise RunError(f"{name}:{line}: not UTF-8; save the file as UTF-8") from None
+    problem = control_character_message(text)  # NUL, BEL, an RTL override …
+    if problem:
+        raise RunError(f"{name}, {problem}")
     folder = pilot_upload_dir()
     folder.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).stem)[:60] or "verses"

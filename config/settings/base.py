@@ -1,6 +1,7 @@
 """Settings shared by every environment. Values come from the environment (config.env)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from config.env import BASE_DIR, env_bool, env_broker, env_int, env_list, env_str
@@ -11,7 +12,15 @@ DATA_DIR = Path(env_str("SIMILIA_DATA_DIR", str(BASE_DIR / "data")))
 # An operator's extra data folder (e.g. a checkout's ../shared/data): pilots may pick verses files from its dbbe/.
 # $SIMILIA_SHARED_DATA_DIR, read by core.paths, the same helper the pure packages use.
 SHARED_DATA_DIR = shared_data_dir()
-MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))  # trained/registered models: the only local model files used
+MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))
+# Whether a model id 'org/name' missing from MODELS_DIR may be downloaded from a hub by a worker: the operator's
+# decision, off by default. Off, the hub libraries' own offline switches are set for this process and the
+# processes it starts (web, workers), so nothing a researcher names is ever fetched (detection.methods.model_store).
+ALLOW_HUB_DOWNLOADS = env_bool("SIMILIA_ALLOW_HUB_DOWNLOADS", False)
+if not ALLOW_HUB_DOWNLOADS:
+    os.environ["SIMILIA_ALLOW_HUB_DOWNLOADS"] = "0"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"  # trained/registered models: the only local model files used
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
@@ -47,6 +56,7 @@ MIDDLEWARE = [
     "core.middleware.RejectNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.middleware.UploadLimitMiddleware",  # 413 for an oversized upload, before any view's CSRF check
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.FriendlyErrorPagesMiddleware",
@@ -147,8 +157,8 @@ REST_FRAMEWORK = {
 SIMILIA_LOGIN_FAILURE_LIMIT = env_int("SIMILIA_LOGIN_FAILURE_LIMIT", 15, minimum=1)
 SIMILIA_TOKEN_FAILURE_LIMIT = env_int("SIMILIA_TOKEN_FAILURE_LIMIT", 25, minimum=1)
 SIMILIA_FAILURE_WINDOW = env_int("SIMILIA_FAILURE_WINDOW", 15 * 60, minimum=1)
-# API tokens older than this many hours are refused (401); 0 = tokens do not expire.
-SIMILIA_TOKEN_TTL_HOURS = env_int("SIMILIA_TOKEN_TTL_HOURS", 0, minimum=0)
+# API tokens older than this many hours are refused (401; 30 days by default); 0 = tokens do not expire.
+SIMILIA_TOKEN_TTL_HOURS = env_int("SIMILIA_TOKEN_TTL_HOURS", 30 * 24, minimum=0)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Similia API",
@@ -214,6 +224,8 @@ JOB_HEARTBEAT_TIMEOUT = env_int("JOB_HEARTBEAT_TIMEOUT", 60, minimum=2)
 # job is marked failed with the reason instead.
 JOB_REDELIVER_AFTER = env_int("JOB_REDELIVER_AFTER", 600, minimum=1)
 JOB_MAX_DELIVERIES = env_int("JOB_MAX_DELIVERIES", 4, minimum=1)
+# A person (not staff) with this many jobs queued or running gets 429 for the next one (0: no limit).
+SIMILIA_MAX_ACTIVE_JOBS = env_int("SIMILIA_MAX_ACTIVE_JOBS", 10, minimum=0)
 # A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
 JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
 # Called in every worker process before it takes a job (a prefork child as it starts, a solo worker once), so the

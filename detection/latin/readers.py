@@ -94,8 +94,12 @@ def _check_text(text: str, path, line: int, what: str = "text") -> None:
 
 
 def read_segments_csv(path, *, report: ReadReport | None = None, id_column: str = "seg_id",
-                      text_column: str = "text") -> list[Segment]:
-    """Read a ``seg_id,text[,author,work,ref]`` CSV (the ``locisimiles`` input format)."""
+                      text_column: str = "text", max_columns: int | None = None,
+                      max_segments: int | None = None) -> list[Segment]:
+    """Read a ``seg_id,text[,author,work,ref]`` CSV (the ``locisimiles`` input format).
+
+    `max_columns`: a header or row with more fields is refused; `max_segments`: reading stops with an error at the
+    first segment past the limit (a million-row file is refused there, not parsed to the end first)."""
     content = read_text_file(path)
     reader = csv.reader(io.StringIO(content, newline=""))
     try:
@@ -104,6 +108,8 @@ def read_segments_csv(path, *, report: ReadReport | None = None, id_column: str 
         raise InputError("empty file: expected a header with seg_id and text", path=path, line=1) from None
     except csv.Error as exc:
         raise InputError(f"bad CSV: {exc}", path=path, line=1) from None
+    if max_columns is not None and len(header) > max_columns:
+        raise InputError(f"the header has {len(header):,} columns; the limit is {max_columns}", path=path, line=1)
     cols = [h.strip().lstrip("\ufeff") for h in header]
     missing = [c for c in (id_column, text_column) if c not in cols]
     if missing:
@@ -126,6 +132,8 @@ def read_segments_csv(path, *, report: ReadReport | None = None, id_column: str 
         except csv.Error as exc:
             raise InputError(f"bad CSV: {exc}", path=path, line=line) from None
         prev_end = reader.line_num
+        if max_columns is not None and len(row) > max_columns:
+            raise InputError(f"row has {len(row):,} fields; the limit is {max_columns}", path=path, line=line)
         if not row or all(not c.strip() for c in row):
             continue  # blank line, not a row
         if len(row) < len(cols):
@@ -151,6 +159,9 @@ def read_segments_csv(path, *, report: ReadReport | None = None, id_column: str 
             _fail(report, "empty text" if not text.strip() else "not Latin script", err)
             continue
         seen[sid] = line
+        if max_segments is not None and len(out) >= max_segments:
+            raise InputError(f"more than {max_segments:,} segments; the limit is {max_segments:,} per document",
+                             path=path, line=line)
         out.append(Segment(seg_id=sid, text=text, author=get("author"), work=get("work"), ref=get("ref")))
     return out
 
@@ -242,6 +253,7 @@ def read_tei(path, *, report: ReadReport | None = None) -> list[Unit]:
         line = exc.position[0] if getattr(exc, "position", None) else None
         raise InputError(f"invalid XML: {exc}", path=path, line=line) from None
     root = tree.getroot()
+    _check_depth(root, path)
     body = root.find(f".//{_TEI}body")
     if body is None:
         body = root.find(".//body")
@@ -281,6 +293,22 @@ def read_tei(path, *, report: ReadReport | None = None) -> list[Unit]:
     if not out:
         _fail(report, "no text", InputError("no textpart divisions or verse lines with text", path=path))
     return out
+
+
+#: Elements nested deeper than this are refused: reading a TEI file walks its tree recursively, and real editions
+#: nest a few dozen levels at most.
+MAX_TEI_DEPTH = 200
+
+
+def _check_depth(root, path) -> None:
+    """InputError when the tree nests deeper than MAX_TEI_DEPTH (checked without recursion)."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_TEI_DEPTH:
+            raise InputError(f"elements nested more than {MAX_TEI_DEPTH} deep (<{_local(node.tag)}>); "
+                             "a TEI edition nests a few dozen levels at most", path=path)
+        stack.extend((child, depth + 1) for child in node)
 
 
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)

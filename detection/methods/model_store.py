@@ -5,6 +5,11 @@ digits, ``. _ -`` (no leading dot, no ``..``, no absolute or home paths); ``reso
 or file in the models directory when it is there, and otherwise returns it unchanged as a hub id, for the
 loading library to fetch (or to fail at once, naming it, when the hub is offline).
 
+Fetching from a hub is the operator's decision, off by default: only with ``SIMILIA_ALLOW_HUB_DOWNLOADS=1``
+(and no ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE``) does a hub id reach the loading library; otherwise a
+researcher's ``org/name`` that is not in the models directory is refused at once. The Django settings also set
+the libraries' own offline switches unless downloads are allowed (config/settings/base.py).
+
 The directory is ``SIMILIA_MODELS_DIR`` (the Django setting ``MODELS_DIR`` sets it at start-up), default
 ``var/models``; :func:`using` switches it temporarily (tests).
 """
@@ -62,8 +67,17 @@ def local_path(name: str) -> Path | None:
     return path if path.exists() else None
 
 
+def _on(variable: str) -> bool:
+    return os.environ.get(variable, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def hub_downloads_allowed() -> bool:
+    """True only when the operator turned downloads on (SIMILIA_ALLOW_HUB_DOWNLOADS) and no offline switch is set."""
+    return _on("SIMILIA_ALLOW_HUB_DOWNLOADS") and not any(_on(v) for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
 def hub_offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return not hub_downloads_allowed()
 
 
 def resolve(name: str) -> str:
@@ -75,7 +89,8 @@ def resolve(name: str) -> str:
     if path is not None:
         return str(path)
     if "/" not in name or hub_offline():
-        hint = "" if "/" in name else " (a hub id has the form 'org/name')"
+        hint = ("; downloads from a hub are off (the operator's setting SIMILIA_ALLOW_HUB_DOWNLOADS)" if "/" in name
+                else " (a hub id has the form 'org/name')")
         raise ModelUnavailable(f"model {name!r} is not in the models directory {models_dir()} and cannot be fetched "
                                f"from a hub here{hint}: put a local copy in {models_dir() / name}")
     return name

@@ -143,3 +143,24 @@ def test_refused_choices_are_set_aside_with_their_reason(live_server, page, gree
     assert not Judgement.objects.filter(undone_at__isnull=True).exists()
     page.click("#dismiss-refused")
     assert page.is_hidden("#refused")
+
+
+def test_the_page_keeps_working_while_the_server_is_unreachable(live_server, page, greek_project):  # noqa: F811
+    """An outage (every request to the server refused, as when the web process or its database is down): the
+    annotator keeps choosing, the page shows "n unsent — will retry" and loses nothing; once the server is back the
+    queue is sent in order, each choice stored once."""
+    batch, annotator = greek_project
+    _open(page, live_server.url, batch, "gann")
+    page.route("**/*", lambda route: route.abort("connectionrefused"))  # the server is gone
+    for _ in range(3):
+        page.wait_for_selector("#choices[data-ready]")
+        page.keyboard.press("ArrowLeft")
+    page.wait_for_selector("#unsent:not([hidden])")
+    page.wait_for_function("document.querySelector('#unsent-count').textContent === '3'")
+    assert page.inner_text("#unsent") == "3 unsent — will retry"
+    assert "retrying" in page.inner_text("#save-state").lower()
+    assert not Judgement.objects.exists()
+    page.unroute("**/*")  # the server is back: the page's own retry sends the queue
+    page.wait_for_selector("#unsent", state="hidden", timeout=30000)
+    assert Judgement.objects.filter(annotator=annotator, undone_at__isnull=True).count() == 3
+    assert Judgement.objects.values("pair_id").distinct().count() == 3

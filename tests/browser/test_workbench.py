@@ -172,5 +172,6 @@ def test_confirmed_discoveries_grow_the_benchmark(live_server, page, make_user):
     page.wait_for_url("**/benchmarks/versions/*/")
     new = BenchmarkVersion.objects.get(benchmark=version.benchmark, version="2")
     assert "546 gold references" in page.inner_text("#gold-overview")
+    assert "Awaiting approval" in page.inner_text("#awaiting-approval")  # a researcher's promotion waits for a lead
     added = new.gold.get(pair_id__startswith="wb")
     assert (added.query.seg_id, added.source.seg_id, added.ref_type) == (new_pair.query.seg_id, new_pair.source.seg_id, "cf.")

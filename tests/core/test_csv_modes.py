@@ -139,3 +139,25 @@ def test_machine_csv_matches_the_csv_module_and_quotes_a_lone_carriage_return():
     csv.writer(expected, lineterminator="\n").writerows([["h"], *rows])
     assert csv_text(["h"], rows) == expected.getvalue()
     assert _parse(csv_text(["h"], [["x\ry"]])) == [["h"], ["x\ry"]]
+
+
+@pytest.mark.django_db
+def test_the_benchmark_csv_api_honours_csv_spreadsheet(client_for, formula_gold_set):
+    """Regression (issue 29): `?csv=spreadsheet` was ignored by the gold set's pairs.csv (formulas came back raw)."""
+    gold, run = formula_gold_set
+    api = client_for("researcher")
+    rows = _parse(api.get(f"/api/v1/sts/gold-sets/{gold.pk}/pairs.csv?csv=spreadsheet").content.decode())
+    assert rows[1][:4] == ["'=1+2", "'@SUM(1)", "'" + DBBE, "'" + ATTACKS[0]]
+    rows = _parse(api.get(f"/api/v1/sts/runs/{run.pk}/predictions.csv?csv=spreadsheet").content.decode())
+    assert rows[1][:2] == ["'=1+2", "'@SUM(1)"]
+    bad = api.get(f"/api/v1/sts/gold-sets/{gold.pk}/pairs.csv?csv=excel")
+    assert bad.status_code == 400 and "machine, spreadsheet" in str(bad.json())
+
+
+@pytest.mark.django_db
+def test_a_400_asked_for_as_csv_says_what_is_wrong(client_for, judged_project):
+    """Regression (issue 29): an error asked for as CSV came back as an empty table with the view's columns."""
+    response = client_for("lead").get(f"/api/v1/projects/{judged_project.pk}/judgements/?format=csv&batch=abc")
+    assert response.status_code == 400 and response["Content-Type"].startswith("text/csv")
+    rows = _parse(response.content.decode())
+    assert rows[0] == ["detail"] and rows[1][0].startswith("batch: ") and "abc" in rows[1][0]

@@ -63,7 +63,8 @@ def test_environment_matches_settings(compose):
     settings_text = "".join(p.read_text() for p in (ROOT / "config").rglob("*.py"))
     read = set(re.findall(r'env_\w+\("([A-Z_]+)"', settings_text))
     env = compose["x-app"]["environment"]
-    allowed_outside_settings = {"DJANGO_SETTINGS_MODULE", "HF_HOME"}
+    # the hub libraries read their offline switches themselves (detection.methods.model_store reads them too)
+    allowed_outside_settings = {"DJANGO_SETTINGS_MODULE", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}
     for key in env:
         assert key in read or key in allowed_outside_settings, f"{key} is not read by config/settings"
     for required in ("DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"):
@@ -92,3 +93,12 @@ def test_cpu_workers_scale_with_compose(compose):
     env = {**compose["x-app"]["environment"], **cpu.get("environment", {})}
     assert env["CELERY_BROKER_URL"].startswith("redis://${SIMILIA_REDIS_HOST:-redis}:6379")
     assert env["DATABASE_URL"].endswith("@${SIMILIA_DB_HOST:-postgres}:5432/similia")
+
+
+def test_compose_backs_the_database_up_nightly_and_keeps_14(compose):
+    backup = compose["services"]["backup"]
+    script = backup["command"][-1]
+    assert backup["command"][:2] == ["sh", "-c"] and "python manage.py backup" in script
+    assert "sleep 86400" in script and "tail -n +15" in script
+    assert backup["environment"]["DATABASE_URL"] == compose["x-app"]["environment"]["DATABASE_URL"]
+    assert "postgresql-client" in (ROOT / "docker" / "Dockerfile").read_text()  # pg_dump in the image

@@ -108,3 +108,38 @@ def test_production_sends_hsts_and_redirects_to_https_except_the_health_check():
     assert "max-age=31536000" in hsts and "includeSubDomains" in hsts
     assert health == "200"
     assert cookies == "True True"
+
+
+def _hub_state(**env) -> list[str]:
+    code = ("import os, django; django.setup()\n"
+            "from django.conf import settings\n"
+            "from detection.methods import model_store\n"
+            "print(settings.ALLOW_HUB_DOWNLOADS, os.environ['HF_HUB_OFFLINE'], os.environ['TRANSFORMERS_OFFLINE'])\n"
+            "try:\n    print(model_store.resolve('some-org/some-model'))\n"
+            "except model_store.ModelUnavailable as exc:\n    print('refused:', exc)\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(
+        ("DJANGO_", "DATABASE_URL", "CELERY_", "HF_", "TRANSFORMERS_", "SIMILIA_ALLOW"))}
+    clean.update(_env_example(), DJANGO_SETTINGS_MODULE="config.settings.production",
+                 DATABASE_URL="sqlite:////tmp/similia-deploy-check.sqlite3", **env)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()
+
+
+def test_hub_downloads_are_off_in_production_unless_the_operator_turns_them_on():
+    """A researcher's 'org/name' model id never makes a worker download a model: production (the env example, no
+    HF_HUB_OFFLINE set by anyone) sets the hub's offline switches and refuses the id, naming the setting."""
+    flags, outcome = _hub_state()
+    assert flags == "False 1 1"
+    assert outcome.startswith("refused:") and "SIMILIA_ALLOW_HUB_DOWNLOADS" in outcome
+    flags, outcome = _hub_state(SIMILIA_ALLOW_HUB_DOWNLOADS="true", HF_HUB_OFFLINE="0", TRANSFORMERS_OFFLINE="0")
+    assert flags == "True 0 0" and outcome == "some-org/some-model"  # handed to the loading library
+
+
+def test_compose_keeps_web_and_workers_offline_by_default():
+    compose = (ROOT / "docker" / "docker-compose.yml").read_text()
+    app_env = compose.split("environment: &app-env", 1)[1].split("volumes:", 1)[0]
+    assert "SIMILIA_ALLOW_HUB_DOWNLOADS: ${SIMILIA_ALLOW_HUB_DOWNLOADS:-false}" in app_env
+    assert "HF_HUB_OFFLINE: ${HF_HUB_OFFLINE:-1}" in app_env and "TRANSFORMERS_OFFLINE: ${TRANSFORMERS_OFFLINE:-1}" in app_env
+    assert _env_example()["SIMILIA_ALLOW_HUB_DOWNLOADS"] == "false"

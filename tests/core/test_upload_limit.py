@@ -66,8 +66,8 @@ def test_page_upload_over_the_limit_says_so_without_a_csrf_failure(users):
     big = io.BytesIO(b"verse_id,text\n" + b"".join(f"9 {k},{'a' * 90}\n".encode() for k in range(2000)))
     big.name = "big.csv"
     response = client.post(f"/projects/{project.pk}/verses/upload/", {"file": big}, follow=True)
-    html = response.content.decode()
-    assert response.status_code == 200 and "Nothing imported. The upload is" in html and "SIMILIA_MAX_UPLOAD_MB" in html
+    html = response.content.decode()  # core.middleware.UploadLimitMiddleware answers every page alike
+    assert response.status_code == 413 and "Nothing was stored. The upload is" in html and "SIMILIA_MAX_UPLOAD_MB" in html
     assert not Verse.objects.filter(project=project).exists()
 
 
@@ -84,3 +84,34 @@ def test_page_upload_within_the_limit_still_needs_the_csrf_token(users):
     small.name = "s.csv"
     assert client.post(f"/projects/{project.pk}/verses/upload/", {"file": small}).status_code == 403
     assert not Verse.objects.filter(project=project).exists()
+
+
+def _big_file(name: str, n_bytes: int) -> io.BytesIO:
+    f = io.BytesIO(b"seg_id,text\n" + b"a" * n_bytes)
+    f.name = name
+    return f
+
+
+@override_settings(SIMILIA_MAX_UPLOAD_BYTES=1000)
+def test_workbench_api_upload_over_the_limit_is_413_naming_the_limit(users, client_for):
+    """Regression (issue 29): the API answered 400 "give either a file or a stored corpus"."""
+    from workbench.models import Document
+
+    response = client_for("researcher").post("/api/v1/workbench/documents/", {"file": _big_file("big.csv", 200_000)},
+                                             format="multipart")
+    assert response.status_code == 413
+    assert "the limit is 1,000 bytes" in response.json()["detail"] and "SIMILIA_MAX_UPLOAD_MB" in response.json()["detail"]
+    assert not Document.objects.exists()
+
+
+@override_settings(SIMILIA_MAX_UPLOAD_BYTES=1000)
+@pytest.mark.parametrize(("url", "field"), [("/workbench/", "query_file"), ("/benchmarks/pilots/", "verses_file")])
+def test_page_uploads_over_the_limit_are_413_with_the_limit_not_a_bare_403(users, url, field):
+    """Regression (issue 29): the workbench and pilot pages answered a bare 403 (the CSRF token was never read)."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(users["researcher"])
+    response = client.post(url, {field: _big_file("big.csv", 200_000)})
+    html = response.content.decode()
+    assert response.status_code == 413 and "Nothing was stored" in html and "the limit is 1,000 bytes" in html

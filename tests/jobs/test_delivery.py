@@ -1,6 +1,7 @@
 """Job delivery: late acknowledgement, redelivery of unclaimed jobs, bounded publishing to a broker that
 does not answer, and who may cancel a job."""
 import datetime as dt
+import os
 import socket
 import threading
 import time
@@ -171,3 +172,20 @@ def test_other_leads_and_researchers_cannot_cancel_a_project_job(client_for, mak
     response = client_for("researcher").post(f"/api/v1/jobs/{project_job.pk}/cancel/")
     assert response.status_code == 403
     assert Job.objects.get(pk=project_job.pk).status == "queued"
+
+
+def test_a_requeue_takes_only_the_jobs_of_that_worker_process(db):
+    """Two worker processes with one node name are two identities (`jobs.signals.worker_identity`)."""
+    from django.utils import timezone
+
+    from jobs.services import job_requeue_held_by
+    from jobs.signals import worker_identity
+
+    now = timezone.now()
+    mine = Job.objects.create(kind="system.sleep", status="running", started=now, heartbeat=now,
+                              worker="local@host pid 101")
+    other = Job.objects.create(kind="system.sleep", status="running", started=now, heartbeat=now,
+                               worker="local@host pid 202")
+    assert job_requeue_held_by(worker="local@host pid 101") == 1
+    assert Job.objects.get(pk=mine.pk).status == "queued" and Job.objects.get(pk=other.pk).status == "running"
+    assert worker_identity("local@host") == f"local@host pid {os.getpid()}"

@@ -34,6 +34,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _end_sessions(script: subprocess.Popen, out: Path) -> None:
+    """Whatever happened, end the script and the sessions of the worker and the web server it started (each runs
+    in its own session): a worker left alive would take the next tests' jobs."""
+    if script.poll() is None:
+        os.killpg(script.pid, signal.SIGKILL)
+        script.wait(timeout=30)
+    text = out.read_text() if out.exists() else ""
+    for found in re.finditer(r"(?:Worker|Web server) started \(pid (\d+)", text):
+        try:
+            os.killpg(int(found.group(1)), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_delivery):  # noqa: F811
     port = _free_port()
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
@@ -68,8 +82,7 @@ def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_deliver
         elapsed = time.monotonic() - started
         assert not _alive(worker_pid), "the worker outlived the script"
     finally:
-        if script.poll() is None:
-            os.killpg(script.pid, signal.SIGKILL)
+        _end_sessions(script, out)
     print(f"make run stopped {elapsed:.1f} s after Ctrl-C with a job running")
     assert elapsed < 30
     with socket.socket() as probe:

@@ -65,9 +65,21 @@ class Worker:
             time.sleep(0.2)
         raise AssertionError(f"worker not ready:\n{self.log.read_text()}")
 
-    def kill(self, sig=signal.SIGKILL):
+    def kill(self, sig=signal.SIGKILL, grace: float = 20):
+        """Send `sig` to the worker's whole session (its pool children too); one that has not left after `grace`
+        seconds (a worker ignoring SIGTERM under load) is SIGKILLed with its group, so no worker of a test
+        outlives it and takes the next test's jobs."""
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # pool children left behind, if any
+        except ProcessLookupError:
+            pass
+        if self.proc.poll() is None:
             self.proc.wait(timeout=30)
 
 
@@ -81,9 +93,11 @@ def start_worker(tmp_path, broker_delivery):
         worker.wait_ready()
         return worker
 
-    yield start
-    for worker in started:
-        worker.kill(signal.SIGTERM)
+    try:
+        yield start
+    finally:
+        for worker in started:
+            worker.kill(signal.SIGTERM)
 
 
 def _wait_for(job_id: int, statuses: set[str], timeout: float = 60) -> Job:
@@ -151,3 +165,20 @@ def test_a_worker_killed_before_claiming_leaves_the_job_to_another_worker(start_
     assert done.deliveries == 2
     print(f"job stranded by a worker killed before its claim: run by another worker "
           f"{time.monotonic() - started:.1f} s after the kill")
+
+
+def test_a_worker_of_the_same_name_shutting_down_leaves_the_others_job_alone(start_worker):
+    """Regression: two workers named alike (`local@%h` twice); the idle one's shutdown used to re-queue the job the
+    other was running (`job_requeue_held_by` matched the name), which then ran twice. A job records its worker's
+    name and main pid, and a shutdown re-queues only its own."""
+    first, second = start_worker("w-same"), start_worker("w-same")
+    job = job_create(kind="system.sleep", params={"seconds": 6, "steps": 12})
+    running = _wait_for(job.pk, {"running"})
+    holder, idle = (first, second) if running.worker.endswith(f" pid {first.proc.pid}") else (second, first)
+    assert running.worker.startswith("w-same@") and running.worker.endswith(f" pid {holder.proc.pid}")
+    idle.kill(signal.SIGTERM)
+    assert idle.proc.returncode is not None
+    assert Job.objects.get(pk=job.pk).status == "running"
+    done = _wait_for(job.pk, {"succeeded", "failed", "queued"})
+    assert done.status == "succeeded", (done.status, done.progress_message)
+    assert "was shut down" not in done.log and done.deliveries == 1

@@ -211,6 +211,42 @@ def test_promoting_confirmed_parallels_makes_a_new_gold_version(users, loci_vers
         gold_promote(run=run, base=loci_version, version="2", user=owner)
 
 
+def test_a_promoted_version_waits_for_a_leads_approval(users, make_user, client_for, loci_version):
+    """A researcher's promotion does not publish a new version of the shared benchmark: the others neither list
+    nor read it until a lead approves it; a researcher cannot approve it."""
+    from jobs.runner import run_job
+    from workbench.services import detection_run_create, document_from_corpus, verdict_set
+
+    owner = users["researcher"]
+    run = detection_run_create(query_document=document_from_corpus(corpus=loci_version.query_corpus),
+                               source_document=document_from_corpus(corpus=loci_version.source_corpus),
+                               retriever="bm25-lemma", top_k=1, owner=owner)
+    assert run_job(run.job_id) == "succeeded"
+    for candidate in Candidate.objects.filter(run=run)[:2]:
+        verdict_set(candidate=candidate, user=owner, decision="cit.")
+    proposer = client_for("researcher")
+    response = proposer.post(f"/api/v1/workbench/runs/{run.pk}/promote/",
+                             {"base_version": loci_version.pk, "version": "2-proposed"}, format="json")
+    assert response.status_code == 201 and response.json()["awaiting_approval"] is True
+    new_id = response.json()["id"]
+    other = client_for(make_user("res2", "researcher"))
+    assert new_id not in {v["id"] for v in other.get("/api/v1/benchmarks/versions/").json()["results"]}
+    assert other.get(f"/api/v1/benchmarks/versions/{new_id}/").status_code == 404
+    assert other.get(f"/api/v1/benchmarks/versions/{new_id}/gold/").status_code == 404
+    assert proposer.get(f"/api/v1/benchmarks/versions/{new_id}/").json()["awaiting_approval"] is True
+    refused = proposer.post(f"/api/v1/benchmarks/versions/{new_id}/approve/")
+    assert refused.status_code == 403 and "lead" in refused.json()["detail"]
+    approved = client_for("lead").post(f"/api/v1/benchmarks/versions/{new_id}/approve/")
+    assert approved.status_code == 200 and approved.json()["awaiting_approval"] is False
+    assert approved.json()["provenance"]["approved"]["by"] == "lea"
+    assert new_id in {v["id"] for v in other.get("/api/v1/benchmarks/versions/").json()["results"]}
+    # a lead's own promotion needs no approval
+    from workbench.services import gold_promote
+
+    both = make_user("both", "lead", "researcher")
+    assert gold_promote(run=run, base=loci_version, version="3", user=both).awaiting_approval is False
+
+
 def test_methods_registered_elsewhere_appear_and_route_by_their_declaration(client_for, finished_detection):
     """A retriever another module registers shows up in the picker and the API at once; a GPU one's job goes to
     the gpu queue; its parameters are validated by its own declaration."""

@@ -57,8 +57,11 @@ def test_limits_name_the_limit():
     with pytest.raises(UploadError, match="the file is 29 bytes; the limit is 10"):
         parse_upload("q.csv", b"seg_id,text\na,Arma uirumque c", max_bytes=10, max_segments=5)
     rows = "seg_id,text\n" + "".join(f"s{i},Arma uirumque cano {i}\n" for i in range(6))
-    with pytest.raises(UploadError, match="6 segments; the limit is 5"):
+    with pytest.raises(UploadError, match="line 7: more than 5 segments; the limit is 5"):  # refused while reading
         parse_upload("q.csv", rows.encode(), max_bytes=10_000, max_segments=5)
+    with pytest.raises(UploadError, match="6 segments; the limit is 5"):  # the other formats: once read
+        parse_upload("q.txt", "".join(f"Arma uirumque cano {i}.\n\n" for i in range(6)).encode(), max_bytes=10_000,
+                     max_segments=5)
     assert guess_format("X.TESS") == "tess"
 
 

@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.text_checks import control_character_message
 from detection.latin.errors import InputError
 from detection.latin.readers import (
     read_plain,
@@ -49,14 +50,15 @@ def guess_format(name: str) -> str:
 
 
 def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: int, max_segments: int,
-                 prefix: str | None = None) -> ParsedDocument:
+                 prefix: str | None = None, max_columns: int = 50) -> ParsedDocument:
     """Segments of an uploaded file.
 
     Args:
         name: the file name the user gave (used in messages and as the default id prefix, never as a path).
         data: the file's bytes.
         fmt: one of FORMATS, or None to guess from the name.
-        max_bytes / max_segments: limits; beyond them an UploadError says which and by how much.
+        max_bytes / max_segments / max_columns: limits; beyond them an UploadError says which and by how much
+            (a CSV is refused at the first segment past `max_segments`, while it is read).
         prefix: id prefix for tess/tei/plain sentences (default: the .tess file's own prefix, else the name's stem).
     """
     fmt = fmt or guess_format(name)
@@ -66,12 +68,18 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: i
         raise UploadError(f"{name}: the file is {len(data):,} bytes; the limit is {max_bytes:,}")
     if not data.strip():
         raise UploadError(f"{name}: the file is empty")
+    # NUL (a server error on PostgreSQL), BEL, an RTL override …: refused, naming line and column.
+    is_utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    problem = control_character_message(data.decode("utf-16" if is_utf16 else "utf-8", errors="replace"))
+    if problem:
+        raise UploadError(f"{name}, {problem}")
     suffix = {"csv": ".csv", "tess": ".tess", "tei": ".xml", "plain": ".txt"}[fmt]
     fd, tmp = tempfile.mkstemp(suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        segments = _read(tmp, fmt, prefix if prefix is not None else None, Path(name).stem)
+        segments = _read(tmp, fmt, prefix if prefix is not None else None, Path(name).stem,
+                         max_columns=max_columns, max_segments=max_segments)
     except InputError as err:
         where = f"{name}, line {err.line}" if err.line is not None else name
         raise UploadError(f"{where}: {err.reason}") from None
@@ -91,9 +99,10 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: i
     return ParsedDocument(name=name, format=fmt, segments=segments)
 
 
-def _read(path: str, fmt: str, prefix: str | None, stem: str) -> list[Segment]:
+def _read(path: str, fmt: str, prefix: str | None, stem: str, *, max_columns: int,
+          max_segments: int) -> list[Segment]:
     if fmt == "csv":
-        return read_segments_csv(path)
+        return read_segments_csv(path, max_columns=max_columns, max_segments=max_segments)
     if fmt == "tess":
         units = read_tess(path)
         verse = bool(units) and sum(len(u.text) for u in units) / len(units) < 80  # short lines: verse

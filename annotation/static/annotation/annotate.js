@@ -139,7 +139,7 @@
     const unsent = $("unsent");
     unsent.hidden = n === 0;
     $("unsent-count").textContent = String(n);
-    $("unsent-label").textContent = n === 1 ? "choice not saved yet" : "choices not saved yet";
+    $("unsent-label").textContent = "unsent — will retry";  // "3 unsent — will retry": kept in this browser
     let text;
     if (sessionProblem) text = `${sessionProblem} Your unsent choices are kept in this browser.`;
     else if (n === 0) text = answered || (state && state.set && state.set.items.some((it) => it.chosen !== null)) ? "All choices saved." : "";
