@@ -142,7 +142,7 @@ def edit_relation(forms: Sequence[str], *, min_len: int = 5) -> Relation:
             keys[a[:i] + a[i + 1:]].add(w)
     out: dict[str, set[str]] = defaultdict(set)
     for group in keys.values():
-        if 1 < len(group) <= 50:
+        if len(group) > 1:
             for w in group:
                 out[w].update(group)
     rel = {}
@@ -198,28 +198,32 @@ def check_synonym_name(name: str) -> str:
     return name
 
 
-def vector_synonyms(wv, lemmas: Sequence[str], *, top: int = 5, min_cos: float = 0.6,
-                    rarity: Rarity | None = None, max_count: float | None = None) -> Relation:
-    """Each lemma's nearest neighbours in the word vectors (cosine >= ``min_cos``, at most ``top``), among the
-    lemmas given (those of the fitted and searched texts); symmetric."""
+def vector_synonyms(wv, lemmas: Sequence[str], *, top: int = 5, min_cos: float = 0.6) -> Relation:
+    """Synonyms from word vectors: two lemmas are related when one is among the other's ``top`` nearest
+    neighbours in the whole vector vocabulary with cosine >= ``min_cos``. Computed for the ``lemmas`` given (the
+    fitted and searched texts') but each one against the whole vocabulary, so a pair's relation does not depend
+    on the other texts searched."""
     vocab = sorted({w for w in lemmas if w in wv and w not in LATIN_STOPWORDS})
-    if len(vocab) < 2:
+    if not vocab:
         return Relation({})
-    M = np.stack([wv.vector(w) for w in vocab]).astype(np.float32)
-    M /= np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-9)
+    U = np.asarray(wv.unit_vectors(), np.float32)
+    index = {k: i for i, k in enumerate(wv.keys)}
+    rows = np.asarray([index[w] for w in vocab])
+    wanted = set(vocab)
     out: dict[str, set[str]] = defaultdict(set)
-    block = 1024
-    for a in range(0, len(vocab), block):
-        sims = M[a:a + block] @ M.T
-        for r in range(sims.shape[0]):
-            sims[r, a + r] = -1.0
-        kk = min(top, sims.shape[1] - 1)
+    kk = min(top + 1, U.shape[0])
+    for a in range(0, len(rows), 1024):
+        r = rows[a:a + 1024]
+        sims = U[r] @ U.T
+        sims[np.arange(len(r)), r] = -1.0
         part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
-        for r in range(sims.shape[0]):
-            for j in part[r]:
-                if sims[r, j] >= min_cos:
-                    out[vocab[a + r]].add(vocab[j])
-                    out[vocab[j]].add(vocab[a + r])
+        for x in range(len(r)):
+            w = vocab[a + x]
+            for j in part[x]:
+                other = wv.keys[j]
+                if sims[x, j] >= min_cos and other in wanted and other != w:
+                    out[w].add(other)
+                    out[other].add(w)
     return Relation({k: frozenset(v) for k, v in out.items()})
 
 

@@ -13,34 +13,53 @@ were chosen); a weight parameter left null takes the profile's value, 0 or the c
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from . import channels as C
+from .registry import ParamError
 from .retriever import Progress, Retriever, TopK
 from .topk import topk_exact
 
 PROFILES: dict[str, dict[str, float]] = {
-    "verse": {"lemma": 1.0, "rare": 0.5, "form": 0.5, "quote": 1.0, "sound": 0.5, "edit": 0.3, "synonym": 0.3,
+    # chosen on the Lucan -> Virgil dev benchmark (docs/verse_detection.md), coarse steps, one weight at a time
+    "verse": {"lemma": 0.5, "rare": 0.5, "form": 0.5, "quote": 1.0, "sound": 2.0, "edit": 0.3, "synonym": 0.3,
               "order": 0.5, "position": 0.5, "semantic": 1.0, "encoder": 1.0},
-    "prose": {"lemma": 1.0, "rare": 0.5, "form": 0.5, "quote": 1.0, "sound": 0.5, "edit": 0.3, "synonym": 0.3,
+    # the same without verse position (prose has no lines to end)
+    "prose": {"lemma": 0.5, "rare": 0.5, "form": 0.5, "quote": 1.0, "sound": 2.0, "edit": 0.3, "synonym": 0.3,
               "order": 0.5, "position": 0.0, "semantic": 1.0, "encoder": 1.0},
 }
 DEFAULT_VECTORS = "la-lemma-cbow100"
-RARE_MIN = 9.0
+RARE_MIN = 7.0
 
 
-class ChannelError(ValueError):
+class ChannelError(ParamError):
     """A combination of channel parameters that cannot run (names the parameter)."""
 
 
+SHIPPED_VECTORS_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
+
+
 def _vectors_or_none(name: str | None):
+    """The word vectors ``name`` from the models directory; the default vectors also from the copy shipped in
+    ``data/vectors/`` (so the default runs on a fresh install)."""
     if not name:
         return None
-    from .word_vectors import load_vectors
+    from . import model_store
+    from .word_vectors import load_folder, load_vectors
 
-    return load_vectors(name, language="la")
+    try:
+        return load_vectors(name, language="la")
+    except model_store.ModelUnavailable:
+        shipped = SHIPPED_VECTORS_DIR / name
+        if name == DEFAULT_VECTORS and (shipped / "manifest.json").is_file():
+            return _SHIPPED.setdefault(name, load_folder(shipped))
+        raise
+
+
+_SHIPPED: dict = {}
 
 
 class MultiChannelRetriever(Retriever):
@@ -59,11 +78,11 @@ class MultiChannelRetriever(Retriever):
                  position: bool = True, position_weight: float | None = None,
                  semantic: bool = True, semantic_weight: float | None = None,
                  encoder_weight: float | None = None,
-                 cache_dir=None, block_size: int | None = None, wv=None, synonym_relation=None):
+                 cache_dir=None, block_size: int | None = None):
         if profile not in PROFILES:
-            raise ChannelError(f"profile must be one of {', '.join(PROFILES)}")
+            raise ChannelError(f"profile must be one of {', '.join(PROFILES)}", "profile")
         if candidates not in ("union", "fused"):
-            raise ChannelError("candidates must be 'union' or 'fused'")
+            raise ChannelError("candidates must be 'union' or 'fused'", "candidates")
         switches = {"lemma": lemma, "rare": rare, "form": form, "quote": quote, "sound": sound, "edit": edit,
                     "synonym": synonym, "order": order, "position": position, "semantic": semantic,
                     "encoder": encoder is not None}
@@ -74,24 +93,24 @@ class MultiChannelRetriever(Retriever):
         for ch in C.CHANNELS:
             w = PROFILES[profile][ch] if given[ch] is None else float(given[ch])
             if w < 0 or not np.isfinite(w):
-                raise ChannelError(f"{ch}_weight must be a finite number >= 0, not {w}")
+                raise ChannelError(f"{ch}_weight must be a finite number >= 0, not {w}", f"{ch}_weight")
             if switches[ch] and w > 0:
                 self.weights[ch] = w
         self.profile, self.candidates, self.rare_min = profile, candidates, float(rare_min)
         self.vectors_name, self.synonyms_name, self.encoder_name = vectors, synonyms, encoder
-        self._wv = wv
-        self._synonym_relation = synonym_relation
+        self._wv = None
+        self._synonym_relation = None
         if self._wv is None and vectors:  # rarity, synonyms and semantics all come from the vectors
             self._wv = _vectors_or_none(vectors)
         if "semantic" in self.weights and self._wv is None:
-            raise ChannelError("the semantic channel needs word vectors: set 'vectors' or semantic=false")
-        if "synonym" in self.weights and synonyms == "vectors" and self._wv is None and synonym_relation is None:
+            raise ChannelError("the semantic channel needs word vectors: set 'vectors' or semantic=false", "vectors")
+        if "synonym" in self.weights and synonyms == "vectors" and self._wv is None:
             raise ChannelError("synonyms='vectors' needs word vectors: set 'vectors', a synonym list name, "
-                               "or synonym=false")
-        if "synonym" in self.weights and synonyms not in (None, "vectors") and synonym_relation is None:
+                               "or synonym=false", "synonyms")
+        if "synonym" in self.weights and synonyms not in (None, "vectors"):
             self._synonym_relation = load_synonym_list(synonyms)
         if not self.weights:
-            raise ChannelError("every channel is off: switch one on")
+            raise ChannelError("every channel is off: switch one on", "lemma")
         self.cache_dir = cache_dir
         self.block_size = block_size
         self.notes: list[str] = []
@@ -130,7 +149,7 @@ class MultiChannelRetriever(Retriever):
             self._encoder = SegmentEncoder(self._wv, "sif").fit(self._content_lemmas(self._sdocs))
             self._sdense["semantic"] = self._encoder.encode(self._content_lemmas(self._sdocs)).astype(np.float32)
         if "encoder" in self.weights:
-            self._sdense["encoder"] = self._encode(list(source_texts))
+            self._sdense["encoder"] = self._encode(list(source_texts), 1)
         if progress:
             progress(1.0, "sources indexed")
         return self
@@ -139,12 +158,16 @@ class MultiChannelRetriever(Retriever):
     def _content_lemmas(docs) -> list[list[str]]:
         return [[lem for tok, lem in zip(d.tokens, d.lemmas) if C.is_content(lem, tok)] for d in docs]
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        from .encoders import load_encoder
+    def _encode(self, texts: list[str], side: int) -> np.ndarray:
+        """Unit vectors of a configured sentence encoder (:class:`.encoders.BiEncoderRetriever`), with its
+        query (side 0) or passage (side 1) prefix."""
+        from .encoders import BiEncoderRetriever
 
-        enc = getattr(self, "_enc", None) or load_encoder(self.encoder_name)
-        self._enc = enc
-        X = np.asarray(enc.encode(texts), np.float32)
+        enc = getattr(self, "_enc", None)
+        if enc is None:
+            enc = self._enc = BiEncoderRetriever(model=self.encoder_name, cache_dir=self.cache_dir)
+        prefix = enc.query_prefix if side == 0 else enc.passage_prefix
+        X = np.asarray(enc.encode(texts, prefix), np.float32)
         return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-9)
 
     # ------------------------------------------------------------------------------------------ searching
@@ -152,11 +175,11 @@ class MultiChannelRetriever(Retriever):
         qdocs = C.analyse(query_texts)
         syn = None
         if "synonym" in self.weights:
-            if self._synonym_relation is not None:
+            if self._synonym_relation is not None:  # a list chosen by name
                 syn = self._synonym_relation
-            else:
+            else:  # the vectors' neighbours among the lemmas of these queries and the sources
                 lemmas = {lem for d in qdocs for lem in d.lemmas} | {lem for d in self._sdocs for lem in d.lemmas}
-                syn = self._synonym_relation = C.vector_synonyms(self._wv, sorted(lemmas))
+                syn = C.vector_synonyms(self._wv, sorted(lemmas))
         var = None
         if "edit" in self.weights:
             forms = {t for d in qdocs for t in d.tokens} | {t for d in self._sdocs for t in d.tokens}
@@ -170,7 +193,7 @@ class MultiChannelRetriever(Retriever):
         if "semantic" in self.weights:
             qdense["semantic"] = self._encoder.encode(self._content_lemmas(qdocs)).astype(np.float32)
         if "encoder" in self.weights:
-            qdense["encoder"] = self._encode(list(query_texts))
+            qdense["encoder"] = self._encode(list(query_texts), 0)
         return qdocs, qfeats, qmat, qdense
 
     def _channel_block(self, ch: str, qmat, qdense, a: int, b: int) -> np.ndarray:
@@ -295,9 +318,9 @@ def load_synonym_list(name: str) -> C.Relation:
     try:
         C.check_synonym_name(name)
     except ValueError as exc:
-        raise ChannelError(str(exc)) from None
+        raise ChannelError(str(exc), "synonyms") from None
     path = synonyms_dir() / f"{name}.csv"
     if not path.is_file():
         have = ", ".join(synonym_list_names()) or "none"
-        raise ChannelError(f"no synonym list named {name!r} (available: {have}, or 'vectors')")
+        raise ChannelError(f"no synonym list named {name!r} (available: {have}, or 'vectors')", "synonyms")
     return C.read_synonym_csv(path)

@@ -8,9 +8,9 @@ import scipy.sparse as sp
 def topk_csr(scores: sp.csr_matrix, k: int, out_idx: np.ndarray, out_val: np.ndarray) -> None:
     """Write the top-k column indices/values of every row of ``scores`` into ``out_idx``/``out_val``.
 
-    Selection looks only at a row's stored entries (the documents the query touched): ``argpartition`` on
-    that slice, then a sort of the k kept, by descending score then ascending index. Rows with fewer than
-    k entries are padded with -1 / nan.
+    Selection looks only at a row's stored entries (the documents the query touched): ``partition`` finds the
+    k-th value, the entries at or above it are sorted by descending score then ascending index and the first k
+    kept (deterministic at ties). Rows with fewer than k entries are padded with -1 / nan.
     """
     indptr, indices, data = scores.indptr, scores.indices, scores.data
     out_idx.fill(-1)
@@ -22,12 +22,14 @@ def topk_csr(scores: sp.csr_matrix, k: int, out_idx: np.ndarray, out_val: np.nda
             continue
         vals = data[a:b]
         cols = indices[a:b]
-        if n > k:
-            part = np.argpartition(-vals, k - 1)[:k]
-            vals = vals[part]
-            cols = cols[part]
+        if n > k:  # every entry at or above the k-th value, then the k best by (score, index): ties
+            # at the cut go to the lower index, so a top-k is the first k of any deeper top list
+            kth = -np.partition(-vals, k - 1)[k - 1]
+            keep = vals >= kth
+            vals = vals[keep]
+            cols = cols[keep]
             n = k
-        order = np.lexsort((cols, -vals))
+        order = np.lexsort((cols, -vals))[:n]
         out_idx[i, :n] = cols[order]
         out_val[i, :n] = vals[order]
 
