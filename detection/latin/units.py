@@ -4,7 +4,8 @@ A unit keeps the ids of the lines it covers (``lines``): a hit between two units
 ids stay the text's own line ids (``luc. 2.5``), whatever the unit. ``unit.id`` is its first line's id (a
 sentence that starts on a line where another one started gets ``#2``, ``#3``...).
 
-Units: ``line`` (each line alone), ``window-2`` / ``window-3`` (the line and the next one or two, sliding:
+Units: ``line`` (each line alone), ``window-2`` / ``window-3`` (the line and the next one or two joined by a
+newline, so line ends stay visible to the channels; sliding:
 every line starts one window, the last ones are shorter), ``sentence`` (the lines joined and cut after ``.``,
 ``!``, ``?`` or ``;``; a sentence covers every line it touches).
 """
@@ -51,7 +52,7 @@ def make_units(ids: Sequence[str], texts: Sequence[str], unit: str = "line") -> 
         raise ValueError("ids and texts differ in length")
     n = window_size(unit)
     if n >= 1:
-        return [TextUnit(ids[i], " ".join(t.strip() for t in texts[i:i + n]), tuple(ids[i:i + n]))
+        return [TextUnit(ids[i], "\n".join(t.strip() for t in texts[i:i + n]), tuple(ids[i:i + n]))
                 for i in range(len(ids))]
     return _sentences(ids, texts)
 
