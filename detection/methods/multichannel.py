@@ -142,6 +142,11 @@ class MultiChannelRetriever(Retriever):
         if "lemma" in self.weights:
             self._slemma_bin = self._smat["lemma"].copy()
             self._slemma_bin.data[:] = 1.0
+        postings: dict[str, list[int]] = {}
+        for j, cf in enumerate(self._sfeats):
+            for lem in cf.feats["lemma"]:
+                postings.setdefault(lem, []).append(j)
+        self._postings = {lem: np.asarray(js, np.int32) for lem, js in postings.items()}
         self._sdense = {}
         if "semantic" in self.weights:
             from .static_semantic import SegmentEncoder
@@ -287,7 +292,22 @@ class MultiChannelRetriever(Retriever):
                 for qword, _sword in matches:
                     rarity[qword] = round(self.rarity(_lemma_of(qword)), 3)
         out.sort(key=lambda d: -d["contribution"])
-        return {"channels": out, "uniqueness": None, "rarity": rarity, "query_lines": [], "source_lines": []}
+        return {"channels": out, "uniqueness": self.uniqueness(qf, sf), "rarity": rarity, "query_lines": [],
+                "source_lines": []}
+
+    def uniqueness(self, qf: C.ChannelFeatures, sf: C.ChannelFeatures) -> int | None:
+        """How many other fitted sources hold every content lemma this pair shares (0: no other passage has
+        them all: the parallel is unique in the searched corpus); None when the pair shares no lemma."""
+        shared = set(qf.feats["lemma"]) & set(sf.feats["lemma"])
+        if not shared:
+            return None
+        lists = sorted((self._postings[lem] for lem in shared), key=len)
+        common = lists[0]
+        for other in lists[1:]:
+            common = np.intersect1d(common, other, assume_unique=True)
+            if common.size <= 1:
+                break
+        return max(int(common.size) - 1, 0)
 
 
 def _lemma_of(form: str) -> str:

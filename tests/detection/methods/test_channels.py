@@ -75,7 +75,16 @@ def test_explanation_contract(run):
         assert set(c) == {"name", "score", "weight", "contribution", "matches"}
         assert c["contribution"] == pytest.approx(c["weight"] * c["score"], rel=1e-4)
     assert ex["rarity"]["salutis"] > 0
+    assert ex["uniqueness"] == 0  # no other source line holds both 'salus' and 'unus'
 
+
+def test_uniqueness_counts_the_other_sources_with_the_same_words():
+    src = ["arma uirum cano", "arma uirum canit", "arma uirosque", "uirum arma tenet", "mare altum"]
+    r = MultiChannelRetriever(vectors=None, semantic=False, synonym=False).fit([str(i) for i in range(5)], src)
+    top, scores, side = r.search_explained(["arma uirumque cano"], 5)
+    ex = {int(j): r.explain(0, int(j), scores[0, k], side) for k, j in enumerate(top.indices[0]) if j >= 0}
+    assert ex[0]["uniqueness"] == 1  # arma + uir + cano: only line 1 ('canit') holds them too
+    assert ex[3]["uniqueness"] == 3  # arma + uir: lines 0, 1 and 2 ('uirosque') hold them too
 
 def test_synonym_channel_from_the_vectors():
     r = registry.build("channels").fit(["a", "b", "c"], ["stringit ensis acutus", "mare altum", "flumina rapida"])
