@@ -108,6 +108,11 @@ def _channel_params():
             out.append(Param(ch, "bool", True, f"channel '{ch}' on or off"))
         out.append(Param(f"{ch}_weight", "float", None, f"weight of channel '{ch}' (null: the profile's; 0: off)",
                          min=0.0, max=100.0, nullable=True))
+    out.append(Param("context_weight", "float", None, "weight of the neighbouring line pairs' scores (a parallel "
+                     "running over lines); null: the profile's (verse 0.35, prose 0)", min=0.0, max=100.0,
+                     nullable=True))
+    out.append(Param("budget", "int", 1000, "candidates per query drawn from the channels' lists (the union, "
+                     "filled with the best scores) before the cut at k; k when larger", min=1, max=100_000))
     return tuple(out)
 
 

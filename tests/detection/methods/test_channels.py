@@ -102,16 +102,19 @@ def test_edit_relation_and_assimilation():
 
 
 def test_union_budget_takes_every_channels_best():
-    """Budget 2, two channels: each channel's best is in, although the fused score alone keeps two others."""
+    """Budget 2, two channels: each channel's best is in, although the fused score alone keeps two others; with
+    the default budget (1,000) both channels' lists fit and the cut at k=2 keeps the two best scores."""
     src = ["arma uirum cano", "arma uirum canit", "immota", "fatis immota"]
     q = ["arma uirum inmoto"]
     kw = dict(vectors=None, semantic=False, synonym=False, rare=False, form=False, quote=False, sound=False,
-              order=False, position=False, edit_weight=0.01)
+              order=False, position=False, edit_weight=0.01, context_weight=0)
     fused = MultiChannelRetriever(candidates="fused", **kw).fit(["0", "1", "2", "3"], src).search(q, 2)
-    union = MultiChannelRetriever(candidates="union", **kw).fit(["0", "1", "2", "3"], src).search(q, 2)
+    union = MultiChannelRetriever(candidates="union", budget=2, **kw).fit(["0", "1", "2", "3"], src).search(q, 2)
     assert list(fused.indices[0]) == [0, 1]  # the lemma channel dominates the fused score
     assert list(union.indices[0]) == [0, 2]  # lemma's best, then edit's best (tie with 3: the lower index)
     assert union.scores[0][0] > union.scores[0][1] > 0
+    deep = MultiChannelRetriever(candidates="union", **kw).fit(["0", "1", "2", "3"], src)
+    assert list(deep.search(q, 2).indices[0]) == [0, 1] and list(deep.search(q, 4).indices[0][:2]) == [0, 1]
 
 
 def test_top_k_is_a_prefix_of_a_deeper_list_at_tied_scores():
@@ -167,8 +170,33 @@ def test_hybrid_union_with_maxsim_is_a_parameter_error():
 
 
 def test_scores_do_not_depend_on_the_other_queries():
-    r = registry.build("channels").fit(SRC_IDS, SRC)
+    """Without the context term a pair's score is its own; with it, it reads only the neighbouring lines, and a
+    shard's rows equal the whole search's."""
+    r = registry.build("channels", {"context_weight": 0}).fit(SRC_IDS, SRC)
     alone = r.search([QUERIES[2]], 3)
     together = r.search(QUERIES, 3)
     assert np.allclose(alone.scores[0], together.scores[2], equal_nan=True)
     assert list(alone.indices[0]) == list(together.indices[2])
+    r = registry.build("channels").fit(SRC_IDS, SRC)
+    whole = r.search(QUERIES, 3)
+    for start, stop in ((0, 1), (1, 3), (3, 4)):
+        part = r.search_range(QUERIES, 3, start, stop)
+        assert np.array_equal(part.indices, whole.indices[start:stop])
+        assert np.allclose(part.scores, whole.scores[start:stop], equal_nan=True)
+
+
+def test_context_adds_the_neighbouring_line_pairs():
+    """luc. 2.11-2.12 against aen. 7.314-7.315: the second line pair lifts the first (and is in its explanation)."""
+    src_ids = ["verg. aen. 7.313", "verg. aen. 7.314", "verg. aen. 7.315"]
+    src = ["at trahere atque moras tantis licet addere rebus,", "atque immota manet fatis Lavinia coniunx:",
+           "at licet amborum populos exscindere regum."]
+    q = ["Fatorum immoto divisit limite mundum:", "Amborum populos regum"]
+    plain = registry.build("channels", {"context_weight": 0}).fit(src_ids, src)
+    ctx = registry.build("channels").fit(src_ids, src)
+    p0, c0 = plain.search(q, 3), ctx.search(q, 3)
+    row = list(c0.indices[0]).index(1)
+    assert c0.scores[0, row] > p0.scores[0, list(p0.indices[0]).index(1)]
+    top, scores, side = ctx.search_explained(q, 3)
+    ex = ctx.explain(0, 1, scores[0, list(top.indices[0]).index(1)], side)
+    context = _channel(ex, "context")
+    assert context["weight"] == 0.35 and context["score"] > 0 and context["matches"] == []
