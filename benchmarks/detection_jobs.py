@@ -233,7 +233,7 @@ def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None,
     explain = None
     if wants and hasattr(loaded.retriever, "search_explained"):  # candidates that say why (``channels``)
         res, channel_scores, side = loaded.retriever.search_explained(
-            loaded.query_texts[int(start):int(stop)], int(params["k"]),
+            loaded.query_texts, int(params["k"]), start=int(start), stop=int(stop),
             progress=lambda f, m="": job.progress(share * f, m))
         q_all, s_all = loaded.query_ids, loaded.source_ids
 

@@ -56,6 +56,16 @@ def test_windows_and_explanations_reach_the_store(corpora):
     assert first["query_lines"] == ["luc. 2.11", "luc. 2.12"]
     assert "verg. aen. 7.314" in first["source_lines"]
     assert any(c["name"] == "edit" and ["immoto", "immota"] in c["matches"] for c in first["channels"])
+    # the shards (3 queries each) give what one search over all the windows gives
+    from detection.latin.units import make_units
+    from detection.methods import registry
+
+    q_rows = list(Segment.objects.filter(corpus=qc).order_by("pk").values_list("seg_id", "text"))
+    s_rows = list(Segment.objects.filter(corpus=sc).order_by("pk").values_list("seg_id", "text"))
+    qu = make_units([i for i, _ in q_rows], [t for _, t in q_rows], "window-2")
+    su = make_units([i for i, _ in s_rows], [t for _, t in s_rows], "window-2")
+    whole = registry.build("channels").fit([u.id for u in su], [u.text for u in su]).search([u.text for u in qu], 3)
+    assert cands.source.reshape(6, 3).tolist() == whole.indices.tolist()
 
 
 def test_a_bad_unit_is_refused(corpora):
