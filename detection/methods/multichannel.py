@@ -232,16 +232,6 @@ class MultiChannelRetriever(Retriever):
         neighbouring queries)."""
         return self.search_explained(query_texts, k, progress=progress, explain=False, start=start, stop=stop)[0]
 
-    def _fused_rows(self, chans, qmat, qdense, a: int, b: int, keep: bool):
-        fused = None
-        blocks = {}
-        for ch in chans:
-            blk = self._channel_block(ch, qmat, qdense, a, b)
-            fused = self.weights[ch] * blk if fused is None else fused + self.weights[ch] * blk
-            if keep:
-                blocks[ch] = blk
-        return fused, blocks
-
     def search_explained(self, query_texts, k: int, *, progress: Progress | None = None, explain: bool = True,
                          start: int = 0, stop: int | None = None):
         """(TopK of queries ``start..stop-1``, channel scores (rows, k, channels + context) or None, the query
@@ -272,28 +262,33 @@ class MultiChannelRetriever(Retriever):
         for a in range(0, nq, bs):
             b = min(nq, a + bs)
             la, lb = a + off, b + off  # local rows of this block
-            fused, blocks = self._fused_rows(chans, qmat, qdense, la, lb, explain)
+            ea, eb = (max(0, la - 1), min(hi - lo, lb + 1)) if ctx_w > 0 else (la, lb)  # with the neighbour rows
+            core = slice(la - ea, lb - ea)
+            fused_ext = np.zeros((eb - ea, ns), np.float32)
             union = np.zeros((b - a, ns), bool)
-            if self.candidates == "union":
-                for ch in chans:
-                    blk = blocks[ch] if explain else self._channel_block(ch, qmat, qdense, la, lb)
-                    idx, _ = topk_exact(blk, quota, floor=0.0)
+            blocks = {}
+            for ch in chans:
+                blk = self._channel_block(ch, qmat, qdense, ea, eb)
+                fused_ext += self.weights[ch] * blk
+                if self.candidates == "union":
+                    idx, _ = topk_exact(blk[core], quota, floor=0.0)
                     rr, cc = np.nonzero(idx >= 0)
                     union[rr, idx[rr, cc]] = True
+                if explain:
+                    blocks[ch] = blk[core]
+            fused = fused_ext[core]
             key = np.where(union, fused + np.float32(1e6), fused)
             idx, _ = topk_exact(key, depth, floor=0.0)
             rows = np.arange(b - a)[:, None]
             safe = np.maximum(idx, 0)
             context = None
             if ctx_w > 0:
-                ea, eb = max(0, la - 1), min(hi - lo, lb + 1)
-                ext, _ = self._fused_rows(chans, qmat, qdense, ea, eb, False)
                 context = np.zeros((b - a, ns), np.float32)
                 for d in (-1, 1):  # the pair one line before, one line after, on both sides
                     r_lo, r_hi = max(la, ea - d), min(lb, eb - d)
                     if r_hi <= r_lo:
                         continue
-                    src_rows = ext[r_lo + d - ea:r_hi + d - ea]
+                    src_rows = fused_ext[r_lo + d - ea:r_hi + d - ea]
                     tgt = slice(r_lo - la, r_hi - la)
                     if d == 1:
                         context[tgt, :-1] += src_rows[:, 1:]
