@@ -86,7 +86,7 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = DetectionRun
         fields = ["id", "name", "owner", "query_document", "source_document", "retriever", "retriever_params",
-                  "reranker", "reranker_params", "top_k", "min_score", "thresholds", "job", "status", "summary",
+                  "reranker", "reranker_params", "top_k", "min_score", "thresholds", "job", "status", "summary", "notes",
                   "created"]
         read_only_fields = fields
 
@@ -148,9 +148,11 @@ class PromoteInputSerializer(serializers.Serializer):
 # ------------------------------------------------------------------------------------------------ views
 class MethodListApi(_Api):
     @extend_schema(responses=OpenApiTypes.OBJECT,
-                   description="Registered retrievers and rerankers with their declared parameters.")
+                   description="Registered retrievers and rerankers with their declared parameters, and the models "
+                               "this installation has (`models`: what a parameter of type model may name).")
     def get(self, request):
-        return Response({"retrievers": methods.specs("retriever"), "rerankers": methods.specs("reranker")})
+        return Response({"retrievers": methods.specs("retriever"), "rerankers": methods.specs("reranker"),
+                         "models": methods.local_models()})
 
 
 class CorpusListApi(_Api):

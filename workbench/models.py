@@ -66,6 +66,7 @@ class DetectionRun(models.Model):
     thresholds = models.JSONField(default=dict, blank=True)  # {"cit.": 0.5, "cf.": 0.5}
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     summary = models.JSONField(default=dict, blank=True)  # counts and timings once finished
+    notes = models.JSONField(default=list, blank=True)  # what the run changed from the request (a missing default)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -97,11 +97,16 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
     from benchmarks.services.detection import DetectionError, detection_job_create, detection_method_params
+    from workbench.methods import ModelMissing, model_parameters
 
     try:
         r_params = detection_method_params(retriever, retriever_params, kind="retriever")
         rr_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
-    except DetectionError as exc:
+        r_params, notes = model_parameters(retriever, retriever_params, r_params)
+        if reranker:
+            rr_params, rr_notes = model_parameters(reranker, reranker_params, rr_params)
+            notes += rr_notes
+    except (DetectionError, ModelMissing) as exc:
         raise WorkbenchError(str(exc)) from None
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
@@ -119,7 +124,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     run = DetectionRun.objects.create(
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
         retriever=retriever, retriever_params=r_params, reranker=reranker, reranker_params=rr_params, top_k=top_k,
-        min_score=min_score, thresholds=_thresholds(thresholds))
+        min_score=min_score, thresholds=_thresholds(thresholds), notes=notes)
     try:
         run.job = detection_job_create(
             queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),

@@ -124,7 +124,8 @@ def index(request):
         "documents": selectors.document_list(user=request.user)[:50],
         "max_mb": f"{settings.SIMILIA_MAX_UPLOAD_BYTES // (1024 * 1024)} MB", "max_segments": f"{settings.SIMILIA_IMPORT_MAX_ROWS:,}",
         "method_specs": mark_safe(json.dumps({"retrievers": methods.specs("retriever"),
-                                              "rerankers": methods.specs("reranker")}).replace("</", "<\\/")),
+                                              "rerankers": methods.specs("reranker"),
+                                              "models": methods.local_models()}).replace("</", "<\\/")),
     })
 
 

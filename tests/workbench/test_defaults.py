@@ -1,0 +1,75 @@
+"""Every method runs with its default parameters on a fresh install: a default word-vector model that is not
+here (``la-lemma-cbow200``) gives way to the demo's vectors with a note on the run; a model the user names
+that is not here is refused naming the ones that are; the launch form and the API list the models here."""
+import pytest
+
+from detection.methods import model_store
+from jobs.runner import run_job
+from workbench.models import DetectionRun
+
+from .conftest import EXAMPLES
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo_models(settings, tmp_path):
+    """A models directory as `make run` leaves it: the demo's vectors only."""
+    from detection.demo import load_demo_vectors
+
+    settings.MODELS_DIR = tmp_path / "models"
+    with model_store.using(settings.MODELS_DIR):
+        load_demo_vectors()
+        yield settings.MODELS_DIR
+
+
+@pytest.fixture
+def documents(users):
+    from workbench.services import document_upload
+
+    owner = users["researcher"]
+    return [document_upload(name=n, data=(EXAMPLES / n).read_bytes(), owner=owner)
+            for n in ("hieronymus_samples.csv", "vergil_samples.csv")]
+
+
+@pytest.mark.parametrize("method", ["hybrid", "static-dense"])
+def test_semantic_defaults_run_on_the_demo_vectors_with_a_note(client_for, demo_models, documents, method):
+    client = client_for("researcher")
+    q, s = documents
+    created = client.post("/api/v1/workbench/runs/", {"query_document": q.pk, "source_document": s.pk,
+                                                      "retriever": method, "top_k": 3}, format="json")
+    assert created.status_code == 201, created.content
+    run = DetectionRun.objects.get(pk=created.json()["id"])
+    assert run.retriever_params["model"] == "la-lemma-demo"
+    assert run.notes == [created.json()["notes"][0]] and "'la-lemma-cbow200' are not in this installation" in run.notes[0]
+    assert run_job(run.job_id) == "succeeded", run.job.error
+    run.refresh_from_db()
+    assert run.summary["n_candidates"] == run.candidates.count() > 11 and run.candidates.filter(score__gt=0).exists()
+    client.force_login(run.owner)
+    html = client.get(f"/workbench/runs/{run.pk}/").content.decode()
+    assert "uses &#x27;la-lemma-demo&#x27;" in html and 'id="run-notes"' in html
+
+
+def test_a_named_model_that_is_not_here_is_refused_naming_those_that_are(client_for, demo_models, documents):
+    client = client_for("researcher")
+    q, s = documents
+    bad = client.post("/api/v1/workbench/runs/", {"query_document": q.pk, "source_document": s.pk,
+                                                  "retriever": "hybrid", "retriever_params": {"model": "la-lemma-cbow200"}},
+                      format="json")
+    assert bad.status_code == 400
+    assert "hybrid: the model 'la-lemma-cbow200' (parameter 'model') is not in this installation's models directory; " \
+           "the models here: la-lemma-demo" in bad.json()["detail"]
+    assert not DetectionRun.objects.exists()
+    listed = client.get("/api/v1/workbench/methods/").json()["models"]
+    assert [(m["name"], m["kind"], m["language"]) for m in listed] == [
+        ("grc-lemma-demo", "word vectors", "grc"), ("la-lemma-demo", "word vectors", "la")]
+
+
+def test_without_any_vectors_the_refusal_says_how_to_get_them(client_for, settings, tmp_path, documents):
+    settings.MODELS_DIR = tmp_path / "empty"
+    with model_store.using(settings.MODELS_DIR):
+        q, s = documents
+        bad = client_for("researcher").post("/api/v1/workbench/runs/", {
+            "query_document": q.pk, "source_document": s.pk, "retriever": "static-dense"}, format="json")
+    assert bad.status_code == 400 and "the models here: none" in bad.json()["detail"]
+    assert "`manage.py load_demo` trains small demo vectors" in bad.json()["detail"]
