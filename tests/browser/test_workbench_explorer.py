@@ -19,7 +19,7 @@ SHOTS = ROOT / "var" / "screenshots"
 #: the engine's explanation of Jerome's quotation of Aen. 10.636 (the shape `detect` gives every candidate)
 QUOTED = {"channels": [
     {"name": "lemma", "score": 2.0, "weight": 0.6, "contribution": 1.2, "matches": [["mens", "mens"], ["sonus", "sonus"]]},
-    {"name": "exact", "score": 1.0, "weight": 0.3, "contribution": 0.3, "matches": [["sonum", "sonum"]]},
+    {"name": "form", "score": 1.0, "weight": 0.3, "contribution": 0.3, "matches": [["sonum", "sonum"]]},
     {"name": "semantic", "score": 0.05, "weight": 0.1, "contribution": 0.0, "matches": []}],
     "uniqueness": 1, "rarity": {"mens": 3.5, "sonus": 6.25}, "query_lines": ["hier. adv. iovin. 1.1"],
     "source_lines": ["verg. aen. 10.636"]}
@@ -75,12 +75,12 @@ def test_a_parallel_shows_its_channels_contributions_uniqueness_and_rarity(live_
     page.wait_for_selector("#d-channels li[data-channel='lemma']")
     bars = page.eval_on_selector_all("#d-channels li", """lis => lis.map(li => [li.dataset.channel,
         li.querySelector('.contribution').textContent, li.querySelector('.bar span').style.width, li.className])""")
-    assert bars == [["lemma", "1.200", "80%", ""], ["exact", "0.300", "20%", ""], ["semantic", "0.000", "0%", "off"]]
+    assert bars == [["lemma", "1.200", "80%", ""], ["form", "0.300", "20%", ""], ["semantic", "0.000", "0%", "off"]]
     assert "mens / mens" not in page.inner_text("#d-channels") and "mens, sonus" in page.inner_text("#d-channels")
     # the matched words are coloured by their channels, on both sides
     coloured = page.eval_on_selector_all("#d-source mark.ch", "ms => ms.map(m => [m.textContent, m.dataset.channels])")
-    assert ["mente", "lemma"] in coloured and ["sonum", "lemma exact"] in coloured
-    assert page.eval_on_selector("#d-query mark.ch[data-channels='lemma exact']", "m => m.textContent") == "sonum"
+    assert ["mente", "lemma"] in coloured and ["sonum", "lemma form"] in coloured
+    assert page.eval_on_selector("#d-query mark.ch[data-channels='lemma form']", "m => m.textContent") == "sonum"
     lemma_colour = page.eval_on_selector("#d-channels li[data-channel='lemma'] .swatch", "s => getComputedStyle(s).backgroundColor")
     assert page.eval_on_selector("#d-source mark.ch", "m => getComputedStyle(m).backgroundColor") == lemma_colour
     assert page.inner_text("#d-unique") == "Uniqueness: 1 other locus of the reference corpus shares these words."

@@ -73,3 +73,22 @@ def test_without_any_vectors_the_refusal_says_how_to_get_them(client_for, settin
             "query_document": q.pk, "source_document": s.pk, "retriever": "static-dense"}, format="json")
     assert bad.status_code == 400 and "the models here: none" in bad.json()["detail"]
     assert "`manage.py load_demo` trains small demo vectors" in bad.json()["detail"]
+
+
+def test_a_failed_run_reads_as_a_sentence_on_its_page(client, users, demo_models, documents):
+    """A model folder that is not word vectors fails the job; the run page says why in a sentence (no
+    traceback, no server path)."""
+    from workbench.services import detection_run_create
+
+    (demo_models / "la-broken").mkdir()
+    q, s = documents
+    run = detection_run_create(query_document=q, source_document=s, retriever="static-dense",
+                               retriever_params={"model": "la-broken"}, owner=users["researcher"])
+    assert run_job(run.job_id) == "failed"
+    run.refresh_from_db()
+    assert "Traceback" in run.job.error
+    client.force_login(users["researcher"])
+    html = client.get(f"/workbench/runs/{run.pk}/").content.decode()
+    assert ('<p class="error-text">Model &#x27;la-broken&#x27; has no manifest.json: it is not a word-vector model.</p>'
+            in html)
+    assert "Traceback" not in html and str(demo_models) not in html

@@ -62,7 +62,7 @@
   function fmt(x, digits = 3) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits); }
 
   // ---- channels: one colour each (the common ones fixed, others from a palette in the order they come)
-  const FIXED = { lemma: "#a8d8f0", rare: "#f6c177", exact: "#c6f6d5", quotation: "#f4a6c6", sound: "#d9c2f0",
+  const FIXED = { lemma: "#a8d8f0", rare: "#f6c177", form: "#c6f6d5", quote: "#f4a6c6", sound: "#d9c2f0",
     edit: "#f9e79f", synonym: "#b5ead7", order: "#ffd1a9", position: "#c7d2fe", semantic: "#fbc4ab", encoder: "#e2c6a8" };
   const PALETTE = ["#bde0fe", "#ffc8dd", "#cdeac0", "#ffe5a5", "#d0c4f7", "#ffd6a5", "#a0e7e5", "#f1c0e8"];
   function colours(channels) {
