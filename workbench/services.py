@@ -97,7 +97,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
     from benchmarks.services.detection import DetectionError, detection_job_create, detection_method_params
-    from workbench.methods import ModelMissing, model_parameters
+    from detection.methods.installed import ModelMissing, model_parameters
 
     try:
         r_params = detection_method_params(retriever, retriever_params, kind="retriever")

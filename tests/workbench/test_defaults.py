@@ -92,3 +92,23 @@ def test_a_failed_run_reads_as_a_sentence_on_its_page(client, users, demo_models
     assert ('<p class="error-text">Model &#x27;la-broken&#x27; has no manifest.json: it is not a word-vector model.</p>'
             in html)
     assert "Traceback" not in html and str(demo_models) not in html
+
+
+def test_the_detect_command_runs_the_hybrid_default_with_a_note(demo_models, tmp_path):
+    import csv
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("detect", "--query", str(EXAMPLES / "hieronymus_samples.csv"), "--source",
+                 str(EXAMPLES / "vergil_samples.csv"), "--output", str(tmp_path / "out.csv"), "--method", "hybrid",
+                 "--top-k", "2", stdout=out, stderr=err)
+    assert "its default word vectors 'la-lemma-cbow200' are not in this installation, so this run uses " \
+           "'la-lemma-demo'" in err.getvalue() + out.getvalue()
+    rows = list(csv.DictReader(open(tmp_path / "out.csv", encoding="utf-8")))
+    assert rows and rows[0]["query_id"] == "hier. adv. iovin. 1.1"
+    with pytest.raises(CommandError, match="the models here: la-lemma-demo$"):
+        call_command("detect", "--query", str(EXAMPLES / "hieronymus_samples.csv"), "--source",
+                     str(EXAMPLES / "vergil_samples.csv"), "--output", str(tmp_path / "x.csv"), "--method",
+                     "static-dense", "--param", "model=la-lemma-cbow200")
