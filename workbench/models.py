@@ -102,7 +102,7 @@ class Candidate(models.Model):
     bucket = models.CharField(max_length=12, blank=True)  # benchmarks.loci.lexical.BUCKETS
     # why the engine proposed it: {"channels": [{"name", "score", "weight", "contribution", "matches": [[q, s]]}],
     # "uniqueness": int | None, "rarity": {word: float}, "query_lines": [...], "source_lines": [...]}; {} = none
-    explain = models.JSONField(default=dict, blank=True)
+    explain = models.JSONField(default=dict, db_default={}, blank=True)  # db default: rows inserted by SQL
 
     class Meta:
         ordering = ["run_id", "query_position", "rank"]

@@ -240,7 +240,7 @@ def test_openapi_documents_the_workbench(client_for):
                  "/api/v1/workbench/runs/{id}/promote/", "/api/v1/workbench/methods/"]:
         assert path in schema["paths"], path
     params = {p["name"] for p in schema["paths"]["/api/v1/workbench/runs/{id}/candidates/"]["get"]["parameters"]}
-    assert {"label", "min_score", "author_pair", "bucket", "q", "verdict", "page"} <= params
+    assert {"label", "min_score", "author_pair", "bucket", "q", "verdict", "page", "order"} <= params
 
 
 def test_stored_corpus_copy_is_made_once(client_for, loci_version):
