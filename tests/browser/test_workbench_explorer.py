@@ -196,3 +196,31 @@ def test_run_page_and_explorer_hold_at_375_px(live_server, browser, explained_ru
         assert _no_horizontal_scroll(page)
     finally:
         context.close()
+
+
+def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_server, page, make_user, settings,
+                                                                      tmp_path):
+    """After `make run` only the demo's vectors are installed: the form says the hybrid's default is missing and
+    which vectors it will use, the run succeeds with them and its page carries the note."""
+    from detection.demo import load_demo_vectors
+    from detection.methods import model_store
+    from workbench.models import DetectionRun
+
+    settings.MODELS_DIR = tmp_path / "models"
+    with model_store.using(settings.MODELS_DIR):
+        load_demo_vectors()
+        make_user("form", "researcher")
+        login(page, live_server.url, "form", "pw-form")
+        page.goto(f"{live_server.url}/workbench/")
+        page.select_option("#id_retriever", "hybrid")
+        assert ("model (model, default \"la-lemma-cbow200\"; installed: la-lemma-demo — la-lemma-cbow200 is not "
+                "installed, so the run uses la-lemma-demo)") in page.inner_text("#param-help")
+        page.set_input_files("#id_query_file", str(EXAMPLES / "hieronymus_samples.csv"))
+        page.set_input_files("#id_source_file", str(EXAMPLES / "vergil_samples.csv"))
+        page.fill("#id_top_k", "3")
+        page.click("#detect-form button[type=submit]")
+        page.wait_for_url("**/workbench/runs/*/")
+        page.wait_for_selector("#explorer-card", timeout=60000)
+        run = DetectionRun.objects.get()
+        assert run.status == "succeeded" and run.retriever_params["model"] == "la-lemma-demo"
+        assert "so this run uses 'la-lemma-demo'" in page.inner_text("#run-notes")
