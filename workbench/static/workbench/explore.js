@@ -172,7 +172,9 @@
   async function decide(decision) {
     if (current < 0 || busy || shownId === null) return;
     const row = rows[current];
-    if (row.dataset.id !== shownId) return;  // its passages are still loading
+    if (row.dataset.id !== shownId) {  // its passages are still loading: decide on what was read, not before
+      state.textContent = "Not saved: the candidate is still loading."; state.className = "save-state bad"; return;
+    }
     const id = shownId;
     const sent = note.value;
     busy = true;
