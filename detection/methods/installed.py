@@ -19,19 +19,25 @@ class ModelMissing(ParamError):
 
 
 def local_models() -> list[dict]:
-    """The models in the models directory: word-vector models with their language, unit and vocabulary
-    (largest first within a language), then the other models by name."""
+    """The models this installation has, in the models directory or shipped in ``data/vectors/``: word-vector
+    models with their language, unit and vocabulary (largest first within a language), then the other models
+    by name."""
     from .word_vectors import VectorsError, read_manifest
 
     vectors, others = [], []
-    for name in model_store.list_local():
+    local = model_store.list_local()
+    shipped = sorted(m.parent.name for m in model_store.SHIPPED_DIR.glob("*/manifest.json")
+                     if m.parent.name not in local)
+    for name, folder in [(n, model_store.models_dir() / n) for n in local] + [
+            (n, model_store.SHIPPED_DIR / n) for n in shipped]:
         try:
-            m = read_manifest(model_store.models_dir() / name)
+            m = read_manifest(folder)
         except (VectorsError, OSError, ValueError):
             others.append({"name": name, "kind": "model"})
             continue
         vectors.append({"name": name, "kind": "word vectors", "language": m.get("language", "la"),
-                        "unit": m.get("unit", "lemma"), "vocab_size": m.get("vocab_size")})
+                        "unit": m.get("unit", "lemma"), "vocab_size": m.get("vocab_size"),
+                        "shipped": name in shipped})
     vectors.sort(key=lambda v: (v["language"], -(v["vocab_size"] or 0), v["name"]))
     return vectors + others
 
@@ -50,7 +56,8 @@ def model_parameters(name: str, given: Mapping | None, validated: dict) -> tuple
     out, notes = dict(validated), []
     for p in spec.params:
         value = out.get(p.name)
-        if p.type != "model" or not isinstance(value, str) or "/" in value or model_store.local_path(value):
+        if p.type != "model" or not isinstance(value, str) or "/" in value or model_store.local_path(value) \
+                or model_store.shipped_path(value):
             continue
         default = p.name not in given and p.default == value
         vectors = [m for m in models if m["kind"] == "word vectors" and m["language"] in spec.languages]
@@ -63,6 +70,6 @@ def model_parameters(name: str, given: Mapping | None, validated: dict) -> tuple
                                f"models directory; the models here: {here}{hint}", p.name)
         out[p.name] = vectors[0]["name"]
         notes.append(f"{name}: its default word vectors {value!r} are not in this installation, so this run uses "
-                     f"{vectors[0]['name']!r} ({vectors[0]['vocab_size'] or '?'} words); train the full model with "
+                     f"{vectors[0]['name']!r} ({vectors[0]['vocab_size'] or 0:,} words); train the full model with "
                      f"`manage.py train_embeddings --name {value} ...` for better results")
     return out, notes

@@ -200,8 +200,8 @@ def test_run_page_and_explorer_hold_at_375_px(live_server, browser, explained_ru
 
 def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_server, page, make_user, settings,
                                                                       tmp_path):
-    """After `make run` only the demo's vectors are installed: the form says the hybrid's default is missing and
-    which vectors it will use, the run succeeds with them and its page carries the note."""
+    """After `make run` the shipped Latin Library vectors and the demo's are installed, not the hybrid's default:
+    the form says so and which vectors it will use, the run succeeds with them and its page carries the note."""
     from detection.demo import load_demo_vectors
     from detection.methods import model_store
     from workbench.models import DetectionRun
@@ -213,8 +213,8 @@ def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_serv
         login(page, live_server.url, "form", "pw-form")
         page.goto(f"{live_server.url}/workbench/")
         page.select_option("#id_retriever", "hybrid")
-        assert ("model (model, default \"la-lemma-cbow200\"; installed: la-lemma-demo — la-lemma-cbow200 is not "
-                "installed, so the run uses la-lemma-demo)") in page.inner_text("#param-help")
+        assert ("model (model, default \"la-lemma-cbow200\"; installed: la-lemma-cbow100, la-lemma-demo — "
+                "la-lemma-cbow200 is not installed, so the run uses la-lemma-cbow100)") in page.inner_text("#param-help")
         page.set_input_files("#id_query_file", str(EXAMPLES / "hieronymus_samples.csv"))
         page.set_input_files("#id_source_file", str(EXAMPLES / "vergil_samples.csv"))
         page.fill("#id_top_k", "3")
@@ -222,5 +222,5 @@ def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_serv
         page.wait_for_url("**/workbench/runs/*/")
         page.wait_for_selector("#explorer-card", timeout=60000)
         run = DetectionRun.objects.get()
-        assert run.status == "succeeded" and run.retriever_params["model"] == "la-lemma-demo"
-        assert "so this run uses 'la-lemma-demo'" in page.inner_text("#run-notes")
+        assert run.status == "succeeded" and run.retriever_params["model"] == "la-lemma-cbow100"
+        assert "so this run uses 'la-lemma-cbow100'" in page.inner_text("#run-notes")

@@ -1,6 +1,7 @@
 """Every method runs with its default parameters on a fresh install: a default word-vector model that is not
-here (``la-lemma-cbow200``) gives way to the demo's vectors with a note on the run; a model the user names
-that is not here is refused naming the ones that are; the launch form and the API list the models here."""
+here (``la-lemma-cbow200``) gives way to the largest installed one (the Latin Library vectors shipped in
+data/vectors/) with a note on the run; a model the user names that is not here is refused naming the ones that
+are; the launch form and the API list the models here."""
 import pytest
 
 from detection.methods import model_store
@@ -33,21 +34,24 @@ def documents(users):
 
 
 @pytest.mark.parametrize("method", ["hybrid", "static-dense"])
-def test_semantic_defaults_run_on_the_demo_vectors_with_a_note(client_for, demo_models, documents, method):
+def test_semantic_defaults_run_on_the_shipped_vectors_with_a_note(client_for, demo_models, documents, method):
     client = client_for("researcher")
     q, s = documents
     created = client.post("/api/v1/workbench/runs/", {"query_document": q.pk, "source_document": s.pk,
                                                       "retriever": method, "top_k": 3}, format="json")
     assert created.status_code == 201, created.content
     run = DetectionRun.objects.get(pk=created.json()["id"])
-    assert run.retriever_params["model"] == "la-lemma-demo"
-    assert run.notes == [created.json()["notes"][0]] and "'la-lemma-cbow200' are not in this installation" in run.notes[0]
+    assert run.retriever_params["model"] == "la-lemma-cbow100"
+    assert run.notes == created.json()["notes"] == [
+        f"{method}: its default word vectors 'la-lemma-cbow200' are not in this installation, so this run uses "
+        "'la-lemma-cbow100' (38,992 words); train the full model with `manage.py train_embeddings --name "
+        "la-lemma-cbow200 ...` for better results"]
     assert run_job(run.job_id) == "succeeded", run.job.error
     run.refresh_from_db()
     assert run.summary["n_candidates"] == run.candidates.count() > 11 and run.candidates.filter(score__gt=0).exists()
     client.force_login(run.owner)
     html = client.get(f"/workbench/runs/{run.pk}/").content.decode()
-    assert "uses &#x27;la-lemma-demo&#x27;" in html and 'id="run-notes"' in html
+    assert "uses &#x27;la-lemma-cbow100&#x27;" in html and 'id="run-notes"' in html
 
 
 def test_a_named_model_that_is_not_here_is_refused_naming_those_that_are(client_for, demo_models, documents):
@@ -58,15 +62,18 @@ def test_a_named_model_that_is_not_here_is_refused_naming_those_that_are(client_
                       format="json")
     assert bad.status_code == 400
     assert "hybrid: the model 'la-lemma-cbow200' (parameter 'model') is not in this installation's models directory; " \
-           "the models here: la-lemma-demo" in bad.json()["detail"]
+           "the models here: la-lemma-cbow100, la-lemma-demo" in bad.json()["detail"]
     assert not DetectionRun.objects.exists()
     listed = client.get("/api/v1/workbench/methods/").json()["models"]
-    assert [(m["name"], m["kind"], m["language"]) for m in listed] == [
-        ("grc-lemma-demo", "word vectors", "grc"), ("la-lemma-demo", "word vectors", "la")]
+    assert [(m["name"], m["kind"], m["language"], m["shipped"]) for m in listed] == [
+        ("grc-lemma-demo", "word vectors", "grc", False), ("la-lemma-cbow100", "word vectors", "la", True),
+        ("la-lemma-demo", "word vectors", "la", False)]
 
 
-def test_without_any_vectors_the_refusal_says_how_to_get_them(client_for, settings, tmp_path, documents):
+def test_without_any_vectors_the_refusal_says_how_to_get_them(client_for, settings, tmp_path, documents,
+                                                               monkeypatch):
     settings.MODELS_DIR = tmp_path / "empty"
+    monkeypatch.setattr(model_store, "SHIPPED_DIR", tmp_path / "nothing-shipped")  # an installation without data/
     with model_store.using(settings.MODELS_DIR):
         q, s = documents
         bad = client_for("researcher").post("/api/v1/workbench/runs/", {
@@ -105,10 +112,10 @@ def test_the_detect_command_runs_the_hybrid_default_with_a_note(demo_models, tmp
                  str(EXAMPLES / "vergil_samples.csv"), "--output", str(tmp_path / "out.csv"), "--method", "hybrid",
                  "--top-k", "2", stdout=out, stderr=err)
     assert "its default word vectors 'la-lemma-cbow200' are not in this installation, so this run uses " \
-           "'la-lemma-demo'" in err.getvalue() + out.getvalue()
+           "'la-lemma-cbow100'" in err.getvalue() + out.getvalue()
     rows = list(csv.DictReader(open(tmp_path / "out.csv", encoding="utf-8")))
     assert rows and rows[0]["query_id"] == "hier. adv. iovin. 1.1"
-    with pytest.raises(CommandError, match="the models here: la-lemma-demo$"):
+    with pytest.raises(CommandError, match="the models here: la-lemma-cbow100, la-lemma-demo$"):
         call_command("detect", "--query", str(EXAMPLES / "hieronymus_samples.csv"), "--source",
                      str(EXAMPLES / "vergil_samples.csv"), "--output", str(tmp_path / "x.csv"), "--method",
                      "static-dense", "--param", "model=la-lemma-cbow200")
