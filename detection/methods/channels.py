@@ -49,13 +49,16 @@ _ASSIMILATION = (("adf", "aff"), ("adc", "acc"), ("adg", "agg"), ("adl", "all"),
                  ("subf", "suff"), ("subc", "succ"), ("subp", "supp"), ("subg", "sugg"), ("exs", "ex"))
 
 
+_ASSIM_RE = re.compile("^(" + "|".join(raw for raw, _ in _ASSIMILATION) + ")")
+_ASSIM_MAP = dict(_ASSIMILATION)
+
+
 def assimilated(form: str) -> str:
-    """The form with its prefix spelt assimilated (``adfero`` -> ``affero``), ``-quom``/``-uom`` archaic endings
-    as ``-cum``/``-uum``."""
-    for raw, assim in _ASSIMILATION:
-        if form.startswith(raw):
-            form = assim + form[len(raw):]
-            break
+    """The form with its prefix spelt assimilated (``adfero`` -> ``affero``), ``-quom`` archaic endings
+    as ``-cum``."""
+    m = _ASSIM_RE.match(form)
+    if m:
+        form = _ASSIM_MAP[m.group(1)] + form[m.end():]
     if form.endswith("quom"):
         form = form[:-4] + "cum"
     return form
@@ -134,8 +137,9 @@ def edit_relation(forms: Sequence[str], *, min_len: int = 5) -> Relation:
     Deletion neighbourhoods: two words one edit apart share a key (a word, or it with one letter deleted)."""
     keys: dict[str, set[str]] = defaultdict(set)
     words = sorted({f for f in forms if len(f) >= min_len})
+    assim = {w: assimilated(w) for w in words}
     for w in words:
-        a = assimilated(w)
+        a = assim[w]
         keys["=" + a].add(w)
         keys[a].add(w)
         for i in range(len(a)):
@@ -147,7 +151,7 @@ def edit_relation(forms: Sequence[str], *, min_len: int = 5) -> Relation:
                 out[w].update(group)
     rel = {}
     for w, group in out.items():
-        others = frozenset(g for g in group if g != w and _one_edit(assimilated(w), assimilated(g)))
+        others = frozenset(g for g in group if g != w and _one_edit(assim[w], assim[g]))
         if others:
             rel[w] = others
     return Relation(rel)
@@ -198,32 +202,46 @@ def check_synonym_name(name: str) -> str:
     return name
 
 
+_NEIGHBOURS: dict = {}  # id(word vectors) -> {lemma: its neighbours}, filled as lemmas are asked for
+
+
 def vector_synonyms(wv, lemmas: Sequence[str], *, top: int = 5, min_cos: float = 0.6) -> Relation:
     """Synonyms from word vectors: two lemmas are related when one is among the other's ``top`` nearest
     neighbours in the whole vector vocabulary with cosine >= ``min_cos``. Computed for the ``lemmas`` given (the
     fitted and searched texts') but each one against the whole vocabulary, so a pair's relation does not depend
-    on the other texts searched."""
+    on the other texts searched. Exact inner-product search (faiss ``IndexFlatIP``), neighbours kept per
+    vectors for later searches."""
     vocab = sorted({w for w in lemmas if w in wv and w not in LATIN_STOPWORDS})
     if not vocab:
         return Relation({})
-    U = np.asarray(wv.unit_vectors(), np.float32)
-    index = {k: i for i, k in enumerate(wv.keys)}
-    rows = np.asarray([index[w] for w in vocab])
+    cache = _NEIGHBOURS.setdefault(id(wv), {"index": None, "rows": {}})
+    known = cache["rows"]
+    todo = [w for w in vocab if w not in known]
+    if todo:
+        U = np.ascontiguousarray(wv.unit_vectors(), dtype=np.float32)
+        pos = {k: i for i, k in enumerate(wv.keys)}
+        kk = min(top + 1, U.shape[0])
+        try:
+            import faiss
+
+            if cache["index"] is None:
+                cache["index"] = faiss.IndexFlatIP(U.shape[1])
+                cache["index"].add(U)
+            sims, idx = cache["index"].search(U[[pos[w] for w in todo]], kk)
+        except ImportError:  # numpy: the same neighbours, slower
+            sims_all = U[[pos[w] for w in todo]] @ U.T
+            idx = np.argsort(-sims_all, axis=1, kind="stable")[:, :kk]
+            sims = np.take_along_axis(sims_all, idx, axis=1)
+        for x, w in enumerate(todo):
+            known[w] = frozenset(wv.keys[j] for j, c in zip(idx[x], sims[x])
+                                 if j >= 0 and c >= min_cos and wv.keys[j] != w)
     wanted = set(vocab)
     out: dict[str, set[str]] = defaultdict(set)
-    kk = min(top + 1, U.shape[0])
-    for a in range(0, len(rows), 1024):
-        r = rows[a:a + 1024]
-        sims = U[r] @ U.T
-        sims[np.arange(len(r)), r] = -1.0
-        part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
-        for x in range(len(r)):
-            w = vocab[a + x]
-            for j in part[x]:
-                other = wv.keys[j]
-                if sims[x, j] >= min_cos and other in wanted and other != w:
-                    out[w].add(other)
-                    out[other].add(w)
+    for w in vocab:
+        for other in known[w]:
+            if other in wanted:
+                out[w].add(other)
+                out[other].add(w)
     return Relation({k: frozenset(v) for k, v in out.items()})
 
 

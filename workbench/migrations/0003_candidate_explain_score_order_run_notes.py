@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workbench', '0001_initial'),
+        ('workbench', '0002_detectionrun_unit'),
     ]
 
     operations = [
