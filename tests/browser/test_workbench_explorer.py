@@ -224,3 +224,32 @@ def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_serv
         run = DetectionRun.objects.get()
         assert run.status == "succeeded" and run.retriever_params["model"] == "la-lemma-cbow100"
         assert "so this run uses 'la-lemma-cbow100'" in page.inner_text("#run-notes")
+
+
+def test_a_channels_run_explains_its_parallels_in_the_page(live_server, page, make_user):
+    """End to end: the `channels` retriever through the detection job; the quotation's channels, their bars and
+    its coloured words are on the page."""
+    from jobs.runner import run_job
+    from workbench.services import detection_run_create, document_upload
+
+    owner = make_user("expl", "researcher")
+    docs = [document_upload(name=n, data=(EXAMPLES / n).read_bytes(), owner=owner)
+            for n in ("hieronymus_samples.csv", "vergil_samples.csv")]
+    run = detection_run_create(query_document=docs[0], source_document=docs[1], retriever="channels", top_k=3,
+                               owner=owner)
+    run_job(run.job_id)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.job.error
+    quoted = Candidate.objects.get(run=run, query__seg_id="hier. adv. iovin. 1.1", source__seg_id="verg. aen. 10.636")
+    _open(page, live_server, run)
+    page.click(f"tr.cand[data-id='{quoted.pk}']")
+    page.wait_for_selector("#d-channels li[data-channel='quote']")
+    names = page.eval_on_selector_all("#d-channels li", "lis => lis.map(li => li.dataset.channel)")
+    assert names == [c["name"] for c in quoted.explain["channels"]]  # largest contribution first, as stored
+    widths = page.eval_on_selector_all("#d-channels li .bar span", "ss => ss.map(s => parseFloat(s.style.width))")
+    assert widths == sorted(widths, reverse=True) and sum(widths) == pytest.approx(100, abs=0.5)
+    marked = page.eval_on_selector_all("#d-source mark.ch", "ms => ms.map(m => [m.textContent, m.dataset.channels])")
+    assert any(word == "mente" and "quote" in chans.split() for word, chans in marked)
+    assert "Rarity of the matched words (higher: rarer): sonum" in page.inner_text("#d-rarity")
+    assert page.inner_text("#d-unique") == "Uniqueness: not measured."
+    page.screenshot(path=str(SHOTS / "workbench-channels-run.png"), full_page=True)

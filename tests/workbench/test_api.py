@@ -331,3 +331,34 @@ def test_a_supervised_reranker_must_name_a_trained_model(client_for, finished_de
         assert response.status_code == 400 and "name a trained model" in response.json()["detail"]
     finally:
         registry.unregister("toy-trained")
+
+
+def test_a_channels_run_is_explained_end_to_end(client_for, users):
+    """The `channels` retriever through the sharded detection job: every stored candidate carries the engine's
+    explanation; the detail colours the quotation's words, the CSV names the channels, the JSON keeps it whole."""
+    from jobs.runner import run_job
+
+    client = client_for("researcher")
+    q = _upload(client, "hieronymus_samples.csv", (EXAMPLES / "hieronymus_samples.csv").read_bytes()).json()
+    s = _upload(client, "vergil_samples.csv", (EXAMPLES / "vergil_samples.csv").read_bytes()).json()
+    created = client.post("/api/v1/workbench/runs/", {"query_document": q["id"], "source_document": s["id"],
+                                                      "retriever": "channels", "top_k": 3}, format="json")
+    assert created.status_code == 201, created.content
+    run = DetectionRun.objects.get(pk=created.json()["id"])
+    assert run_job(run.job_id) == "succeeded", run.job.error
+    rows = client.get(f"/api/v1/workbench/runs/{run.pk}/candidates/?page_size=500").json()["results"]
+    assert rows and all(r["explain"]["channels"] for r in rows)
+    quoted = next(r for r in rows if (r["query_id"], r["source_id"]) == ("hier. adv. iovin. 1.1", "verg. aen. 10.636"))
+    detail = client.get(f"/api/v1/workbench/candidates/{quoted['id']}/").json()
+    names = [c["name"] for c in detail["explanation"]["channels"]]
+    assert {"quote", "lemma", "form"} <= set(names)
+    assert sum(c["share"] for c in detail["explanation"]["channels"]) == pytest.approx(1.0)
+    words = {piece: set(chans) for piece, _, chans in detail["highlight"]["source"] if chans}
+    assert {"quote", "lemma"} <= words["mente"] and {"quote", "lemma"} <= words["sonum"]
+    assert {"sonum", "mente"} <= {w for w, _ in detail["explanation"]["rarity"]}
+    export = list(csv.DictReader(io.StringIO(client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv").content
+                                             .decode())))
+    first = next(r for r in export if r["source_id"] == "verg. aen. 10.636" and r["query_id"] == "hier. adv. iovin. 1.1")
+    assert first["channels"].split(";")[0] == names[0] and "quote:dat sine mente/dat sine mente" in first["matched_words"]
+    as_json = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=json").json()["results"]
+    assert all(r["explain"]["channels"] for r in as_json)
