@@ -15,12 +15,13 @@ from jobs.services import heartbeat_cutoff_passed, job_cancel, job_reap_stale
 class JobSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", default=None, read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
+    error_message = serializers.CharField(read_only=True, help_text="the error as one sentence (no traceback)")
 
     class Meta:
         model = Job
         fields = [
             "id", "kind", "queue", "params", "status", "progress", "progress_message", "log", "error",
-            "result", "owner", "created", "started", "finished", "heartbeat", "worker", "duration_seconds",
+            "error_message", "result", "owner", "created", "started", "finished", "heartbeat", "worker", "duration_seconds",
         ]
         read_only_fields = fields
 

@@ -1,8 +1,31 @@
+import re
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Case, F, TextField, Value, When
 from django.db.models.functions import Concat
 from django.utils import timezone
+
+_EXC_PREFIX = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Unavailable|Missing|Refused|Timeout|Exit|Interrupt): ")
+_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?(?:[/\\][\w.+@-]+){2,}[/\\]?")
+
+
+def error_sentence(error: str) -> str:
+    """A job's error as a page shows it: its first paragraph only (the runner puts the traceback after a blank
+    line), without the exception's class name (kept when the message is one word), every server path cut to its last part, starting with a
+    capital and ending with a full stop. The full text stays in ``Job.error`` (the job page shows it to staff)."""
+    text = (error or "").strip().split("\n\n", 1)[0].strip()
+    if text.startswith("Traceback (most recent call last)"):  # a bare traceback: its last line says what failed
+        text = text.splitlines()[-1].strip()
+    bare = _EXC_PREFIX.sub("", text, count=1)
+    text = bare if " " in bare.strip() else text  # "KeyError: 3" says more with its class name
+    text = re.sub(r"^\[Errno \d+\] ", "", text)
+    text = _PATH.sub(lambda m: m.group(0).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1], text)
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
 
 
 def log_appended(line: str):
@@ -64,6 +87,11 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"Job {self.pk} {self.kind} ({self.status})"
+
+    @property
+    def error_message(self) -> str:
+        """The error as a sentence for pages (`error_sentence`): no traceback, no server path."""
+        return error_sentence(self.error)
 
     @property
     def is_finished(self) -> bool:

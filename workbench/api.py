@@ -23,6 +23,7 @@ from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.roles import RESEARCHER, has_role
 from workbench import exports, methods, selectors
+from workbench.engine import explain
 from workbench.engine.highlight import highlight_pair
 from workbench.engine.uploads import FORMATS
 from workbench.models import Candidate, DetectionRun, Document, Verdict
@@ -87,7 +88,7 @@ class RunSerializer(serializers.ModelSerializer):
         model = DetectionRun
         fields = ["id", "name", "owner", "query_document", "source_document", "retriever", "retriever_params",
                   "reranker", "reranker_params", "top_k", "unit", "min_score", "thresholds", "job", "status", "summary",
-                  "created"]
+                  "notes", "created"]
         read_only_fields = fields
 
 
@@ -122,7 +123,7 @@ class CandidateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Candidate
         fields = ["id", "query_id", "query_text", "query_author", "source_id", "source_text", "source_author", "rank",
-                  "score", "p_none", "p_cit", "p_cf", "label", "shared_lemmas", "bucket", "verdicts"]
+                  "score", "p_none", "p_cit", "p_cf", "label", "shared_lemmas", "bucket", "explain", "verdicts"]
         read_only_fields = fields
 
     def get_verdicts(self, c) -> list[dict]:
@@ -151,9 +152,11 @@ class PromoteInputSerializer(serializers.Serializer):
 # ------------------------------------------------------------------------------------------------ views
 class MethodListApi(_Api):
     @extend_schema(responses=OpenApiTypes.OBJECT,
-                   description="Registered retrievers and rerankers with their declared parameters.")
+                   description="Registered retrievers and rerankers with their declared parameters, and the models "
+                               "this installation has (`models`: what a parameter of type model may name).")
     def get(self, request):
-        return Response({"retrievers": methods.specs("retriever"), "rerankers": methods.specs("reranker")})
+        return Response({"retrievers": methods.specs("retriever"), "rerankers": methods.specs("reranker"),
+                         "models": methods.local_models()})
 
 
 class CorpusListApi(_Api):
@@ -230,6 +233,9 @@ FILTER_PARAMS = [
     OpenApiParameter("q", OpenApiTypes.STR, description="text or citation id (either side)"),
     OpenApiParameter("verdict", OpenApiTypes.STR, enum=list(selectors.VERDICT_FILTERS),
                      description="your verdict"),
+    OpenApiParameter("order", OpenApiTypes.STR, enum=list(selectors.ORDERS),
+                     description="query (default: query order, then rank) or score (the whole run, best first; "
+                                 "equal scores in query order, then rank)"),
 ]
 
 
@@ -253,22 +259,27 @@ def parse_filters(params) -> selectors.CandidateFilters:
         label=query_choice(params, "label", ["cit.", "cf.", "none"]), min_score=_float(params, "min_score"),
         min_prob=_float(params, "min_prob"), author_pair=(params.get("author_pair") or None),
         bucket=query_choice(params, "bucket", ["bigram", "two_lemmas", "one_lemma", "none"]), q=q,
-        verdict=query_choice(params, "verdict", selectors.VERDICT_FILTERS))
+        verdict=query_choice(params, "verdict", selectors.VERDICT_FILTERS),
+        order=query_choice(params, "order", list(selectors.ORDERS), default="query"))
 
 
 class CandidateListApi(_Api):
     @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("page", OpenApiTypes.INT),
                                                OpenApiParameter("page_size", OpenApiTypes.INT)],
                    responses=OpenApiTypes.OBJECT,
-                   description="Candidates in query order then rank: {count, page, pages, results}.")
+                   description="Candidates in query order then rank, or the whole run by score (order=score): "
+                               "{count, page, pages, order, results}; each with its explanation (`explain`, {} "
+                               "without one).")
     def get(self, request, pk: int):
         run = _run(request, pk)
-        qs = selectors.candidates(run=run, filters=parse_filters(request.query_params), user=request.user)
+        filters = parse_filters(request.query_params)
+        qs = selectors.candidates(run=run, filters=filters, user=request.user)
         page = selectors.candidate_page(
             qs, page=query_int(request.query_params, "page", default=1, min_value=1, max_value=10**9),
             page_size=query_int(request.query_params, "page_size", default=selectors.PAGE_SIZE, min_value=1,
                                 max_value=selectors.MAX_PAGE_SIZE))
         return Response({"count": page["total"], "page": page["page"], "pages": page["pages"],
+                         "order": filters.order,
                          "results": CandidateSerializer(page["rows"], many=True).data})
 
 
@@ -279,11 +290,16 @@ def _candidate(request, pk: int) -> Candidate:
 
 class CandidateDetailApi(_Api):
     @extend_schema(responses=OpenApiTypes.OBJECT,
-                   description="One candidate with both texts cut into pieces, shared-lemma words marked.")
+                   description="One candidate with both texts cut into [piece, shared, channels] pieces (shared-lemma "
+                               "words marked, each word with the channels that matched it) and `explanation`: every "
+                               "channel's contribution and share, the uniqueness and the matched words' rarity (null "
+                               "without an explanation).")
     def get(self, request, pk: int):
         c = _candidate(request, pk)
         c.verdict_list = list(c.verdicts.select_related("user"))
-        return Response({**CandidateSerializer(c).data, "highlight": highlight_pair(c.query.text, c.source.text)})
+        return Response({**CandidateSerializer(c).data,
+                         "highlight": highlight_pair(c.query.text, c.source.text, explain.channels(c.explain)),
+                         "explanation": explain.view(c.explain)})
 
 
 class VerdictApi(_Api):

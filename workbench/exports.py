@@ -9,23 +9,25 @@ from __future__ import annotations
 
 from core.csv_export import MACHINE, csv_text
 from workbench import selectors
+from workbench.engine import explain as E
 from workbench.models import DetectionRun
 
 RESULT_HEADER = ["query_id", "query_text", "source_id", "source_text", "similarity", "probability", "above_threshold",
-                 "rank", "label", "p_cit", "p_cf", "shared_lemmas", "overlap"]
+                 "rank", "label", "p_cit", "p_cf", "shared_lemmas", "overlap", *E.CSV_COLUMNS]
 VERDICT_HEADER = ["query_id", "source_id", "label", "decision", "note", "user", "decided_at", "rank", "score"]
 
 
 def _result(row, has_reranker: bool) -> dict:
-    qid, qtext, sid, stext, rank, score, p_cit, p_cf, label, shared, bucket = row
+    qid, qtext, sid, stext, rank, score, p_cit, p_cf, label, shared, bucket, explain = row
     probability = max(p for p in (p_cit, p_cf) if p is not None) if has_reranker and p_cit is not None else None
     above = bool(label) if has_reranker else True
     return {"query_id": qid, "query_text": qtext, "source_id": sid, "source_text": stext, "similarity": score,
             "probability": probability, "above_threshold": "Yes" if above else "No", "rank": rank, "label": label,
-            "p_cit": p_cit, "p_cf": p_cf, "shared_lemmas": shared, "overlap": bucket}
+            "p_cit": p_cit, "p_cf": p_cf, "shared_lemmas": shared, "overlap": bucket, "explain": explain or {}}
 
 
 def results(run: DetectionRun, qs) -> list[dict]:
+    """The JSON export's rows: the CSV's columns with the whole explanation (``explain``, ``{}`` without one)."""
     return [_result(row, bool(run.reranker)) for row in selectors.export_rows(qs)]
 
 
@@ -41,7 +43,7 @@ def results_locisimiles(run: DetectionRun, qs) -> dict[str, list[dict]]:
     link with 1.0, as the package's retrieval pipelines (``IdentityJudge``) give it."""
     out: dict[str, list[dict]] = {}
     reranked = bool(run.reranker)
-    for qid, _qtext, sid, stext, _rank, score, p_cit, p_cf, label, _shared, _bucket in selectors.export_rows(qs):
+    for qid, _qtext, sid, stext, _rank, score, p_cit, p_cf, label, _shared, _bucket, _ in selectors.export_rows(qs):
         match = {"source_id": sid, "source_text": stext, "candidate_score": score, "judgment_score": 1.0}
         if reranked and p_cit is not None:
             class_id, name = PACKAGE_CLASSES[label]
@@ -52,7 +54,10 @@ def results_locisimiles(run: DetectionRun, qs) -> dict[str, list[dict]]:
 
 
 def results_csv(run: DetectionRun, qs, *, mode: str = MACHINE) -> str:
-    return csv_text(RESULT_HEADER, results(run, qs), mode=mode, float_format="{:.6f}")
+    """The results with the explanation as flat columns (`workbench.engine.explain.flat`): fired channels,
+    their contributions, the uniqueness and the matched words."""
+    rows = ({**{k: v for k, v in r.items() if k != "explain"}, **E.flat(r["explain"])} for r in results(run, qs))
+    return csv_text(RESULT_HEADER, rows, mode=mode, float_format="{:.6f}")
 
 
 def verdicts(run: DetectionRun) -> list[dict]:

@@ -1,9 +1,11 @@
 """The methods a detection may use, read from the one registry (`detection.methods.registry`) by kind, so a
 retriever or reranker registered anywhere appears here without a change. Their parameters are validated by
-`benchmarks.services.detection.detection_method_params` when a run is created."""
+`benchmarks.services.detection.detection_method_params` when a run is created; the models they name are
+checked against the installed ones by `detection.methods.installed.model_parameters`."""
 from __future__ import annotations
 
 from detection.methods import registry
+from detection.methods.installed import local_models as local_models  # the form and GET methods/ list them
 
 
 def specs(kind: str) -> list[dict]:

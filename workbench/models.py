@@ -67,6 +67,7 @@ class DetectionRun(models.Model):
     thresholds = models.JSONField(default=dict, blank=True)  # {"cit.": 0.5, "cf.": 0.5}
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     summary = models.JSONField(default=dict, blank=True)  # counts and timings once finished
+    notes = models.JSONField(default=list, blank=True)  # what the run changed from the request (a missing default)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -100,12 +101,16 @@ class Candidate(models.Model):
     label = models.CharField(max_length=5, choices=Label.choices, blank=True)
     shared_lemmas = models.PositiveSmallIntegerField(default=0)
     bucket = models.CharField(max_length=12, blank=True)  # benchmarks.loci.lexical.BUCKETS
+    # why the engine proposed it: {"channels": [{"name", "score", "weight", "contribution", "matches": [[q, s]]}],
+    # "uniqueness": int | None, "rarity": {word: float}, "query_lines": [...], "source_lines": [...]}; {} = none
+    explain = models.JSONField(default=dict, db_default={}, blank=True)  # db default: rows inserted by SQL
 
     class Meta:
         ordering = ["run_id", "query_position", "rank"]
         indexes = [models.Index(fields=["run", "query_position", "rank"], name="wb_cand_run_order"),
                    models.Index(fields=["run", "label"], name="wb_cand_run_label"),
-                   models.Index(fields=["run", "bucket"], name="wb_cand_run_bucket")]
+                   models.Index(fields=["run", "bucket"], name="wb_cand_run_bucket"),
+                   models.Index(fields=["run", "-score", "query_position", "rank"], name="wb_cand_run_score")]
 
     def __str__(self) -> str:
         return f"{self.query_id} → {self.source_id} #{self.rank}"

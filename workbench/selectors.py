@@ -12,6 +12,9 @@ from workbench.models import Candidate, DetectionRun, Document, DocumentSegment,
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 VERDICT_FILTERS = ("unverified", "cit.", "cf.", "rejected", "unsure")
+#: the explorer's orders. "score": the whole run best first; equal scores keep the query order, then the rank
+#: within the query, then the row id (the order the candidates were stored in), so a page never reshuffles.
+ORDERS = {"query": ("query_position", "rank", "id"), "score": ("-score", "query_position", "rank", "id")}
 
 
 def document_list(*, user) -> QuerySet[Document]:
@@ -55,10 +58,12 @@ class CandidateFilters:
     bucket: str | None = None
     q: str | None = None  # text or citation id, either side
     verdict: str | None = None  # VERDICT_FILTERS, for the requesting user
+    order: str = "query"  # ORDERS
 
 
 def candidates(*, run: DetectionRun, filters: CandidateFilters | None = None, user=None) -> QuerySet[Candidate]:
-    """The run's candidates in query order then rank, filtered."""
+    """The run's candidates, filtered, in query order then rank or (``order="score"``) best score first over the
+    whole run (ties: see `ORDERS`)."""
     f = filters or CandidateFilters()
     qs = Candidate.objects.filter(run=run)
     if f.label:
@@ -82,7 +87,7 @@ def candidates(*, run: DetectionRun, filters: CandidateFilters | None = None, us
             qs = qs.filter(~Exists(mine))
         else:
             qs = qs.filter(Exists(mine.filter(decision=f.verdict)))
-    return qs.order_by("query_position", "rank", "id")
+    return qs.order_by(*ORDERS[f.order if f.order in ORDERS else "query"])
 
 
 def candidate_page(qs: QuerySet[Candidate], *, page: int = 1, page_size: int = PAGE_SIZE) -> dict:
@@ -125,9 +130,10 @@ def verdict_rows(*, run: DetectionRun) -> QuerySet[Verdict]:
 
 
 def export_rows(qs: QuerySet[Candidate]):
-    """(query_id, query_text, source_id, source_text, rank, score, p_cit, p_cf, label, shared, bucket), streamed."""
+    """(query_id, query_text, source_id, source_text, rank, score, p_cit, p_cf, label, shared, bucket, explain),
+    streamed."""
     return qs.values_list("query__seg_id", "query__text", "source__seg_id", "source__text", "rank", "score", "p_cit",
-                          "p_cf", "label", "shared_lemmas", "bucket").iterator(chunk_size=2000)
+                          "p_cf", "label", "shared_lemmas", "bucket", "explain").iterator(chunk_size=2000)
 
 
 def comparable_runs() -> QuerySet[EvaluationRun]:

@@ -3,6 +3,8 @@ verdicts, and promoting confirmed parallels into a new version of a benchmark's 
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
 import re
 from collections.abc import Callable
 
@@ -97,11 +99,16 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
     from benchmarks.services.detection import JOB_UNITS, DetectionError, detection_job_create, detection_method_params
+    from detection.methods.installed import ModelMissing, model_parameters
 
     try:
         r_params = detection_method_params(retriever, retriever_params, kind="retriever")
         rr_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
-    except DetectionError as exc:
+        r_params, notes = model_parameters(retriever, retriever_params, r_params)
+        if reranker:
+            rr_params, rr_notes = model_parameters(reranker, reranker_params, rr_params)
+            notes += rr_notes
+    except (DetectionError, ModelMissing) as exc:
         raise WorkbenchError(str(exc)) from None
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
@@ -121,7 +128,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     run = DetectionRun.objects.create(
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
         retriever=retriever, retriever_params=r_params, reranker=reranker, reranker_params=rr_params, top_k=top_k,
-        min_score=min_score, thresholds=_thresholds(thresholds), unit=unit)
+        min_score=min_score, thresholds=_thresholds(thresholds), unit=unit, notes=notes)
     try:
         run.job = detection_job_create(
             queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),
@@ -147,14 +154,19 @@ def detection_run_store(*, run: DetectionRun, candidates, merged: dict, progress
                    .values_list("id", flat=True))
     progress(0.9, f"storing {len(candidates)} candidates")
     probs = candidates.probs
+    explain = getattr(candidates, "explain", None)  # the engine's per-candidate explanations, when it gives them
+    if explain is not None and len(explain) != len(candidates):
+        raise ValueError(f"{len(explain)} explanations for {len(candidates)} candidates")
+    explained = itertools.repeat("{}") if explain is None else (explain_json(e) for e in explain)
     with transaction.atomic():
         Candidate.objects.filter(run=run).delete()
         rows = ((run.pk, queries[q][0], sources[s], queries[q][1], int(rank), float(score),
                  None if probs is None else float(probs[n, 0]), None if probs is None else float(probs[n, 1]),
-                 None if probs is None else float(probs[n, 2]), label, int(shared), bucket)
-                for n, (q, s, rank, score, label, shared, bucket) in enumerate(zip(
+                 None if probs is None else float(probs[n, 2]), label, int(shared), bucket, why)
+                for n, (q, s, rank, score, label, shared, bucket, why) in enumerate(zip(
                     candidates.query.tolist(), candidates.source.tolist(), candidates.rank.tolist(),
-                    candidates.score.tolist(), candidates.label, candidates.shared.tolist(), candidates.bucket)))
+                    candidates.score.tolist(), candidates.label, candidates.shared.tolist(), candidates.bucket,
+                    explained)))
         _insert_candidates(rows)
         started = run.job.started if run.job_id and run.job.started else None
         run.summary = {"n_queries": len(queries), "n_sources": len(sources), "n_candidates": len(candidates),
@@ -184,7 +196,26 @@ def _refresh_candidate_statistics(n_rows: int) -> bool:
 
 
 _CANDIDATE_COLUMNS = ("run", "query", "source", "query_position", "rank", "score", "p_none", "p_cit", "p_cf", "label",
-                      "shared_lemmas", "bucket")
+                      "shared_lemmas", "bucket", "explain")
+
+
+def explain_json(value) -> str:
+    """One candidate's explanation as the JSON text the ``explain`` column stores: a dict as it is, a JSON text
+    checked to be an object, nothing (None, "") as ``{}``. Anything else is the engine's bug and stops the store."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "{}"
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise TypeError(f"a candidate's explanation must be a JSON object, not {type(value).__name__}")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain)
+
+
+def _plain(value):
+    """numpy scalars and arrays in an explanation as plain JSON numbers and lists."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def _insert_candidates(rows) -> None:

@@ -130,7 +130,8 @@ def index(request):
         "documents": selectors.document_list(user=request.user)[:50],
         "max_mb": f"{settings.SIMILIA_MAX_UPLOAD_BYTES // (1024 * 1024)} MB", "max_segments": f"{settings.SIMILIA_IMPORT_MAX_ROWS:,}",
         "method_specs": mark_safe(json.dumps({"retrievers": methods.specs("retriever"),
-                                              "rerankers": methods.specs("reranker")}).replace("</", "<\\/")),
+                                              "rerankers": methods.specs("reranker"),
+                                              "models": methods.local_models()}).replace("</", "<\\/")),
     })
 
 
@@ -154,14 +155,19 @@ def run_page(request, pk: int):
             filters = selectors.CandidateFilters()
         qs = selectors.candidates(run=run, filters=filters, user=request.user)
         page = selectors.candidate_page(qs, page=_page_number(request))
+        by_score = filters.order == "score"
         groups: list[dict] = []
-        for row in page["rows"]:
-            if not groups or groups[-1]["query"].pk != row.query_id:
+        for n, row in enumerate(page["rows"]):
+            row.position = (page["page"] - 1) * page["page_size"] + n + 1  # place in the run's score order
+            if by_score or not groups or groups[-1]["query"].pk != row.query_id:
                 groups.append({"query": row.query, "rows": []})
             groups[-1]["rows"].append(row)
         query_string = request.GET.copy()
         query_string.pop("page", None)
+        unordered = query_string.copy()
+        unordered.pop("order", None)
         context.update({
+            "by_score": by_score, "unordered_query": unordered.urlencode(), "reranked": bool(run.reranker),
             "label_choices": ["cit.", "cf.", "none"], "bucket_choices": ["bigram", "two_lemmas", "one_lemma", "none"],
             "verdict_choices": list(selectors.VERDICT_FILTERS),
             "filters": filters, "page": page, "groups": groups, "query_string": query_string.urlencode(),

@@ -66,6 +66,11 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         spec = registry.get_spec(method)
         if spec.kind != "retriever":
             raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
+        from detection.methods.installed import model_parameters  # a missing default model gives way, with a note
+
+        params, notes = model_parameters(spec.name, params, registry.validate(spec.name, params or {}))
+        for note in notes:
+            print(note, file=stream)
         queries, qskipped = _read_segments(query, "query", skip_bad_rows, stream)
         sources, sskipped = _read_segments(source, "source", skip_bad_rows, stream)
         internal = {"cache_dir": str(cache_dir or default_cache_dir()), "n_jobs": jobs}

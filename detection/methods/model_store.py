@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 
 DEFAULT_DIR = "var/models"
+#: models shipped in git (word vectors with their attribution in data/LICENSES.md); the models directory wins
+SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?$")
 _configured: Path | None = None
 
@@ -74,6 +76,13 @@ def _on(variable: str) -> bool:
 def hub_downloads_allowed() -> bool:
     """True only when the operator turned downloads on (SIMILIA_ALLOW_HUB_DOWNLOADS) and no offline switch is set."""
     return _on("SIMILIA_ALLOW_HUB_DOWNLOADS") and not any(_on(v) for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def shipped_path(name: str) -> Path | None:
+    """The folder of a model shipped in ``data/vectors/`` (one with a manifest), or None."""
+    check_model_name(name)
+    path = SHIPPED_DIR / name
+    return path if (path / "manifest.json").is_file() else None
 
 
 def hub_offline() -> bool:

@@ -424,13 +424,16 @@ _CACHE: dict = {}
 
 
 def load_vectors(name: str, *, language: str | None = None) -> WordVectors:
-    """The word-vector model registered as ``name`` in the models directory (cached per folder and mtime).
+    """The word-vector model registered as ``name`` in the models directory, else shipped in ``data/vectors/``
+    (cached per folder and mtime).
 
     Raises ModelUnavailable when there is no such model, VectorsError when it is not a word-vector model
     or is of another language than ``language``.
     """
     model_store.check_model_name(name)
     folder = model_store.local_path(name)
+    if folder is None or not folder.is_dir():  # not trained here: a copy shipped in data/vectors/, if any
+        folder = model_store.shipped_path(name)
     if folder is None or not folder.is_dir():
         raise model_store.ModelUnavailable(
             f"word-vector model {name!r} is not in the models directory {model_store.models_dir()}; train it with "

@@ -121,7 +121,8 @@ def test_filters_detail_verdicts_and_exports(client_for, finished_detection, use
     top = everything["results"][0]
     detail = client.get(f"/api/v1/workbench/candidates/{top['id']}/").json()
     assert "mens" in detail["highlight"]["shared_lemmas"]
-    assert any(shared and piece == "mente" for piece, shared in detail["highlight"]["source"])
+    assert any(shared and piece == "mente" for piece, shared, _ in detail["highlight"]["source"])
+    assert detail["explain"] == {} and detail["explanation"] is None  # bm25-lemma explains nothing (yet)
     second = everything["results"][1]
     ok = client.post(f"/api/v1/workbench/candidates/{top['id']}/verdict/", {"decision": "cit.", "note": "Aen. 10.636"},
                      format="json")
@@ -152,6 +153,86 @@ def test_filters_detail_verdicts_and_exports(client_for, finished_detection, use
     assert list(verdicts[0])[:3] == truth_header  # the package's ground_truth.csv columns come first
 
 
+EXPLAINED = [  # what the engine gives per candidate (three candidates of query 0 and one of query 1)
+    {"channels": [{"name": "lemma", "score": 2.0, "weight": 0.6, "contribution": 1.2, "matches": [["mens", "mens"]]},
+                  {"name": "exact", "score": 1.0, "weight": 0.3, "contribution": 0.3, "matches": [["sonum", "sonum"]]},
+                  {"name": "semantic", "score": 0.1, "weight": 0.1, "contribution": 0.0, "matches": []}],
+     "uniqueness": 2, "rarity": {"mens": 3.5, "sonum": 7.25}, "query_lines": ["1"], "source_lines": ["10.636"]},
+    {"channels": [{"name": "sound", "score": 0.4, "weight": 1.0, "contribution": 0.4, "matches": [["sine", "sine"]]}],
+     "uniqueness": None, "rarity": {}, "query_lines": [], "source_lines": []},
+    {},  # a candidate without an explanation
+    '{"channels": [{"name": "lemma", "score": 1, "weight": 1, "contribution": 1.5, "matches": []}], "uniqueness": 0}',
+]
+
+
+def _store(run, rows):
+    """Store candidates ``(query, source, rank, score)`` with EXPLAINED through the job's result store."""
+    import numpy as np
+
+    from benchmarks.loci.candidates import Candidates
+    from workbench.services import detection_run_store
+
+    q, s, r, sc = (np.asarray(col) for col in zip(*rows))
+    cands = Candidates(q, s, r, sc.astype(float), None, [""] * len(rows), np.zeros(len(rows), np.int16),
+                       ["none"] * len(rows))
+    cands.explain = EXPLAINED[:len(rows)]  # the column the engine adds to its candidates
+    return detection_run_store(run=run, candidates=cands, merged={"shards": 1, "shards_per_worker": {"w": 1}},
+                               progress=lambda f, m="": None, log=lambda m: None)
+
+
+def test_explanations_are_stored_and_shown_in_the_api_and_exports(client_for, finished_detection):
+    client = client_for("researcher")
+    run = finished_detection
+    _store(run, [(0, 0, 1, 3.0), (0, 1, 2, 1.0), (0, 2, 3, 1.0), (1, 3, 1, 2.0)])
+    url = f"/api/v1/workbench/runs/{run.pk}/candidates/"
+    rows = client.get(url).json()["results"]
+    q0, q1 = run.query_document.segments.order_by("position").values_list("seg_id", flat=True)[:2]
+    assert [(r["query_id"], r["rank"]) for r in rows] == [(q0, 1), (q0, 2), (q0, 3), (q1, 1)]
+    assert rows[0]["explain"] == EXPLAINED[0] and rows[2]["explain"] == {} and rows[3]["explain"]["uniqueness"] == 0
+    detail = client.get(f"/api/v1/workbench/candidates/{rows[0]['id']}/").json()
+    ex = detail["explanation"]
+    assert [(c["name"], c["contribution"], round(c["share"], 3)) for c in ex["channels"]] == [
+        ("lemma", 1.2, 0.8), ("exact", 0.3, 0.2), ("semantic", 0.0, 0.0)]
+    assert ex["uniqueness"] == 2 and ex["rarity"] == [["sonum", 7.25], ["mens", 3.5]]
+    coloured = {piece: chans for piece, _, chans in detail["highlight"]["query"] if chans}
+    assert coloured == {"mente": ["lemma"], "sonum": ["exact"]}
+    assert client.get(f"/api/v1/workbench/candidates/{rows[2]['id']}/").json()["explanation"] is None
+
+    export = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv&order=score").content.decode()
+    got = [(r["rank"], r["similarity"], r["channels"], r["contributions"], r["uniqueness"], r["matched_words"])
+           for r in csv.DictReader(io.StringIO(export))]
+    assert got == [("1", "3.000000", "lemma;exact", "lemma=1.2000;exact=0.3000", "2", "lemma:mens/mens exact:sonum/sonum"),
+                   ("1", "2.000000", "lemma", "lemma=1.5000", "0", ""),
+                   ("2", "1.000000", "sound", "sound=0.4000", "", "sound:sine/sine"),
+                   ("3", "1.000000", "", "", "", "")]
+    as_json = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=json").json()["results"]
+    assert [r["explain"] for r in as_json][:3] == EXPLAINED[:3]
+
+
+def test_the_whole_run_sorts_by_score_with_a_stable_tie_break(client_for, finished_detection):
+    """order=score: best first across queries; equal scores in query order, then rank; the same list whatever
+    the page size (the tie-break makes every page a slice of one order)."""
+    client = client_for("researcher")
+    run = finished_detection
+    url = f"/api/v1/workbench/runs/{run.pk}/candidates/"
+    whole = client.get(url + "?order=score&page_size=500").json()
+    assert whole["order"] == "score" and whole["count"] == run.candidates.count()
+    expected = sorted(run.candidates.all(), key=lambda c: (-c.score, c.query_position, c.rank, c.pk))
+    assert [r["id"] for r in whole["results"]] == [c.pk for c in expected]
+    assert len({c.query_position for c in expected[:10]}) > 1  # not one query's list: the run's
+    pages = -(-whole["count"] // 9)
+    paged = [r["id"] for p in range(1, pages + 1)
+             for r in client.get(url + f"?order=score&page_size=9&page={p}").json()["results"]]
+    assert paged == [c.pk for c in expected]
+    assert client.get(url + "?order=best").status_code == 400
+    # ties: equal scores come in query order, then rank
+    _store(run, [(1, 0, 1, 1.0), (0, 1, 2, 1.0), (0, 2, 1, 1.0), (1, 3, 2, 5.0)])
+    q0, q1 = run.query_document.segments.order_by("position").values_list("seg_id", flat=True)[:2]
+    tied = client.get(url + "?order=score").json()["results"]
+    assert [(r["query_id"], r["rank"], r["score"]) for r in tied] == [
+        (q1, 2, 5.0), (q0, 1, 1.0), (q0, 2, 1.0), (q1, 1, 1.0)]
+
+
 def test_openapi_documents_the_workbench(client_for):
     schema = client_for("researcher").get("/api/schema/?format=json").json()
     for path in ["/api/v1/workbench/documents/", "/api/v1/workbench/runs/", "/api/v1/workbench/runs/{id}/candidates/",
@@ -159,7 +240,7 @@ def test_openapi_documents_the_workbench(client_for):
                  "/api/v1/workbench/runs/{id}/promote/", "/api/v1/workbench/methods/"]:
         assert path in schema["paths"], path
     params = {p["name"] for p in schema["paths"]["/api/v1/workbench/runs/{id}/candidates/"]["get"]["parameters"]}
-    assert {"label", "min_score", "author_pair", "bucket", "q", "verdict", "page"} <= params
+    assert {"label", "min_score", "author_pair", "bucket", "q", "verdict", "page", "order"} <= params
 
 
 def test_stored_corpus_copy_is_made_once(client_for, loci_version):
@@ -286,3 +367,34 @@ def test_a_supervised_reranker_must_name_a_trained_model(client_for, finished_de
         assert response.status_code == 400 and "name a trained model" in response.json()["detail"]
     finally:
         registry.unregister("toy-trained")
+
+
+def test_a_channels_run_is_explained_end_to_end(client_for, users):
+    """The `channels` retriever through the sharded detection job: every stored candidate carries the engine's
+    explanation; the detail colours the quotation's words, the CSV names the channels, the JSON keeps it whole."""
+    from jobs.runner import run_job
+
+    client = client_for("researcher")
+    q = _upload(client, "hieronymus_samples.csv", (EXAMPLES / "hieronymus_samples.csv").read_bytes()).json()
+    s = _upload(client, "vergil_samples.csv", (EXAMPLES / "vergil_samples.csv").read_bytes()).json()
+    created = client.post("/api/v1/workbench/runs/", {"query_document": q["id"], "source_document": s["id"],
+                                                      "retriever": "channels", "top_k": 3}, format="json")
+    assert created.status_code == 201, created.content
+    run = DetectionRun.objects.get(pk=created.json()["id"])
+    assert run_job(run.job_id) == "succeeded", run.job.error
+    rows = client.get(f"/api/v1/workbench/runs/{run.pk}/candidates/?page_size=500").json()["results"]
+    assert rows and all(r["explain"]["channels"] for r in rows)
+    quoted = next(r for r in rows if (r["query_id"], r["source_id"]) == ("hier. adv. iovin. 1.1", "verg. aen. 10.636"))
+    detail = client.get(f"/api/v1/workbench/candidates/{quoted['id']}/").json()
+    names = [c["name"] for c in detail["explanation"]["channels"]]
+    assert {"quote", "lemma", "form"} <= set(names)
+    assert sum(c["share"] for c in detail["explanation"]["channels"]) == pytest.approx(1.0)
+    words = {piece: set(chans) for piece, _, chans in detail["highlight"]["source"] if chans}
+    assert {"quote", "lemma"} <= words["mente"] and {"quote", "lemma"} <= words["sonum"]
+    assert {"sonum", "mente"} <= {w for w, _ in detail["explanation"]["rarity"]}
+    export = list(csv.DictReader(io.StringIO(client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv").content
+                                             .decode())))
+    first = next(r for r in export if r["source_id"] == "verg. aen. 10.636" and r["query_id"] == "hier. adv. iovin. 1.1")
+    assert first["channels"].split(";")[0] == names[0] and "quote:dat sine mente/dat sine mente" in first["matched_words"]
+    as_json = client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=json").json()["results"]
+    assert all(r["explain"]["channels"] for r in as_json)

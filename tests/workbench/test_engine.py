@@ -72,10 +72,52 @@ def test_highlight_marks_shared_lemmas_and_keeps_the_text():
     s = "dat inania uerba, dat sine mente sonum gressusque effingit euntis"
     h = highlight_pair(q, s)
     assert {"mens", "sonus"} <= set(h["shared_lemmas"])
-    assert "".join(p for p, _ in h["query"]) == q and "".join(p for p, _ in h["source"]) == s
-    marked = {p for p, shared in h["source"] if shared}
+    assert "".join(p for p, _, _ in h["query"]) == q and "".join(p for p, _, _ in h["source"]) == s
+    marked = {p for p, shared, _ in h["source"] if shared}
     assert {"mente", "sonum"} <= marked and "inania" not in marked
-    assert spans("abc", set()) == [("abc", False)]
+    assert spans("abc", set()) == [["abc", False, []]]
+
+
+def test_highlight_colours_each_word_by_the_channels_that_matched_it():
+    """Matched words given as lemmas or as forms (any case, u/v spelling) colour the passages' words."""
+    from workbench.engine.explain import channels
+
+    q = "Furiosas Apollinis uates legimus; et illud Uirgilianum: Dat sine mente sonum."
+    s = "dat inania uerba, dat sine mente sonum gressusque effingit euntis"
+    explain = {"channels": [
+        {"name": "lemma", "score": 2.0, "weight": 0.5, "contribution": 1.0, "matches": [["mens", "mens"],
+                                                                                         ["sonus", "sonus"]]},
+        {"name": "exact", "score": 1.0, "weight": 0.2, "contribution": 0.2, "matches": [["Sonum", "sonum"]]},
+        {"name": "sound", "score": 0.0, "weight": 0.1, "contribution": 0.0, "matches": []}]}
+    h = highlight_pair(q, s, channels(explain))
+    by_word = {p: chans for p, _, chans in h["source"] if chans}
+    assert by_word == {"mente": ["lemma"], "sonum": ["lemma", "exact"]}
+    assert {p: chans for p, _, chans in h["query"] if chans} == {"mente": ["lemma"], "sonum": ["lemma", "exact"]}
+    assert "".join(p for p, _, _ in h["source"]) == s
+
+
+def test_explanations_flatten_for_csv_and_view_and_tolerate_bad_parts():
+    from workbench.engine import explain as E
+
+    good = {"channels": [
+        {"name": "lemma", "score": 3.0, "weight": 0.5, "contribution": 1.5, "matches": [["arma", "arma"]]},
+        {"name": "sound", "score": 0.5, "weight": 1.0, "contribution": 0.5, "matches": [["uirum", "uiro"]]},
+        {"name": "semantic", "score": 0.0, "weight": 0.3, "contribution": 0.0, "matches": []}],
+        "uniqueness": 4, "rarity": {"arma": 2.5, "uirum": 6.0, "cano": 1.0}, "query_lines": ["1"], "source_lines": []}
+    assert E.flat(good) == {"channels": "lemma;sound", "contributions": "lemma=1.5000;sound=0.5000", "uniqueness": 4,
+                            "matched_words": "lemma:arma/arma sound:uirum/uiro"}
+    v = E.view(good)
+    assert [(c["name"], c["share"]) for c in v["channels"]] == [("lemma", 0.75), ("sound", 0.25), ("semantic", 0.0)]
+    assert v["uniqueness"] == 4 and v["rarity"] == [["uirum", 6.0], ["arma", 2.5]]  # matched words, rarest first
+    # no explanation (older runs, methods without one): empty columns, nothing to draw
+    assert E.flat({}) == {"channels": "", "contributions": "", "uniqueness": None, "matched_words": ""}
+    assert E.view({}) is None and E.view(None) is None
+    # malformed parts are left out, never an error
+    bad = {"channels": [{"name": ""}, "x", {"name": "lemma", "contribution": float("nan"), "matches": [["a"], [1, 2]]},
+                        {"name": "exact", "contribution": True, "matches": [["a", "a"]]}],
+           "uniqueness": -1, "rarity": {"a": "high"}}
+    assert E.flat(bad) == {"channels": "exact", "contributions": "", "uniqueness": None, "matched_words": "exact:a/a"}
+    assert [c["name"] for c in E.view(bad)["channels"]] == ["lemma", "exact"]
 
 
 def _package_examples():

@@ -55,7 +55,7 @@ def test_100k_candidates_page_with_a_fixed_number_of_queries(big_run, client_for
     Verdict.objects.create(candidate=Candidate.objects.get(run=big_run, query_position=5000, rank=1),
                            user=big_run.owner, decision="cit.")
     for query in ("?page_size=100", "?page=500&page_size=100", "?label=cit.&page=80", "?bucket=bigram&min_score=8",
-                  "?verdict=unverified&page=900&page_size=100", "?q=epist. 4242"):
+                  "?verdict=unverified&page=900&page_size=100", "?q=epist. 4242", "?order=score&page=500&page_size=100"):
         t0 = time.perf_counter()
         with django_assert_max_num_queries(8):  # auth token + run + count + page + verdicts of the page
             body = client.get(url + query).json()
@@ -66,12 +66,14 @@ def test_100k_candidates_page_with_a_fixed_number_of_queries(big_run, client_for
     deep = client.get(url + "?page=500&page_size=100").json()["results"]
     assert deep[0]["query_id"] == "hier. epist. 4990.1" and deep[0]["rank"] == 1
     assert client.get(url + "?label=cit.").json()["count"] == 10_000
+    best = client.get(url + "?order=score&page=101&page_size=100").json()["results"]  # all 10,000 rank-1 rows come first
+    assert [(r["query_id"], r["rank"]) for r in best[:2]] == [("hier. epist. 0.1", 2), ("hier. epist. 1.1", 2)]
     assert client.get(url + "?verdict=unverified&page_size=1").json()["count"] == 99_999
 
     # the explorer page (HTML) on the same 100k rows
     client = django_client
     client.force_login(users["researcher"])
-    for query in ("", "?page=1500", "?label=cit.&author_pair=Hieronymus+→+Vergilius"):
+    for query in ("", "?page=1500", "?label=cit.&author_pair=Hieronymus+→+Vergilius", "?order=score&page=1500"):
         t0 = time.perf_counter()
         with django_assert_max_num_queries(16):
             response = client.get(f"/workbench/runs/{big_run.pk}/{query}")

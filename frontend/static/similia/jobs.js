@@ -24,7 +24,7 @@
     set(".pmsg", job.progress_message || "");
     set(".worker", job.worker || "–");
     set(".finished", job.finished ? utc(job.finished) : "–");
-    if (job.error !== undefined) set(".error-text", job.error || "–");
+    if (job.error_message !== undefined) set(".error-text", job.error_message || "–");  // never the traceback
     if (job.log !== undefined) set(".log", job.log || "–");
     if (job.result !== undefined && job.result !== null) set(".result", JSON.stringify(job.result, null, 2));
     const bar = el.querySelector("progress"); if (bar) bar.value = job.progress;
