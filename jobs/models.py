@@ -20,6 +20,7 @@ def error_sentence(error: str) -> str:
     bare = _EXC_PREFIX.sub("", text, count=1)
     text = bare if " " in bare.strip() else text  # "KeyError: 3" says more with its class name
     text = re.sub(r"^\[Errno \d+\] ", "", text)
+    text = text.replace("…/", "")  # a path the runner already shortened (`runner.public_error`)
     text = _PATH.sub(lambda m: m.group(0).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1], text)
     text = " ".join(text.split())
     if not text:
