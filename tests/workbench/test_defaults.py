@@ -93,7 +93,7 @@ def test_a_failed_run_reads_as_a_sentence_on_its_page(client, users, demo_models
                                retriever_params={"model": "la-broken"}, owner=users["researcher"])
     assert run_job(run.job_id) == "failed"
     run.refresh_from_db()
-    assert "Traceback" in run.job.error
+    assert "Traceback" in run.job.error_detail and "Traceback" not in run.job.error
     client.force_login(users["researcher"])
     html = client.get(f"/workbench/runs/{run.pk}/").content.decode()
     assert ('<p class="error-text">Model &#x27;la-broken&#x27; has no manifest.json: it is not a word-vector model.</p>'
