@@ -20,6 +20,7 @@ from .specs import (  # noqa: F401  (the types, re-exported: callers import them
     KINDS,
     PARAM_TYPES,
     Catalog,
+    MethodConfig,
     MethodSpec,
     Param,
     ParamError,
@@ -59,14 +60,23 @@ def names(kind: str | None = None, language: str | None = None) -> list[str]:
     return [s.name for s in specs(kind, language)]
 
 
-def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None) -> dict:
-    """Validated parameters of method ``name`` (which must be of ``kind`` when given)."""
+def configure(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None
+              ) -> MethodConfig:
+    """The one validation of a method and its user parameters: a frozen :class:`MethodConfig` (name, kind,
+    validated parameters with defaults, digest). ``UnknownMethod`` for a name not registered, ``ParamError``
+    (naming the key) for a method of another kind, an undeclared key or a bad value; every entry point (pages,
+    API, commands, jobs) gets the same message for the same value."""
     spec = get_spec(name)
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         if spec.kind not in kinds:
             raise ParamError(f"method {name!r} is a {spec.kind}, not a {' or '.join(kinds)}")
-    return spec.validate(params)
+    return MethodConfig(spec.name, spec.kind, spec.validate(params))
+
+
+def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None) -> dict:
+    """``configure(...)``'s validated parameters as a plain dict."""
+    return dict(configure(name, params, kind=kind).params)
 
 
 def build(name: str, params: Mapping[str, Any] | None = None, **internal):

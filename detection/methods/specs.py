@@ -24,9 +24,12 @@ routing (``spec.queue``).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 KINDS = ("retriever", "pair_scorer", "reranker")
@@ -279,6 +282,30 @@ class MethodSpec:
             "params": [p.as_dict() for p in self.params],
         }
 
+
+
+@dataclass(frozen=True)
+class MethodConfig:
+    """A method and its validated parameters: what ``registry.configure`` returns, services store and jobs carry.
+    ``params`` is read-only with every declared parameter (defaults filled in); ``digest`` names the pair (the
+    sha256 of its canonical JSON), so two equal configurations have one digest whatever order the keys came in."""
+
+    name: str
+    kind: str
+    params: Mapping[str, Any]
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps({"name": self.name, "params": dict(self.params)}, sort_keys=True,
+                               separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def as_dict(self) -> dict:
+        """What a job's params or a row store: ``{"name", "params"}`` (JSON)."""
+        return {"name": self.name, "params": dict(self.params)}
 
 
 # Set by the registry when it loads (`registry._build_component`): builds a component method by name. The
