@@ -55,3 +55,25 @@ def test_the_configuration_is_frozen_and_named_by_its_digest():
     with pytest.raises(TypeError):
         a.params["k1"] = 5  # read-only
     assert registry.validate("bm25-lemma", {"k1": 1.2}) == dict(a.params)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("field, value, option", [("n_folds", 1, "--folds"), ("n_folds", 21, "--folds")])
+def test_a_run_limit_is_declared_once(client, client_for, users, loci_version, field, value, option):
+    """benchmarks/run_limits.py: the form field, the serializer field, the command option and the service check
+    are made from one declaration, so the bad value gets one message everywhere."""
+    from benchmarks.run_limits import EVALUATION_N_FOLDS
+
+    expected = EVALUATION_N_FOLDS.message
+    api = client_for("researcher").post("/api/v1/benchmarks/runs/", {
+        "version": loci_version.pk, "method": "bm25-lemma", field: value}, format="json")
+    assert api.status_code == 400 and api.json()[field] == [expected]
+    client.force_login(users["researcher"])
+    page = client.post(f"/benchmarks/versions/{loci_version.pk}/", {
+        "method": "bm25-lemma", "params": "{}", "reranker": "", "pool": "gold", "ks": "1, 10", "split": "grouped",
+        field: str(value), "seed": "0"})
+    assert page.status_code == 200 and expected in html.unescape(page.content.decode())
+    with pytest.raises(CommandError) as command:
+        call_command("evaluate", "--benchmark", "loci-similes-545", "--method", "bm25-lemma", option, str(value))
+    assert str(command.value) == expected
+    assert EvaluationRun.objects.count() == 0
