@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.registries import Registry
 from jobs.dispatch import send, send_group
 from jobs.lifecycle import Heartbeat, JobContext, finish, sum_progress
 from jobs.models import Job, log_appended
@@ -101,7 +102,7 @@ def pause_in_shard(context) -> None:
         time.sleep(float(pause))
 
 
-_SHARDED: dict[str, ShardedKind] = {}
+_SHARDED: Registry[ShardedKind] = Registry("sharded job kind")
 
 
 def sharded_job_kind(name: str, *, plan: Callable[..., list[dict]], merge: Callable, queue: str = "cpu",
@@ -114,7 +115,7 @@ def sharded_job_kind(name: str, *, plan: Callable[..., list[dict]], merge: Calla
     parent's result. ``context`` is the parent's ``JobContext`` (log, progress)."""
 
     def register(shard_func: Callable) -> Callable:
-        _SHARDED[name] = ShardedKind(name=name, plan=plan, merge=merge, queue=queue, shard=shard_func)
+        _SHARDED.add(name, ShardedKind(name=name, plan=plan, merge=merge, queue=queue, shard=shard_func))
 
         def fan_out(job, **params):
             return _fan_out(job, _SHARDED[name], params)

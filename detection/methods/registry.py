@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from core.registries import Registry
+
 from . import specs as _specs
 from .catalog import CATALOG
 from .specs import (  # noqa: F401  (the types, re-exported: callers import them from here)
@@ -28,14 +30,11 @@ from .specs import (  # noqa: F401  (the types, re-exported: callers import them
     _short,
 )
 
-_REGISTRY: dict[str, MethodSpec] = {}
+_REGISTRY: Registry[MethodSpec] = Registry("method")
 
 
 def register(spec: MethodSpec) -> MethodSpec:
-    if spec.name in _REGISTRY:
-        raise ValueError(f"method {spec.name!r} already registered")
-    _REGISTRY[spec.name] = spec
-    return spec
+    return _REGISTRY.add(spec.name, spec)
 
 
 def unregister(name: str) -> None:
