@@ -21,7 +21,7 @@ def test_the_site_builds_strict_and_loads_nothing_from_outside(tmp_path):
     proc = _build(ROOT / "mkdocs.yml", tmp_path / "site")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     pages = list((tmp_path / "site").rglob("*.html"))
-    for page in ("index.html", "getting-started/annotator.html", "architecture.html", "reference/api.html",
+    for page in ("index.html", "getting-started/annotator.html", "architecture_overview.html", "reference/api.html",
                  "ARCHITECTURE.html"):
         assert (tmp_path / "site" / page).exists(), page
     assert (tmp_path / "site" / "img" / "workbench.png").stat().st_size > 10_000  # the README's screenshot
