@@ -1,5 +1,6 @@
 """The one registry mechanism (pure): every plug-in point of the platform (job kinds, sharded job kinds, detection
-methods, annotation modes, agreement statistics, demo loaders, home-page sections) keeps its entries in a
+methods, annotation modes, agreement statistics, demo loaders, home-page sections, the detection job's segment
+sets and result stores) keeps its entries in a
 :class:`Registry`, with one duplicate policy: a name registered twice is refused, naming it, whatever the entry
 (two plug-ins silently shadowing each other was possible before, in the registries that overwrote or ignored).
 """

@@ -18,6 +18,7 @@ def test_a_registry_keeps_order_and_refuses_a_repeated_name():
 def test_every_plug_in_point_refuses_a_repeated_name():
     from annotation.modes import register_mode, registered_modes
     from annotation.stats.agreement import AGREEMENT_STATISTICS, agreement_statistic
+    from benchmarks.detection_jobs import RESULT_STORES, SEGMENT_SETS, register_result_store, register_segment_set
     from core.demo_loaders import _LOADERS
     from core.demo_loaders import register as register_loader
     from detection.methods import registry as methods
@@ -35,6 +36,8 @@ def test_every_plug_in_point_refuses_a_repeated_name():
         "agreement statistic": lambda: agreement_statistic(next(iter(AGREEMENT_STATISTICS)))(len),
         "demo loader": lambda: register_loader(next(iter(_LOADERS)), str),
         "home-page section": lambda: register_section(*next(iter(_SECTIONS))),
+        "segment set": lambda: register_segment_set(next(iter(SEGMENT_SETS)), next(iter(SEGMENT_SETS.values()))),
+        "result store": lambda: register_result_store(next(iter(RESULT_STORES)))(len),
     }
     for what, attempt in attempts.items():
         with pytest.raises(ValueError, match=f"^{what} .* is already registered$"):
