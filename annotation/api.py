@@ -4,7 +4,7 @@ from __future__ import annotations
 import uuid
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -347,10 +347,59 @@ class ProgressApi(APIView):
 
 # --- annotating ---------------------------------------------------------------------------------
 
+class NextSetVerseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    verse_id = serializers.CharField()
+    text = serializers.CharField()
+    translation = serializers.CharField(allow_blank=True)
+
+
+class NextSetItemSerializer(serializers.Serializer):
+    assignment_id = serializers.IntegerField()
+    pair_id = serializers.IntegerField()
+    position = serializers.IntegerField()
+    status = serializers.CharField()
+    left = NextSetVerseSerializer()
+    right = NextSetVerseSerializer()
+    chosen = serializers.IntegerField(allow_null=True, help_text="the verse chosen, when judged")
+    client_uuid = serializers.UUIDField(allow_null=True)
+    covered_elsewhere = serializers.BooleanField()
+
+
+class NextSetProgressSerializer(serializers.Serializer):
+    pairs = serializers.IntegerField()
+    pairs_covered = serializers.IntegerField()
+    my_judgements = serializers.IntegerField()
+    my_total = serializers.IntegerField(allow_null=True, help_text="pilot batches: every pair, else null")
+
+
+class NextSetOpenSetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    items = NextSetItemSerializer(many=True)
+
+
+class NextSetOutputSerializer(serializers.Serializer):
+    """What `set_payload` answers (schema only): the set to judge, or `done` with no `set`."""
+
+    batch = inline_serializer("NextSetBatch", {"id": serializers.IntegerField(), "name": serializers.CharField(),
+                                               "pilot": serializers.BooleanField()})
+    reference = NextSetVerseSerializer()
+    instructions = serializers.CharField(allow_blank=True)
+    session_minutes = serializers.IntegerField(allow_null=True)
+    progress = NextSetProgressSerializer()
+    done = serializers.BooleanField()
+    set = NextSetOpenSetSerializer(required=False, help_text="absent when done")
+
+
 class NextSetApi(APIView):
+    """Start or resume annotating a batch: the caller's open set, else a new one; `done` when nothing is left.
+    No request body."""
+
     permission_classes = [IsAnnotator]
 
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(request=None, responses=NextSetOutputSerializer)
     def post(self, request, pk: int):
         batch, annotation_set = scheduling.set_next_in_batch(batch_id=pk, annotator=request.user)
         return Response(set_payload(annotation_set=annotation_set, batch=batch, user=request.user))

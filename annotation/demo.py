@@ -51,4 +51,42 @@ def load_demo_projects() -> str:
         for target in (project, pilot):
             membership_add(project=target, username=name, role="annotator")
     n_batches = Batch.objects.filter(project__name__in=[STS_PROJECT, PILOT_PROJECT]).count()
-    return "; ".join(lines) + f" ({n_batches} batches; annotators: {', '.join(annotators)})"
+    judged = _demo_judgements(project, [User.objects.get(username=u) for u in annotators])
+    return "; ".join(lines) + (f" ({n_batches} batches; annotators: {', '.join(annotators)}; {judged} judgements "
+                               f"in {STS_PROJECT}, so its dashboard and exports have figures)")
+
+
+DEMO_SETS_PER_ANNOTATOR = 2
+
+
+def _trigrams(text: str) -> set[str]:
+    letters = "".join(ch for ch in text.lower() if ch.isalpha() or ch == " ")
+    return {letters[i:i + 3] for i in range(len(letters) - 2)}
+
+
+def _demo_judgements(project: Project, annotators: list) -> int:
+    """A few sets judged by each demo annotator in the first STS batch (once: none are added when the project
+    has judgements). Each picks the candidate sharing more letter trigrams with the reference, so the
+    judgements agree with one another where it is clear and the dashboard's figures mean something."""
+    from uuid import UUID
+
+    from annotation.models import Judgement
+    from annotation.services.judgements import judgement_submit
+    from annotation.services.scheduling import set_next
+
+    existing = Judgement.objects.filter(batch__project=project).count()
+    batch = project.batches.order_by("pk").first()
+    if existing or batch is None:
+        return existing
+    reference = _trigrams(batch.reference.text)
+    for k, annotator in enumerate(annotators):
+        for n in range(DEMO_SETS_PER_ANNOTATOR):
+            annotation_set = set_next(batch=batch, annotator=annotator)
+            if annotation_set is None:
+                break
+            for item in annotation_set.assignments.select_related("pair__verse_a", "pair__verse_b"):
+                a, b = item.pair.verse_a, item.pair.verse_b
+                chosen = a if len(_trigrams(a.text) & reference) >= len(_trigrams(b.text) & reference) else b
+                judgement_submit(annotator=annotator, assignment_id=item.pk, chosen_verse_id=chosen.pk,
+                                 client_uuid=UUID(int=(k * 1000 + n) * 1000 + item.pk))
+    return Judgement.objects.filter(batch__project=project).count()

@@ -13,7 +13,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -21,6 +20,7 @@ from rest_framework.views import APIView
 
 from annotation import analytics, selectors
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
+from core.pagination import Pagination
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
 from jobs.models import Job
@@ -98,7 +98,7 @@ class _ExportBase(APIView):
     def respond(self, rows: list[dict]):
         if self.request.accepted_renderer.format == "csv":
             return Response(rows)
-        paginator = PageNumberPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(rows, self.request, view=self)
         return paginator.get_paginated_response(page)
 
@@ -208,7 +208,7 @@ class ProjectScoresApi(_ExportBase):
             return self.respond_rows(rows, source="stored", n_boot=job.params.get("n_boot", 200), job=job)
         rows = LiveScoreRows(project, filters, 0)
         csv = self.request.accepted_renderer.format == "csv"
-        page_size = PageNumberPagination.page_size or 100
+        page_size = Pagination().get_page_size(self.request)
         page = self.request.query_params.get("page", "1")
         start = (int(page) - 1) * page_size if page.isascii() and page.isdigit() and 0 < int(page) < 10**9 else 0
         n_batches = max(len(rows.sizes) if csv else len(rows.batches_for(start, start + page_size)[0]), 1)
@@ -227,7 +227,7 @@ class ProjectScoresApi(_ExportBase):
         if self.request.accepted_renderer.format == "csv":
             response = Response(rows[0:None])
         else:
-            paginator = PageNumberPagination()
+            paginator = Pagination()
             page = paginator.paginate_queryset(rows, self.request, view=self)
             response = paginator.get_paginated_response(page)
             response.data.update(about)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from django.db.models import Q
 
 from annotation.models import Assignment, Judgement, Project
+from core.registries import Registry
 
 
 class OverlapStrategy(ABC):
@@ -81,17 +82,14 @@ class Retest(OverlapStrategy):
         return (i for i in waiting.get(uid, []) if i in judged)
 
 
-_MODES: dict[str, OverlapStrategy] = {}
+_MODES: Registry[OverlapStrategy] = Registry("annotation mode")
 
 
 def register_mode(strategy: OverlapStrategy) -> OverlapStrategy:
     """Register a strategy under its `mode` (a repeated mode is refused). Returns it."""
     if not strategy.mode:
         raise ValueError(f"{type(strategy).__name__} names no mode.")
-    if strategy.mode in _MODES:
-        raise ValueError(f"Annotation mode {strategy.mode!r} is registered already.")
-    _MODES[str(strategy.mode)] = strategy
-    return strategy
+    return _MODES.add(str(strategy.mode), strategy)
 
 
 def mode_strategy(mode: str) -> OverlapStrategy:

@@ -24,9 +24,10 @@ from benchmarks.models import (
     GoldSimilaritySet,
     SimilarityRun,
 )
+from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
 from benchmarks.services import evaluation_run_create, similarity_run_create, version_approve
 from benchmarks.services import gold_set_publish as gold_publish
-from benchmarks.services.runs import MAX_SHARDS, POOLS, SHARDS_HELP
+from benchmarks.services.runs import POOLS
 from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
@@ -104,17 +105,13 @@ class EvaluationRunInputSerializer(serializers.Serializer):
     params = serializers.JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)
-    ks = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=10000), required=False,
-                               allow_empty=False)
+    ks = serializers.ListField(child=EVALUATION_K.serializer_field(), required=False, allow_empty=False)
     split = serializers.ChoiceField(choices=EvaluationRun.Split.choices, required=False,
                                     default=EvaluationRun.Split.FILE)
-    n_folds = serializers.IntegerField(min_value=2, max_value=20, required=False, default=5)
+    n_folds = EVALUATION_N_FOLDS.serializer_field()
     seed = serializers.IntegerField(required=False, default=0)
     pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
-    shards = serializers.IntegerField(
-        min_value=1, max_value=MAX_SHARDS, required=False, allow_null=True, default=None,
-        error_messages={"min_value": SHARDS_HELP, "max_value": SHARDS_HELP, "invalid": SHARDS_HELP},
-        help_text=SHARDS_HELP + "; default: one per JOB_SHARD_QUERIES (2,000) held-out queries")
+    shards = EVALUATION_SHARDS.serializer_field()
 
 
 class GoldSetSerializer(serializers.ModelSerializer):

@@ -6,6 +6,7 @@ from pathlib import Path
 from django.conf import settings
 
 from benchmarks.services import benchmark_import_545, gold_set_import_file
+from core.demo import DEMO_OWNER
 
 LOCI_NAME = "loci-similes-545"
 STS_NAME = "dbbe-sts-medieval-greek"
@@ -43,7 +44,7 @@ def _queue_demo_runs() -> str:
     from benchmarks.models import BenchmarkVersion, EvaluationRun, GoldSimilaritySet, SimilarityRun
     from benchmarks.services.runs import evaluation_run_create, similarity_run_create
 
-    owner = get_user_model().objects.filter(username="researcher").first()
+    owner = get_user_model().objects.filter(username=DEMO_OWNER).first()
     queued = []
     version = BenchmarkVersion.objects.filter(benchmark__name=LOCI_NAME).first()
     if version is not None and not EvaluationRun.objects.filter(version=version).exists():

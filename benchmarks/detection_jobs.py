@@ -37,6 +37,7 @@ import numpy as np
 from django.conf import settings
 
 from benchmarks.pool_index import fit_or_load, index_counts
+from core.registries import Registry
 from detection.latin.units import make_units, window_size
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
@@ -53,21 +54,20 @@ class SegmentSet:
     fingerprint: Callable[[int], tuple]
 
 
-SEGMENT_SETS: dict[str, SegmentSet] = {}
+SEGMENT_SETS: Registry[SegmentSet] = Registry("segment set")
 #: name -> ``store(context, params, candidates, merged) -> dict`` (merged into the job's result)
-RESULT_STORES: dict[str, Callable] = {}
+RESULT_STORES: Registry[Callable] = Registry("result store")
 
 
 def register_segment_set(name: str, segment_set: SegmentSet) -> None:
-    SEGMENT_SETS[name] = segment_set
+    SEGMENT_SETS.add(name, segment_set)
 
 
 def register_result_store(name: str):
     """Decorator: ``fn(context, params, candidates, merged)`` stores a merged detection's candidates."""
 
     def register(fn: Callable) -> Callable:
-        RESULT_STORES[name] = fn
-        return fn
+        return RESULT_STORES.add(name, fn)
 
     return register
 

@@ -15,6 +15,7 @@ from django.utils.safestring import mark_safe
 from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
+from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
 from benchmarks.services import (
     GoldPublishError,
     RunError,
@@ -26,10 +27,8 @@ from benchmarks.services import (
 from benchmarks.services.runs import (
     CALIBRATIONS,
     DEFAULT_KS,
-    MAX_SHARDS,
     POOLS,
     RERANKERS,
-    SHARDS_HELP,
     default_pilot_verses_key,
     pilot_verses_files,
     pilot_verses_upload,
@@ -79,13 +78,9 @@ class EvaluationRunForm(forms.Form):
                              help_text="what every query is ranked against; the leaderboard ranks each pool apart")
     ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
-    n_folds = forms.IntegerField(min_value=2, max_value=20, initial=5, help_text="used by the grouped split")
+    n_folds = EVALUATION_N_FOLDS.form_field()
     seed = forms.IntegerField(initial=0)
-    shards = forms.IntegerField(
-        min_value=1, max_value=MAX_SHARDS, required=False,
-        error_messages={"min_value": SHARDS_HELP, "max_value": SHARDS_HELP, "invalid": SHARDS_HELP},
-        help_text="rank the held-out queries in this many parts that the workers share (empty: one part per "
-                  "2,000 queries; the pool is fitted once either way)")
+    shards = EVALUATION_SHARDS.form_field()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -99,8 +94,10 @@ class EvaluationRunForm(forms.Form):
             ks = sorted({int(x) for x in self.cleaned_data["ks"].replace(" ", "").split(",") if x})
         except ValueError:
             raise forms.ValidationError("k values must be integers separated by commas") from None
-        if not ks or ks[0] < 1:
+        if not ks:
             raise forms.ValidationError("give at least one k ≥ 1")
+        for k in ks:
+            EVALUATION_K.check(k, forms.ValidationError)
         return ks
 
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Callable
 
-_LOADERS: list[tuple[int, str, Callable[[], str]]] = []
+from core.registries import Registry
+
+_LOADERS: Registry[tuple[int, Callable[[], str]]] = Registry("demo loader")  # name -> (order, loader)
 
 
 def register(name: str, loader: Callable[[], str], order: int = 50) -> None:
-    if all(existing != name for _, existing, _ in _LOADERS):
-        _LOADERS.append((order, name, loader))
+    _LOADERS.add(name, (order, loader))
 
 
 def run_demo_loaders() -> list[tuple[str, str]]:
-    return [(name, loader()) for _, name, loader in sorted(_LOADERS, key=lambda item: (item[0], item[1]))]
+    return [(name, loader()) for name, (_, loader) in sorted(_LOADERS.items(), key=lambda item: (item[1][0], item[0]))]

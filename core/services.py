@@ -32,3 +32,10 @@ def user_create_or_update(
     user.groups.set([groups[name] for name in roles])
     token, _ = Token.objects.get_or_create(user=user)
     return user, token.key
+
+
+@transaction.atomic
+def token_renew(*, user) -> Token:
+    """Replace the user's API token with a new one: the old key stops working at once."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)

@@ -1,13 +1,15 @@
 """Home-page sections contributed by apps: (template name, role that sees it, order)."""
-_SECTIONS: list[tuple[int, str, str]] = []
+from core.registries import Registry
+
+_SECTIONS: Registry[int] = Registry("home-page section")  # (template, role) -> order
 
 
 def register(template: str, role: str, order: int = 50) -> None:
-    if (order, template, role) not in _SECTIONS:
-        _SECTIONS.append((order, template, role))
+    _SECTIONS.add((template, role), order)
 
 
 def for_user(user) -> list[str]:
     from core.roles import has_role
 
-    return [template for _, template, role in sorted(_SECTIONS) if has_role(user, role)]
+    return [template for (template, role), _ in sorted(_SECTIONS.items(), key=lambda item: (item[1], item[0]))
+            if has_role(user, role)]

@@ -10,5 +10,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_page, name="job"),
+    path("account/token/", views.api_token, name="account-token"),
     path("healthz", views.healthz, name="healthz"),
 ]

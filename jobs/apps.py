@@ -17,4 +17,5 @@ class JobsConfig(AppConfig):
         from jobs import (
             kinds,  # noqa: F401  (registers the built-in job kinds)
             signals,  # noqa: F401  (connects the worker signal handlers)
+            tasks,  # noqa: F401  (the one task, which jobs.dispatch sends by name)
         )

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from core.registries import Registry
+
 
 @dataclass(frozen=True)
 class JobKind:
@@ -19,7 +21,7 @@ class JobKind:
     manageable: Callable | None = None  # (job, user) -> bool: who besides the owner and staff may cancel it
 
 
-_KINDS: dict[str, JobKind] = {}
+_KINDS: Registry[JobKind] = Registry("job kind")
 
 
 def job_kind(name: str, *, queue: str = "cpu", description: str = "", visible: Callable | None = None,
@@ -32,8 +34,8 @@ def job_kind(name: str, *, queue: str = "cpu", description: str = "", visible: C
         raise ValueError(f"queue must be 'cpu' or 'gpu', not {queue!r}")
 
     def register(func: Callable) -> Callable:
-        _KINDS[name] = JobKind(name=name, queue=queue, func=func, description=description or (func.__doc__ or ""),
-                               visible=visible, manageable=manageable)
+        _KINDS.add(name, JobKind(name=name, queue=queue, func=func, description=description or (func.__doc__ or ""),
+                                 visible=visible, manageable=manageable))
         return func
 
     return register

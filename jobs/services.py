@@ -6,10 +6,11 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import DomainError
+from jobs.dispatch import send
 from jobs.models import Job, log_appended
 from jobs.registry import get_kind
 
@@ -63,31 +64,8 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
     with transaction.atomic():
         _check_quota(owner)
         job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=queue or job_kind.queue)
-    transaction.on_commit(lambda: _enqueue(job.pk, job.queue))
+    transaction.on_commit(lambda: send(job.pk, job.queue))
     return job
-
-
-def _enqueue(job_id: int, queue: str) -> bool:
-    """Send the job's message to the broker; on failure mark the job failed with the reason.
-
-    The send is bounded (socket timeouts and a bounded publish retry, see the CELERY_BROKER_* settings),
-    so a broker that is down or hangs costs seconds, never a hung request. Returns True when sent.
-    """
-    from jobs.tasks import run_job_task
-
-    Job.objects.filter(pk=job_id).update(enqueued=timezone.now(), deliveries=F("deliveries") + 1)
-    try:
-        async_result = run_job_task.apply_async(args=[job_id], queue=queue)
-    except Exception as exc:  # broker down or not answering: say so on the row instead of leaving it queued
-        logger.exception("could not enqueue job %s", job_id)
-        Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-            status=Job.Status.FAILED, finished=timezone.now(),
-            error=f"Could not send the job to the task broker ({type(exc).__name__}: {exc}). Try again later.",
-        )
-        return False
-    if async_result is not None and async_result.id:
-        Job.objects.filter(pk=job_id).update(celery_task_id=async_result.id)
-    return True
 
 
 def job_enqueue_error(job: Job) -> str | None:
@@ -124,7 +102,7 @@ def job_redeliver_unclaimed(*, after_seconds: int | None = None, max_deliveries:
             Q(enqueued__lt=cutoff) | Q(enqueued__isnull=True)).update(enqueued=timezone.now())
         if mine:
             logger.warning("job %s unclaimed for %s s: sending it again", job.pk, after_seconds)
-            sent += _enqueue(job.pk, job.queue)
+            sent += send(job.pk, job.queue)
     return sent
 
 

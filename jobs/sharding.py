@@ -32,9 +32,11 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Avg, F
 from django.utils import timezone
 
+from core.registries import Registry
+from jobs.dispatch import send, send_group
+from jobs.lifecycle import Heartbeat, JobContext, finish, sum_progress
 from jobs.models import Job, log_appended
 from jobs.registry import job_kind
 
@@ -100,7 +102,7 @@ def pause_in_shard(context) -> None:
         time.sleep(float(pause))
 
 
-_SHARDED: dict[str, ShardedKind] = {}
+_SHARDED: Registry[ShardedKind] = Registry("sharded job kind")
 
 
 def sharded_job_kind(name: str, *, plan: Callable[..., list[dict]], merge: Callable, queue: str = "cpu",
@@ -113,7 +115,7 @@ def sharded_job_kind(name: str, *, plan: Callable[..., list[dict]], merge: Calla
     parent's result. ``context`` is the parent's ``JobContext`` (log, progress)."""
 
     def register(shard_func: Callable) -> Callable:
-        _SHARDED[name] = ShardedKind(name=name, plan=plan, merge=merge, queue=queue, shard=shard_func)
+        _SHARDED.add(name, ShardedKind(name=name, plan=plan, merge=merge, queue=queue, shard=shard_func))
 
         def fan_out(job, **params):
             return _fan_out(job, _SHARDED[name], params)
@@ -148,14 +150,8 @@ def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut | dict:
 
 def _send_group(ids: list[int], queue: str) -> None:
     """Send every shard's message as one Celery group; on a broker failure fail the shards (and the parent)."""
-    from celery import group
-
-    from jobs.tasks import run_job_task
-
-    now = timezone.now()
-    Job.objects.filter(pk__in=ids).update(enqueued=now, deliveries=F("deliveries") + 1)
     try:
-        group(run_job_task.si(i).set(queue=queue) for i in ids).apply_async()
+        send_group(ids, queue)
     except Exception as exc:
         logger.exception("could not send shards %s", ids)
         Job.objects.filter(pk__in=ids, status=Status.QUEUED).update(
@@ -166,17 +162,8 @@ def _send_group(ids: list[int], queue: str) -> None:
             shard_settled(parent_id)
 
 
-def sum_progress(parent_id: int, message: str = "") -> None:
-    """The parent's progress := the mean of its shards' progress (and a heartbeat for the parent)."""
-    mean = Job.objects.filter(parent_id=parent_id).aggregate(m=Avg("progress"))["m"] or 0.0
-    Job.objects.filter(pk=parent_id, status=Status.RUNNING).update(
-        progress=min(float(mean), 0.999), heartbeat=timezone.now(), progress_message=message[:500])
-
-
 def shard_settled(parent_id: int) -> None:
     """Called when a shard reached a final state: fail, progress or merge the parent."""
-    from jobs.runner import finish
-
     parent = Job.objects.filter(pk=parent_id).first()
     if parent is None or parent.status != Status.RUNNING:
         return
@@ -204,14 +191,12 @@ def shard_settled(parent_id: int) -> None:
 def _merge(parent: Job, results: list) -> None:
     """Run the kind's merge with the parent's context (its progress messages start with "merging") and a
     heartbeat for the parent, then finish the parent with the result or the error."""
-    from jobs.runner import JobContext, _Heartbeat, finish
-
     class MergeContext(JobContext):
         def progress(self, fraction: float, message: str = "") -> None:
             super().progress(fraction, f"{MERGING}: {message}" if message else MERGING)
 
     context = MergeContext(parent)  # its log lines follow the plan's and the shards' notes
-    heartbeat = _Heartbeat(parent.pk, settings.JOB_HEARTBEAT_INTERVAL)
+    heartbeat = Heartbeat(parent.pk, settings.JOB_HEARTBEAT_INTERVAL)
     heartbeat.start()
     try:
         result = _SHARDED[parent.kind].merge(context, parent.params, results)
@@ -228,8 +213,6 @@ def _merge(parent: Job, results: list) -> None:
 
 def shard_retry_lost(job: Job, message: str) -> bool:
     """Put a shard whose worker was lost back in the queue and send it again; False once attempts ran out."""
-    from jobs.services import _enqueue
-
     if job.deliveries >= settings.JOB_SHARD_ATTEMPTS:
         return False
     requeued = Job.objects.filter(pk=job.pk, status=Status.RUNNING).update(
@@ -238,5 +221,5 @@ def shard_retry_lost(job: Job, message: str) -> bool:
         log=log_appended(f"{message} Sent again (delivery {job.deliveries + 1})."))
     if requeued:
         logger.warning("shard job %s lost its worker: sending it again", job.pk)
-        _enqueue(job.pk, job.queue)
+        send(job.pk, job.queue)
     return bool(requeued)

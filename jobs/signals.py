@@ -19,23 +19,14 @@ from django.conf import settings
 from django.db import connection
 from django.utils.module_loading import import_string
 
+from jobs import lifecycle
+from jobs.lifecycle import worker_identity  # noqa: F401  (tests and older callers import it from here)
+
 logger = logging.getLogger(__name__)
 _stop = threading.Event()
-#: The pid of the worker's main process, set there before its pool starts; a prefork pool's children are forked
-#: from it and keep the value (a solo worker runs jobs in that process itself).
-_main_pid = os.getpid()
-
-
 @worker_init.connect
 def remember_main_pid(sender=None, **kwargs):
-    global _main_pid
-    _main_pid = os.getpid()
-
-
-def worker_identity(hostname: str) -> str:
-    """What a job's `worker` records: the node name and the main process's pid. Two workers started with the same
-    name (`local@%h` twice) are two identities, so a worker shutting down re-queues only the jobs it held."""
-    return f"{hostname} pid {_main_pid}"
+    lifecycle.remember_main_pid()
 
 
 def _reap(reason: str) -> None:

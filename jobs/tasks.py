@@ -2,8 +2,8 @@
 from celery import shared_task
 from django.db import close_old_connections
 
+from jobs.lifecycle import worker_identity
 from jobs.runner import run_job
-from jobs.signals import worker_identity
 
 
 @shared_task(name="jobs.run_job", ignore_result=True)

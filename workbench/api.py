@@ -13,7 +13,9 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from benchmarks.api import created_or_unavailable
@@ -21,6 +23,7 @@ from benchmarks.models import BenchmarkVersion, Corpus
 from benchmarks.selectors import versions_visible_to
 from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
+from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
 from workbench import exports, methods, selectors
 from workbench.engine import explain
@@ -264,21 +267,34 @@ def parse_filters(params) -> selectors.CandidateFilters:
 
 
 class CandidateListApi(_Api):
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    csv_columns = [f for f in CandidateSerializer.Meta.fields if f != "verdicts"] + ["verdicts"]
+
     @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("page", OpenApiTypes.INT),
                                                OpenApiParameter("page_size", OpenApiTypes.INT)],
                    responses=OpenApiTypes.OBJECT,
-                   description="Candidates in query order then rank, or the whole run by score (order=score): "
-                               "{count, page, pages, order, results}; each with its explanation (`explain`, {} "
-                               "without one).")
+                   description="Candidates in query order then rank, or the whole run by score (order=score), the "
+                               "one page shape: {count, page, pages, page_size, next, previous, order, results}; each "
+                               "with its explanation (`explain`, {} without one). `?format=csv`: every filtered "
+                               "candidate, verdicts as `user=decision` joined by `; `.")
     def get(self, request, pk: int):
         run = _run(request, pk)
         filters = parse_filters(request.query_params)
         qs = selectors.candidates(run=run, filters=filters, user=request.user)
+        if request.accepted_renderer.format == "csv":
+            everything = selectors.candidate_page(qs, page=1, page_size=max(qs.count(), 1))
+            return Response([{**row, "verdicts": "; ".join(f"{v['user']}={v['decision']}" for v in row["verdicts"])}
+                             for row in CandidateSerializer(everything["rows"], many=True).data])
         page = selectors.candidate_page(
             qs, page=query_int(request.query_params, "page", default=1, min_value=1, max_value=10**9),
             page_size=query_int(request.query_params, "page_size", default=selectors.PAGE_SIZE, min_value=1,
                                 max_value=selectors.MAX_PAGE_SIZE))
+        url = request.build_absolute_uri()
         return Response({"count": page["total"], "page": page["page"], "pages": page["pages"],
+                         "page_size": page["page_size"],
+                         "next": replace_query_param(url, "page", page["page"] + 1) if page["page"] < page["pages"]
+                         else None,
+                         "previous": replace_query_param(url, "page", page["page"] - 1) if page["page"] > 1 else None,
                          "order": filters.order,
                          "results": CandidateSerializer(page["rows"], many=True).data})
 

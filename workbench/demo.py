@@ -1,10 +1,13 @@
 """Demo data: the locisimiles package's example texts (11 Jerome queries, 10 Virgil sources) uploaded for the
-demo researcher, and one detection with the lexical-rule reranker queued for the worker (idempotent)."""
+demo owner (`core.demo.DEMO_OWNER`), and one detection with the lexical-rule reranker queued for the worker
+(idempotent)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from django.conf import settings
+
+from core.demo import DEMO_OWNER
 
 
 def load_demo_workbench() -> str:
@@ -13,10 +16,10 @@ def load_demo_workbench() -> str:
     from workbench.models import DetectionRun, Document
     from workbench.services import detection_run_create, document_upload
 
-    owner = get_user_model().objects.filter(username="researcher").first()
+    owner = get_user_model().objects.filter(username=DEMO_OWNER).first()
     examples = Path(settings.DATA_DIR) / "locisimiles" / "package_examples"
     if owner is None or not (examples / "hieronymus_samples.csv").exists():
-        return "skipped (no researcher or no package examples)"
+        return f"skipped (no user {DEMO_OWNER!r} or no package examples)"
     docs = []
     for name in ("hieronymus_samples.csv", "vergil_samples.csv"):
         doc = Document.objects.filter(owner=owner, name=name).first()

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from core.numeric import spearman as _spearman
+from core.registries import Registry
 
 from .judgement_arrays import Judgements
 
@@ -439,16 +440,15 @@ def split_half_reliability(j: Judgements, n_splits: int = 20, seed: int = 0, by:
 # (or Judgements, or a U × 2 count table) and returns an AgreementResult. `orientation_invariant_agreement`
 # reports every one, so the analytics job, the agreement export and the dashboard's data get a new one by
 # registration alone (docs/ARCHITECTURE.md, "How to add an agreement statistic").
-AGREEMENT_STATISTICS: dict[str, Callable[..., AgreementResult]] = {}
+AGREEMENT_STATISTICS: Registry[Callable[..., AgreementResult]] = Registry("agreement statistic")
 
 
 def agreement_statistic(name: str):
     """Register ``fn(table) -> AgreementResult`` under the report key ``name`` (a repeated key is refused)."""
     def register(fn):
-        if name in AGREEMENT_STATISTICS or name == "cohen_symmetric":
+        if name == "cohen_symmetric":  # reported after the registered ones, by orientation_invariant_agreement
             raise ValueError(f"agreement statistic {name!r} is already registered")
-        AGREEMENT_STATISTICS[name] = fn
-        return fn
+        return AGREEMENT_STATISTICS.add(name, fn)
     return register
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.paths import shared_data_dir
+from detection.latin.readers import duplicate_id_error
 from detection.latin.segment import Segment
 
 LABEL_CIT = "cit."
@@ -138,13 +139,22 @@ def _split_position(pos: str, prefix: str) -> str:
     return pos.rsplit(" ", 1)[-1] if " " in pos else pos
 
 
-def _read_csv(path) -> list[dict]:
+def _read_csv_lines(path) -> list[tuple[int, dict]]:
+    """(the line a row starts on, the row) for each row of a CSV (a ``.tsv`` with tabs: by tab)."""
     with open(path, newline="", encoding="utf-8-sig") as fh:
         sample = fh.read(4096)
         fh.seek(0)
         delim = "\t" if (str(path).endswith(".tsv") and "\t" in sample) else ","
-        return [{(k or "").strip(): (v if v is not None else "") for k, v in row.items()}
-                for row in csv.DictReader(fh, delimiter=delim)]
+        reader = csv.DictReader(fh, delimiter=delim)
+        out, end = [], 1
+        for row in reader:
+            out.append((end + 1, {(k or "").strip(): (v if v is not None else "") for k, v in row.items()}))
+            end = reader.line_num
+        return out
+
+
+def _read_csv(path) -> list[dict]:
+    return [row for _, row in _read_csv_lines(path)]
 
 
 def load_pairs_545(with_text_path, ref_type_path=None, *, use_cleaned_text: bool = True,
@@ -244,15 +254,21 @@ def load_segments_csv(path, *, author: str = "", work: str = "") -> list[Segment
         author, work: defaults for rows without those columns.
 
     Returns:
-        Segments in file order; a repeated ``seg_id`` keeps its first row (locisimiles' own test corpus repeats ids).
+        Segments in file order.
+
+    Raises:
+        InputError: a repeated ``seg_id``, naming the file and both lines, as ``detect``'s reader does
+            (``detection.latin.readers.duplicate_id_error``); it kept the first row silently before.
     """
     out: dict[str, Segment] = {}
-    for r in _read_csv(path):
+    first_line: dict[str, int] = {}
+    for line, r in _read_csv_lines(path):
         sid = (r.get("seg_id") or r.get("id") or "").strip()
         if not sid:
             continue
         if sid in out:
-            continue
+            raise duplicate_id_error("seg_id", sid, first_line[sid], path=path, line=line)
+        first_line[sid] = line
         out[sid] = Segment(sid, (r.get("text") or "").strip(), (r.get("author") or author).strip(),
                            (r.get("work") or work).strip(), (r.get("ref") or r.get("citation") or "").strip())
     return list(out.values())

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from benchmarks.models import Corpus
+from benchmarks.run_limits import MAX_SHARDS
 from core.errors import DomainError
 from jobs.models import Job
 from jobs.services import job_create
 
 MAX_K = 10_000
-MAX_SHARDS = 256
 
 
 class DetectionError(DomainError, ValueError):

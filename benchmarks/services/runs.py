@@ -22,6 +22,7 @@ from benchmarks.models import (
     PilotRun,
     SimilarityRun,
 )
+from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.errors import DomainError
 from core.numeric import finite_or_none
 from core.text_checks import control_character_message
@@ -34,8 +35,7 @@ PILOT_KIND = "benchmarks.pilot_sweep"
 
 DEFAULT_KS = [1, 5, 10, 20, 50, 100]
 RERANK_DEPTH = 100  # at most this many candidates per query are reranked (the run's largest k, capped)
-MAX_SHARDS = 256  # a run's job fans out into at most this many shards
-SHARDS_HELP = f"shards must be an integer between 1 and {MAX_SHARDS}"
+SHARDS_HELP = EVALUATION_SHARDS.message
 
 
 def _registered_rerankers() -> dict:
@@ -106,8 +106,8 @@ def _reranker_params(reranker: str, params) -> dict:
 
 def _check_ks(ks) -> list[int]:
     ks = list(ks or DEFAULT_KS)
-    if not all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 10000 for k in ks):
-        raise RunError("k values must be integers between 1 and 10000")
+    for k in ks:
+        EVALUATION_K.check(k, RunError)
     return sorted(set(ks))
 
 
@@ -125,16 +125,14 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     `enqueue=False` creates the queued Job row without sending it to a worker, for a caller that runs it
     in-process with `jobs.runner.run_job` (the `evaluate` command, with ``shards=1``).
     """
-    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= MAX_SHARDS):
-        raise RunError(SHARDS_HELP)
+    EVALUATION_SHARDS.check(shards, RunError)
     if method not in selectors.retrieval_method_names():
         raise RunError(f"unknown retrieval method {method!r}; available: {', '.join(selectors.retrieval_method_names())}")
     if reranker not in RERANKERS:
         raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r or '(none)' for r in RERANKERS)}")
     if split not in EvaluationRun.Split.values:
         raise RunError(f"split must be one of {', '.join(EvaluationRun.Split.values)}")
-    if not 2 <= int(n_folds) <= 20:
-        raise RunError("n_folds must be between 2 and 20")
+    EVALUATION_N_FOLDS.check(n_folds, RunError)
     if pool not in POOLS:
         raise RunError(f"pool must be one of {', '.join(POOLS)}")
     run = EvaluationRun.objects.create(summary={"pool": pool},

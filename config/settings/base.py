@@ -145,7 +145,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.Pagination",  # ?page, ?page_size; one response shape
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -254,4 +254,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+    # Libraries that log every epoch or file at INFO (gensim's Word2Vec prints ~25 lines per model) say only what
+    # went wrong; commands print the progress a person needs themselves.
+    "loggers": {name: {"level": env_str("SIMILIA_LIBRARY_LOG_LEVEL", "WARNING")}
+                for name in ("gensim", "smart_open", "sentence_transformers", "transformers", "faiss", "urllib3",
+                             "filelock", "numexpr")},
 }

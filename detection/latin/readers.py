@@ -59,6 +59,12 @@ def _fail(report: ReadReport | None, reason: str, err: InputError) -> None:
     report.add(reason, err)
 
 
+def duplicate_id_error(id_column: str, sid: str, first_line: int, *, path, line: int) -> InputError:
+    """The one refusal of a repeated segment id, for every reader of segment files (``detect``,
+    ``evaluate_retrieval``, gold imports): ids are how results and gold links name segments."""
+    return InputError(f"duplicate {id_column} {sid!r} (first on line {first_line})", path=path, line=line)
+
+
 def read_text_file(path) -> str:
     """Decode a text file as UTF-8 (a BOM for UTF-8/UTF-16 is honoured); anything else is an InputError."""
     path = Path(path)
@@ -150,8 +156,7 @@ def read_segments_csv(path, *, report: ReadReport | None = None, id_column: str 
             _fail(report, "empty id", InputError(f"empty {id_column}", path=path, line=line))
             continue
         if sid in seen:
-            _fail(report, "duplicate id", InputError(
-                f"duplicate {id_column} {sid!r} (first on line {seen[sid]})", path=path, line=line))
+            _fail(report, "duplicate id", duplicate_id_error(id_column, sid, seen[sid], path=path, line=line))
             continue
         try:
             _check_text(text, path, line, f"text of {sid!r}")

@@ -1,14 +1,20 @@
-"""The built-in methods and what each declares (see :mod:`detection.methods.registry`).
+"""The built-in methods and what each declares (see :mod:`detection.methods.specs`): ``CATALOG``, a plain
+list of specs that :mod:`detection.methods.registry` registers when it loads. This module never imports the
+registry (no cycle: registry → catalogs → specs).
 
 To add a method: write its class (a retriever with ``fit``/``search``, a pair scorer with
-``fit``/``similarity_matrix``, or a reranker), then add a ``register(MethodSpec(...))`` here (or in its own
-module, imported below) declaring every user-settable parameter. ``docs/ARCHITECTURE.md`` has the recipe.
+``fit``/``similarity_matrix``, or a reranker), then add a ``register(MethodSpec(...))`` here (or in a catalog
+module of its own, whose ``CATALOG`` is added below) declaring every user-settable parameter.
+``docs/ARCHITECTURE.md`` has the recipe.
 """
 from __future__ import annotations
 
 from detection.greek.preprocess import GreekPreprocessor
 
-from .registry import MethodSpec, Param, register
+from .specs import Catalog, MethodSpec, Param
+
+CATALOG = Catalog()
+register = CATALOG.add
 
 LATIN = ("la",)
 GREEK = ("grc",)
@@ -201,5 +207,8 @@ _greek_spec("contextual", "ContextualMean", "Contextual token embeddings (transf
 _greek_spec("sentence_transformer", "SentenceTransformerMethod", "sentence-transformers verse embeddings, cosine",
             params=(_MODEL, _BATCH, _DEVICE), needs_gpu=True)
 
-# The semantic first stage and the rerankers register themselves on import.
-from . import catalog_rerank, catalog_semantic  # noqa: E402,F401
+# The rerankers and the semantic first stage, in their own catalogs.
+from . import catalog_rerank, catalog_semantic  # noqa: E402
+
+CATALOG.extend(catalog_rerank.CATALOG)
+CATALOG.extend(catalog_semantic.CATALOG)

@@ -12,7 +12,10 @@ Word-vector models are named, never given as paths: ``manage.py train_embeddings
 """
 from __future__ import annotations
 
-from .registry import MethodSpec, Param, register
+from .specs import Catalog, MethodSpec, Param
+
+CATALOG = Catalog()  # a plain list: the registry reads it through catalog.py
+register = CATALOG.add
 
 LATIN = ("la",)
 _VECTORS = Param("model", "model", "la-lemma-cbow200",
@@ -76,7 +79,7 @@ register(MethodSpec(
             Param("depth", "int", 1000, "lexical candidates per query", min=1, max=100_000),
             Param("threshold", "float", 0.5, "MaxSim / soft cosine: word cosines at or below count 0",
                   min=-1.0, max=1.0)),
-    internal=("cache_dir", "n_jobs", "block_size", "vectors")))
+    internal=("cache_dir", "n_jobs", "block_size", "vectors"), components=("lexical",)))
 register(MethodSpec(
     "dense-encoder", "retriever", _encoder("BiEncoderRetriever"),
     "sentence-transformers bi-encoder (any model by name or hub id), exact cosine top-k",

@@ -31,8 +31,8 @@ import numpy as np
 from detection.latin.analysis import Analyzer
 
 from . import dense
-from .registry import ParamError
 from .retriever import Progress, Retriever, TopK
+from .specs import ParamError
 from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table
 from .word_vectors import WordVectors, load_vectors
 
@@ -125,12 +125,16 @@ class HybridRetriever(Retriever):
 
     name = "hybrid"
 
-    def __init__(self, lexical: str = "bm25-lemma", model: str | None = None, semantic: str = "maxsim",
+    def __init__(self, lexical: Retriever, model: str | None = None, semantic: str = "maxsim",
                  candidates: str = "lexical", fusion: str = "interp", normalise: str = "minmax",
                  weight: float | None = None, depth: int = 1000, threshold: float = 0.5, cache_dir=None,
                  n_jobs: int = 1, block_size: int | None = None, vectors: WordVectors | None = None):
-        from . import get_retriever
-
+        """``lexical`` is the first stage, built: ``registry.build("hybrid", {"lexical": "bm25-lemma", ...})``
+        builds it from its registered name with the internal arguments (``cache_dir``, ``n_jobs``,
+        ``block_size``) it declares; they reach it there, not through this constructor."""
+        if not isinstance(lexical, Retriever):
+            raise TypeError(f"HybridRetriever takes a built lexical retriever, not {type(lexical).__name__}: "
+                            "build 'hybrid' through the registry")
         if candidates == "union" and semantic not in ("sif", "usif"):
             raise ParamError(f"candidates='union' needs a dense semantic score: set semantic=sif or semantic=usif "
                              f"(semantic={semantic!r} scores only a given candidate list)", "candidates")
@@ -139,11 +143,8 @@ class HybridRetriever(Retriever):
         self.fusion, self.norm, self.depth, self.threshold = fusion, normalise, int(depth), float(threshold)
         self.weight = weight
         self.tuned: dict | None = None
-        internal = {"cache_dir": cache_dir, "n_jobs": n_jobs}
-        if block_size:
-            internal["block_size"] = block_size
-        self.lexical_name = lexical
-        self.lexical = get_retriever(lexical, **internal)
+        self.lexical_name = getattr(lexical, "name", type(lexical).__name__)
+        self.lexical = lexical
         self.analyzer = _analyzer(self.wv, cache_dir)
         self.encoder = SegmentEncoder(self.wv, semantic if semantic in ("sif", "usif") else "sif")
         self._fitted_key = None

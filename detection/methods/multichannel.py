@@ -20,8 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from . import channels as C
-from .registry import ParamError
 from .retriever import Progress, Retriever, TopK
+from .specs import ParamError
 from .topk import topk_exact
 
 PROFILES: dict[str, dict[str, float]] = {

@@ -1,280 +1,40 @@
 """The one registry of detection methods: everything that ranks or scores text pairs.
 
-Each entry (a :class:`MethodSpec`) declares what the platform needs to know without importing the method's
-heavy dependencies:
-
-- ``name`` (unique), ``kind``: ``retriever`` (ranks a source corpus for each query: ``fit``/``search``),
-  ``pair_scorer`` (scores given pairs, e.g. the Greek verse-similarity methods) or ``reranker`` (rescores a
-  retriever's candidates);
-- ``languages`` (ISO 639 codes: ``la``, ``grc``), ``supervised`` (learns from training folds), ``needs_gpu``
-  (its jobs go to the ``gpu`` queue);
-- ``params``: every parameter a user may set, with type, range or choices and default (:class:`Param`).
-  Anything else a user sends is refused with :class:`ParamError` naming the key. Parameters that only
-  platform code may pass (a cache directory, a worker count, an in-memory model) are listed in ``internal``
-  and can never come from user input: :func:`build` takes them as separate keyword arguments.
-
-User parameters are data: a ``model`` parameter accepts a registered model name or a hub id (never a
-filesystem path), resolved by :mod:`detection.methods.model_store` against the configured models directory.
+What a method declares (name, kind, languages, GPU, user parameters with types, ranges and defaults, internal
+arguments, components) is a :class:`~detection.methods.specs.MethodSpec`; this module holds the registered
+specs. When it loads it registers the catalogs' plain lists (``catalog.py``, which adds ``catalog_rerank.py``
+and ``catalog_semantic.py``); nothing it imports imports it back (``.importlinter``). :func:`validate` checks
+a user's parameters against the declaration (:class:`ParamError` naming the key); :func:`build` makes an
+instance with trusted internal arguments, building a composed method's components first.
 
 No Django here: the Django side reads :func:`specs` for the method pickers, the OpenAPI schema and job
 routing (``spec.queue``).
 """
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
-KINDS = ("retriever", "pair_scorer", "reranker")
-PARAM_TYPES = ("int", "float", "bool", "str", "choice", "model", "object")
+from core.registries import Registry
 
-_INT_RE = re.compile(r"^[+-]?[0-9]{1,18}$")
-_STR_MAX = 200
+from . import specs as _specs
+from .catalog import CATALOG
+from .specs import (  # noqa: F401  (the types, re-exported: callers import them from here)
+    KINDS,
+    PARAM_TYPES,
+    Catalog,
+    MethodConfig,
+    MethodSpec,
+    Param,
+    ParamError,
+    UnknownMethod,
+    _short,
+)
 
-
-class ParamError(ValueError):
-    """A user parameter that the method does not declare, or a value outside its declaration."""
-
-    def __init__(self, message: str, key: str | None = None):
-        super().__init__(message)
-        self.key = key
-
-
-class UnknownMethod(KeyError):
-    def __str__(self) -> str:  # KeyError quotes its argument; say it plainly
-        return str(self.args[0])
-
-
-@dataclass(frozen=True)
-class Param:
-    """A user-settable parameter: ``type`` is one of :data:`PARAM_TYPES`.
-
-    ``int``/``float`` accept numbers or strings of ASCII digits and are checked against ``min``/``max``;
-    ``bool`` accepts true/false (also as strings and 0/1); ``choice`` one of ``choices``; ``str`` a short
-    string without control characters; ``model`` a registered model name or hub id (see
-    :func:`detection.methods.model_store.check_model_name`); ``object`` a JSON object checked by ``validator``.
-    ``validator`` (optional) gets the coerced value and returns it (possibly normalised) or raises ValueError.
-    """
-
-    name: str
-    type: str
-    default: Any = None
-    help: str = ""
-    min: float | None = None
-    max: float | None = None
-    choices: tuple = ()
-    nullable: bool = False
-    validator: Callable[[Any], Any] | None = field(default=None, compare=False)
-
-    def __post_init__(self):
-        if self.type not in PARAM_TYPES:
-            raise ValueError(f"parameter {self.name!r}: unknown type {self.type!r}")
-        if self.type == "choice" and not self.choices:
-            raise ValueError(f"parameter {self.name!r}: a choice needs choices")
-
-    def coerce(self, value: Any) -> Any:
-        """The validated value, or ParamError naming this parameter."""
-        try:
-            return self._coerce(value)
-        except ParamError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise ParamError(f"parameter {self.name!r}: {exc}", self.name) from None
-
-    def _coerce(self, value):
-        if value is None:
-            if self.nullable:
-                return None
-            raise ValueError("must not be null")
-        t = self.type
-        if t == "int":
-            value = _as_int(value)
-            self._check_range(value)
-        elif t == "float":
-            value = _as_float(value)
-            self._check_range(value)
-        elif t == "bool":
-            value = _as_bool(value)
-        elif t == "choice":
-            if value not in self.choices:
-                raise ValueError(f"must be one of {', '.join(map(str, self.choices))}, not {_short(value)}")
-        elif t == "str":
-            value = _as_str(value)
-        elif t == "model":
-            from .model_store import check_model_name
-
-            value = check_model_name(_as_str(value))
-        elif t == "object":
-            if not isinstance(value, Mapping):
-                raise ValueError("must be a JSON object")
-            value = dict(value)
-        if self.validator is not None:
-            value = self.validator(value)
-        return value
-
-    def _check_range(self, value):
-        if self.min is not None and value < self.min:
-            raise ValueError(f"must be ≥ {self.min}, not {value}")
-        if self.max is not None and value > self.max:
-            raise ValueError(f"must be ≤ {self.max}, not {value}")
-
-    def as_dict(self) -> dict:
-        d = {"name": self.name, "type": self.type, "default": self.default, "help": self.help}
-        if self.min is not None:
-            d["min"] = self.min
-        if self.max is not None:
-            d["max"] = self.max
-        if self.choices:
-            d["choices"] = list(self.choices)
-        if self.nullable:
-            d["nullable"] = True
-        return d
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _as_int(value) -> int:
-    if isinstance(value, bool):
-        raise ValueError("must be an integer, not a boolean")
-    if isinstance(value, int):
-        if abs(value) >= 10**18:
-            raise ValueError("integer out of range")
-        return value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
-        return int(value)
-    if isinstance(value, str) and _INT_RE.match(value.strip()):
-        return int(value.strip())
-    raise ValueError(f"must be an integer, not {_short(value)}")
-
-
-def _as_float(value) -> float:
-    if isinstance(value, bool):
-        raise ValueError("must be a number, not a boolean")
-    if isinstance(value, (int, float)):
-        out = float(value)
-    elif isinstance(value, str) and len(value) <= 40 and value.strip().isascii():
-        out = float(value.strip())
-    else:
-        raise ValueError(f"must be a number, not {_short(value)}")
-    if not math.isfinite(out):
-        raise ValueError("must be a finite number")
-    return out
-
-
-def _as_bool(value) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.strip().lower() in ("true", "1", "yes")
-    raise ValueError(f"must be true or false, not {_short(value)}")
-
-
-def _as_str(value) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"must be a string, not {_short(value)}")
-    if len(value) > _STR_MAX:
-        raise ValueError(f"must be at most {_STR_MAX} characters")
-    if any(ord(c) < 32 for c in value):
-        raise ValueError("must not contain control characters")
-    return value
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A registered method. ``factory(**fixed, **validated_params, **internal_kwargs)`` builds an instance."""
-
-    name: str
-    kind: str
-    factory: Callable[..., Any] = field(compare=False)
-    description: str
-    languages: tuple[str, ...] = ("la",)
-    supervised: bool = False
-    needs_gpu: bool = False
-    params: tuple[Param, ...] = ()
-    fixed: Mapping[str, Any] = field(default_factory=dict)
-    internal: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"method {self.name!r}: kind must be one of {KINDS}")
-        names = [p.name for p in self.params]
-        if len(set(names)) != len(names):
-            raise ValueError(f"method {self.name!r}: duplicate parameter names")
-        clash = set(names) & (set(self.fixed) | set(self.internal))
-        if clash:
-            raise ValueError(f"method {self.name!r}: {sorted(clash)} both user and fixed/internal")
-
-    @property
-    def queue(self) -> str:
-        """The Celery queue its jobs go to."""
-        return "gpu" if self.needs_gpu else "cpu"
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    def defaults(self) -> dict:
-        return {p.name: p.default for p in self.params}
-
-    def validate(self, params: Mapping[str, Any] | None) -> dict:
-        """Declared parameters with defaults filled in; ParamError for unknown keys or bad values."""
-        if params is None:
-            params = {}
-        if not isinstance(params, Mapping):
-            raise ParamError(f"parameters of {self.name!r} must be a JSON object")
-        declared = {p.name: p for p in self.params}
-        for key in params:
-            if key not in declared:
-                allowed = ", ".join(declared) or "none"
-                raise ParamError(f"unknown parameter {_short(key)} for method {self.name!r} (allowed: {allowed})",
-                                 str(key))
-        out = {}
-        for name, p in declared.items():
-            out[name] = p.coerce(params[name]) if name in params else p.default
-        return out
-
-    def build(self, params: Mapping[str, Any] | None = None, **internal):
-        """An instance with validated user ``params``; ``internal`` keyword arguments come from platform code."""
-        unknown = set(internal) - set(self.internal)
-        if unknown:
-            raise TypeError(f"method {self.name!r} takes no internal argument {sorted(unknown)}")
-        kwargs = {**self.fixed, **{k: v for k, v in self.validate(params).items()}, **internal}
-        instance = self.factory(**kwargs)
-        try:
-            instance.name = self.name
-        except AttributeError:
-            pass
-        return instance
-
-    def as_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "description": self.description,
-            "languages": list(self.languages),
-            "supervised": self.supervised,
-            "needs_gpu": self.needs_gpu,
-            "queue": self.queue,
-            "params": [p.as_dict() for p in self.params],
-        }
-
-
-_REGISTRY: dict[str, MethodSpec] = {}
+_REGISTRY: Registry[MethodSpec] = Registry("method")
 
 
 def register(spec: MethodSpec) -> MethodSpec:
-    if spec.name in _REGISTRY:
-        raise ValueError(f"method {spec.name!r} already registered")
-    _REGISTRY[spec.name] = spec
-    return spec
+    return _REGISTRY.add(spec.name, spec)
 
 
 def unregister(name: str) -> None:
@@ -282,13 +42,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def _load_builtin() -> None:
-    # The built-in methods register themselves when their modules are imported.
-    from . import catalog  # noqa: F401
-
-
 def get_spec(name: str) -> MethodSpec:
-    _load_builtin()
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
@@ -297,7 +51,6 @@ def get_spec(name: str) -> MethodSpec:
 
 def specs(kind: str | None = None, language: str | None = None) -> list[MethodSpec]:
     """Registered methods, in registration order, optionally of one kind and/or language."""
-    _load_builtin()
     return [s for s in _REGISTRY.values()
             if (kind is None or s.kind == kind) and (language is None or language in s.languages)]
 
@@ -306,14 +59,23 @@ def names(kind: str | None = None, language: str | None = None) -> list[str]:
     return [s.name for s in specs(kind, language)]
 
 
-def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None) -> dict:
-    """Validated parameters of method ``name`` (which must be of ``kind`` when given)."""
+def configure(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None
+              ) -> MethodConfig:
+    """The one validation of a method and its user parameters: a frozen :class:`MethodConfig` (name, kind,
+    validated parameters with defaults, digest). ``UnknownMethod`` for a name not registered, ``ParamError``
+    (naming the key) for a method of another kind, an undeclared key or a bad value; every entry point (pages,
+    API, commands, jobs) gets the same message for the same value."""
     spec = get_spec(name)
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         if spec.kind not in kinds:
             raise ParamError(f"method {name!r} is a {spec.kind}, not a {' or '.join(kinds)}")
-    return spec.validate(params)
+    return MethodConfig(spec.name, spec.kind, spec.validate(params))
+
+
+def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None) -> dict:
+    """``configure(...)``'s validated parameters as a plain dict."""
+    return dict(configure(name, params, kind=kind).params)
 
 
 def build(name: str, params: Mapping[str, Any] | None = None, **internal):
@@ -334,3 +96,15 @@ def format_specs(kind: str | None = None, language: str | None = None) -> str:
                       else f" one of {', '.join(map(str, p.choices))}" if p.choices else "")
             lines.append(f"{'':<30}--param {p.name}=…  {p.type}{bounds}, default {p.default!r}")
     return "\n".join(lines) + "\n"
+
+
+def _build_component(name: str, internal: Mapping[str, Any]):
+    """A composed method's part (hybrid's lexical retriever): built by name with its defaults and the internal
+    arguments of the composed method that it declares too."""
+    spec = get_spec(name)
+    return spec.build({}, **{k: v for k, v in internal.items() if k in spec.internal and v is not None})
+
+
+for _spec in CATALOG:
+    register(_spec)
+_specs._COMPONENT_BUILDER = _build_component

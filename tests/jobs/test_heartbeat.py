@@ -7,8 +7,9 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from jobs.lifecycle import Heartbeat
 from jobs.models import Job
-from jobs.runner import _Heartbeat, run_job
+from jobs.runner import run_job
 
 
 def _until(condition, timeout: float = 5.0) -> bool:
@@ -28,7 +29,7 @@ def _beat_of(job: Job):
 def test_beats_land_a_held_lock_skips_them_and_stop_returns_at_once():
     old = timezone.now() - dt.timedelta(hours=1)
     job = Job.objects.create(kind="system.sleep", status="running", started=old, heartbeat=old, worker="w@h")
-    beat = _Heartbeat(job.pk, interval=0.05)
+    beat = Heartbeat(job.pk, interval=0.05)
     beat.start()
     try:
         assert _until(lambda: _beat_of(job) > old), "no heartbeat landed while no lock was held"

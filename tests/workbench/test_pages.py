@@ -102,8 +102,9 @@ def test_demo_loader_is_idempotent(make_user, settings):
     from workbench.demo import load_demo_workbench
 
     settings.SIMILIA_DEMO_RUNS = True
-    make_user("researcher", "researcher")
+    make_user("lead", "lead", "researcher")  # core.demo.DEMO_OWNER: the README's first login owns the demo's work
     assert load_demo_workbench().startswith("2 example texts, detection ")
     assert load_demo_workbench() == "2 example texts present"
     assert Document.objects.count() == 2 and DetectionRun.objects.count() == 1
     assert DetectionRun.objects.get().reranker == "lexical-rule"
+    assert DetectionRun.objects.get().owner.username == "lead"

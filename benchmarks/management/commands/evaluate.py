@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.exports import loci_report
 from benchmarks.models import BenchmarkVersion, EvaluationRun
+from benchmarks.run_limits import EVALUATION_N_FOLDS
 from benchmarks.services import RunError, evaluation_run_create
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--reranker", default="", help="'lexical-rule' or empty for retrieval only")
         parser.add_argument("--ks", default="1,5,10,20,50,100", help="comma-separated cut-offs")
         parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
-        parser.add_argument("--folds", type=int, default=5, help="folds of the grouped split")
+        EVALUATION_N_FOLDS.add_option(parser, "--folds")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--pool", default="gold", choices=["gold", "corpus"],
                             help="rank against the cited sources only (gold) or the version's whole source corpus")

@@ -18,8 +18,8 @@ IDS = ["s0", "s1", "s2", "s3"]
 
 
 def _hybrid(**kw):
-    return HybridRetriever(vectors=toy_vectors(VEC, manifest={"unit": "surface"}), lexical="bm25-surface",
-                           **kw).fit(IDS, SOURCES)
+    return HybridRetriever(vectors=toy_vectors(VEC, manifest={"unit": "surface"}),
+                           lexical=registry.build("bm25-surface"), **kw).fit(IDS, SOURCES)
 
 
 def test_normalise_and_fuse():

@@ -1,0 +1,322 @@
+"""What a detection method declares: :class:`MethodSpec` (name, kind, languages, GPU, its user parameters as
+:class:`Param` with types, ranges and defaults, its internal arguments and its components) and the errors a bad
+value gets. Types only, no state: the registry (:mod:`detection.methods.registry`) holds the specs, and the
+catalogs (``catalog*.py``) are plain lists of them, so neither a catalog nor a method module imports the registry.
+
+Each entry (a :class:`MethodSpec`) declares what the platform needs to know without importing the method's
+heavy dependencies:
+
+- ``name`` (unique), ``kind``: ``retriever`` (ranks a source corpus for each query: ``fit``/``search``),
+  ``pair_scorer`` (scores given pairs, e.g. the Greek verse-similarity methods) or ``reranker`` (rescores a
+  retriever's candidates);
+- ``languages`` (ISO 639 codes: ``la``, ``grc``), ``supervised`` (learns from training folds), ``needs_gpu``
+  (its jobs go to the ``gpu`` queue);
+- ``params``: every parameter a user may set, with type, range or choices and default (:class:`Param`).
+  Anything else a user sends is refused with :class:`ParamError` naming the key. Parameters that only
+  platform code may pass (a cache directory, a worker count, an in-memory model) are listed in ``internal``
+  and can never come from user input: :func:`build` takes them as separate keyword arguments.
+
+User parameters are data: a ``model`` parameter accepts a registered model name or a hub id (never a
+filesystem path), resolved by :mod:`detection.methods.model_store` against the configured models directory.
+
+No Django here: the Django side reads ``registry.specs()`` for the method pickers, the OpenAPI schema and job
+routing (``spec.queue``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+KINDS = ("retriever", "pair_scorer", "reranker")
+PARAM_TYPES = ("int", "float", "bool", "str", "choice", "model", "object")
+
+_INT_RE = re.compile(r"^[+-]?[0-9]{1,18}$")
+_STR_MAX = 200
+
+
+class ParamError(ValueError):
+    """A user parameter that the method does not declare, or a value outside its declaration."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
+
+
+class UnknownMethod(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its argument; say it plainly
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Param:
+    """A user-settable parameter: ``type`` is one of :data:`PARAM_TYPES`.
+
+    ``int``/``float`` accept numbers or strings of ASCII digits and are checked against ``min``/``max``;
+    ``bool`` accepts true/false (also as strings and 0/1); ``choice`` one of ``choices``; ``str`` a short
+    string without control characters; ``model`` a registered model name or hub id (see
+    :func:`detection.methods.model_store.check_model_name`); ``object`` a JSON object checked by ``validator``.
+    ``validator`` (optional) gets the coerced value and returns it (possibly normalised) or raises ValueError.
+    """
+
+    name: str
+    type: str
+    default: Any = None
+    help: str = ""
+    min: float | None = None
+    max: float | None = None
+    choices: tuple = ()
+    nullable: bool = False
+    validator: Callable[[Any], Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        if self.type not in PARAM_TYPES:
+            raise ValueError(f"parameter {self.name!r}: unknown type {self.type!r}")
+        if self.type == "choice" and not self.choices:
+            raise ValueError(f"parameter {self.name!r}: a choice needs choices")
+
+    def coerce(self, value: Any) -> Any:
+        """The validated value, or ParamError naming this parameter."""
+        try:
+            return self._coerce(value)
+        except ParamError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ParamError(f"parameter {self.name!r}: {exc}", self.name) from None
+
+    def _coerce(self, value):
+        if value is None:
+            if self.nullable:
+                return None
+            raise ValueError("must not be null")
+        t = self.type
+        if t == "int":
+            value = _as_int(value)
+            self._check_range(value)
+        elif t == "float":
+            value = _as_float(value)
+            self._check_range(value)
+        elif t == "bool":
+            value = _as_bool(value)
+        elif t == "choice":
+            if value not in self.choices:
+                raise ValueError(f"must be one of {', '.join(map(str, self.choices))}, not {_short(value)}")
+        elif t == "str":
+            value = _as_str(value)
+        elif t == "model":
+            from .model_store import check_model_name
+
+            value = check_model_name(_as_str(value))
+        elif t == "object":
+            if not isinstance(value, Mapping):
+                raise ValueError("must be a JSON object")
+            value = dict(value)
+        if self.validator is not None:
+            value = self.validator(value)
+        return value
+
+    def _check_range(self, value):
+        if self.min is not None and value < self.min:
+            raise ValueError(f"must be ≥ {self.min}, not {value}")
+        if self.max is not None and value > self.max:
+            raise ValueError(f"must be ≤ {self.max}, not {value}")
+
+    def as_dict(self) -> dict:
+        d = {"name": self.name, "type": self.type, "default": self.default, "help": self.help}
+        if self.min is not None:
+            d["min"] = self.min
+        if self.max is not None:
+            d["max"] = self.max
+        if self.choices:
+            d["choices"] = list(self.choices)
+        if self.nullable:
+            d["nullable"] = True
+        return d
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _as_int(value) -> int:
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    if isinstance(value, int):
+        if abs(value) >= 10**18:
+            raise ValueError("integer out of range")
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+        return int(value)
+    if isinstance(value, str) and _INT_RE.match(value.strip()):
+        return int(value.strip())
+    raise ValueError(f"must be an integer, not {_short(value)}")
+
+
+def _as_float(value) -> float:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not a boolean")
+    if isinstance(value, (int, float)):
+        out = float(value)
+    elif isinstance(value, str) and len(value) <= 40 and value.strip().isascii():
+        out = float(value.strip())
+    else:
+        raise ValueError(f"must be a number, not {_short(value)}")
+    if not math.isfinite(out):
+        raise ValueError("must be a finite number")
+    return out
+
+
+def _as_bool(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    raise ValueError(f"must be true or false, not {_short(value)}")
+
+
+def _as_str(value) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a string, not {_short(value)}")
+    if len(value) > _STR_MAX:
+        raise ValueError(f"must be at most {_STR_MAX} characters")
+    if any(ord(c) < 32 for c in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method. ``factory(**fixed, **validated_params, **internal_kwargs)`` builds an instance."""
+
+    name: str
+    kind: str
+    factory: Callable[..., Any] = field(compare=False)
+    description: str
+    languages: tuple[str, ...] = ("la",)
+    supervised: bool = False
+    needs_gpu: bool = False
+    params: tuple[Param, ...] = ()
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    internal: tuple[str, ...] = ()
+    # user parameters whose value names another registered method: the factory receives that method built
+    # (with the internal arguments it declares), never its name (pyserini's HybridSearcher(dense, sparse))
+    components: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"method {self.name!r}: kind must be one of {KINDS}")
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"method {self.name!r}: duplicate parameter names")
+        clash = set(names) & (set(self.fixed) | set(self.internal))
+        if clash:
+            raise ValueError(f"method {self.name!r}: {sorted(clash)} both user and fixed/internal")
+        if set(self.components) - set(names):
+            raise ValueError(f"method {self.name!r}: components {sorted(set(self.components) - set(names))} "
+                             "are not parameters")
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue its jobs go to."""
+        return "gpu" if self.needs_gpu else "cpu"
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def validate(self, params: Mapping[str, Any] | None) -> dict:
+        """Declared parameters with defaults filled in; ParamError for unknown keys or bad values."""
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise ParamError(f"parameters of {self.name!r} must be a JSON object")
+        declared = {p.name: p for p in self.params}
+        for key in params:
+            if key not in declared:
+                allowed = ", ".join(declared) or "none"
+                raise ParamError(f"unknown parameter {_short(key)} for method {self.name!r} (allowed: {allowed})",
+                                 str(key))
+        out = {}
+        for name, p in declared.items():
+            out[name] = p.coerce(params[name]) if name in params else p.default
+        return out
+
+    def build(self, params: Mapping[str, Any] | None = None, **internal):
+        """An instance with validated user ``params``; ``internal`` keyword arguments come from platform code."""
+        unknown = set(internal) - set(self.internal)
+        if unknown:
+            raise TypeError(f"method {self.name!r} takes no internal argument {sorted(unknown)}")
+        kwargs = {**self.fixed, **{k: v for k, v in self.validate(params).items()}, **internal}
+        for key in self.components:  # another registered method, built with the internal arguments it takes
+            if _COMPONENT_BUILDER is None:
+                raise RuntimeError(f"method {self.name!r} has components: build it through the registry")
+            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], internal)
+        instance = self.factory(**kwargs)
+        try:
+            instance.name = self.name
+        except AttributeError:
+            pass
+        return instance
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "description": self.description,
+            "languages": list(self.languages),
+            "supervised": self.supervised,
+            "needs_gpu": self.needs_gpu,
+            "queue": self.queue,
+            "params": [p.as_dict() for p in self.params],
+        }
+
+
+
+@dataclass(frozen=True)
+class MethodConfig:
+    """A method and its validated parameters: what ``registry.configure`` returns, services store and jobs carry.
+    ``params`` is read-only with every declared parameter (defaults filled in); ``digest`` names the pair (the
+    sha256 of its canonical JSON), so two equal configurations have one digest whatever order the keys came in."""
+
+    name: str
+    kind: str
+    params: Mapping[str, Any]
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps({"name": self.name, "params": dict(self.params)}, sort_keys=True,
+                               separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def as_dict(self) -> dict:
+        """What a job's params or a row store: ``{"name", "params"}`` (JSON)."""
+        return {"name": self.name, "params": dict(self.params)}
+
+
+# Set by the registry when it loads (`registry._build_component`): builds a component method by name. The
+# registry imports this module, never the reverse, so the hook is how a spec reaches it.
+_COMPONENT_BUILDER: Callable[[str, Mapping[str, Any]], Any] | None = None
+
+
+class Catalog(list):
+    """A plain list of specs. A catalog module fills one with ``register = CATALOG.add`` and
+    ``register(MethodSpec(...))``; the registry reads the lists (``detection/methods/catalog.py``)."""
+
+    def add(self, spec: MethodSpec) -> MethodSpec:
+        self.append(spec)
+        return spec
