@@ -274,7 +274,7 @@ class CandidateListApi(_Api):
                                                OpenApiParameter("page_size", OpenApiTypes.INT)],
                    responses=OpenApiTypes.OBJECT,
                    description="Candidates in query order then rank, or the whole run by score (order=score), the "
-                               "one page shape: {count, page, pages, page_size, next, previous, order, results}; each "
+                               "one page shape: {count, page, pages, page_size, next, previous, results}; each "
                                "with its explanation (`explain`, {} without one). `?format=csv`: every filtered "
                                "candidate, verdicts as `user=decision` joined by `; `.")
     def get(self, request, pk: int):
@@ -295,7 +295,6 @@ class CandidateListApi(_Api):
                          "next": replace_query_param(url, "page", page["page"] + 1) if page["page"] < page["pages"]
                          else None,
                          "previous": replace_query_param(url, "page", page["page"] - 1) if page["page"] > 1 else None,
-                         "order": filters.order,
                          "results": CandidateSerializer(page["rows"], many=True).data})
 
 
