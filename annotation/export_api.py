@@ -58,7 +58,7 @@ class ScoreRowSerializer(serializers.Serializer):
 
 JUDGEMENT_COLUMNS = ["id", "batch", "reference_id", "annotator", "verse_a_id", "verse_b_id", "chosen_id", "left_id",
                      "chose_left", "response_ms", "set", "client_uuid", "created", "oriented_a_id", "oriented_b_id",
-                     "b_won", "orientation"]
+                     "b_won", "orientation", "attention_check", "attention_passed"]
 
 
 class JudgementRowSerializer(serializers.Serializer):
@@ -79,6 +79,9 @@ class JudgementRowSerializer(serializers.Serializer):
     oriented_b_id = serializers.CharField()
     b_won = serializers.BooleanField(help_text="the label the classic (oriented) agreement figures use")
     orientation = serializers.CharField()
+    attention_check = serializers.BooleanField(
+        help_text="a platform-built attention check (known answer): never part of scores or agreement")
+    attention_passed = serializers.BooleanField(allow_null=True, help_text="attention checks only: chose the known answer")
 
 
 class _ExportBase(APIView):
@@ -268,7 +271,8 @@ class ProjectJudgementsApi(_ExportBase):
                          pos_b=Subquery(position.filter(verse=OuterRef("pair__verse_b_id")).values("position")[:1]))
         rows = qs.values("id", "batch__name", "batch__reference__verse_id", "annotator__username",
                          "pair__verse_a__verse_id", "pair__verse_b__verse_id", "chosen__verse_id", "left__verse_id",
-                         "chose_left", "response_ms", "set_id", "client_uuid", "created", "pos_a", "pos_b")
+                         "chose_left", "response_ms", "set_id", "client_uuid", "created", "pos_a", "pos_b",
+                         "pair__attention_answer__verse_id")
         renamed = [_judgement_row(r) for r in rows]
         return self.respond(renamed)
 
@@ -277,6 +281,7 @@ def _judgement_row(r: dict) -> dict:
     """One exported judgement, with the orientation the classic agreement figures use
     (analytics.ORIENTATION_RULE: 'a' is the candidate with the lower batch position)."""
     a, b = r["pair__verse_a__verse_id"], r["pair__verse_b__verse_id"]
+    check = r["pair__attention_answer__verse_id"]
     if (r["pos_a"] or 0) > (r["pos_b"] or 0):
         a, b = b, a
     return {"id": r["id"], "batch": r["batch__name"], "reference_id": r["batch__reference__verse_id"],
@@ -285,7 +290,8 @@ def _judgement_row(r: dict) -> dict:
             "left_id": r["left__verse_id"], "chose_left": r["chose_left"], "response_ms": r["response_ms"],
             "set": r["set_id"], "client_uuid": str(r["client_uuid"]), "created": r["created"].isoformat(),
             "oriented_a_id": a, "oriented_b_id": b, "b_won": r["chosen__verse_id"] == b,
-            "orientation": analytics.ORIENTATION_RULE}
+            "orientation": analytics.ORIENTATION_RULE, "attention_check": check is not None,
+            "attention_passed": None if check is None else r["chosen__verse_id"] == check}
 
 
 class ProjectAgreementApi(_ExportBase):

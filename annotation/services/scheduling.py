@@ -164,7 +164,7 @@ def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet 
     if not picks:
         return None
     if project.attention_per_set:
-        picks += _pick_attention(batch, annotator, project.attention_per_set)
+        picks += _pick_attention(batch, annotator, project.attention_per_set, rng)
     order = list(range(len(picks)))
     rng.shuffle(order)
     rows = []
@@ -287,8 +287,10 @@ def _pick_pilot(batch: Batch, annotator, project: Project) -> list[tuple[Pair, b
     return [(pair, True, False) for pair in pairs]
 
 
-def _pick_attention(batch: Batch, annotator, n: int) -> list[tuple[Pair, bool, bool]]:
-    """Up to n attention-check pairs of the batch this annotator has not been shown (random order)."""
+def _pick_attention(batch: Batch, annotator, n: int, rng: random.Random) -> list[tuple[Pair, bool, bool]]:
+    """Up to n attention-check pairs of the batch this annotator has not been shown, drawn with `rng` (a
+    seeded caller, the simulation, gets the same checks on every database; ORDER BY RANDOM() did not)."""
     seen = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
-    checks = Pair.objects.filter(batch=batch, attention_answer__isnull=False).exclude(pk__in=seen.values("pair_id"))
-    return [(pair, False, False) for pair in checks.order_by("?")[:n]]
+    checks = list(Pair.objects.filter(batch=batch, attention_answer__isnull=False).exclude(pk__in=seen.values("pair_id"))
+                  .order_by("rank"))
+    return [(pair, False, False) for pair in rng.sample(checks, min(n, len(checks)))]
