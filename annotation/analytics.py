@@ -21,7 +21,7 @@ from core.numeric import json_safe
 
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
-    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "n_annotators", "gold_score",
+    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "n_annotators", "gold_score",
     "bt_aware_strength", "rank_aware", "interval_note",
 ]
 
@@ -208,6 +208,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "bt_strength": float(post.strengths[pos]) if compared else None,
             "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
             "rank": int(post.rank[pos]) if compared else None,
+            "rank_tied": bool(compared and (post.rank == post.rank[pos]).sum() > 1),
             "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
             "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
             "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,

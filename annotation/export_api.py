@@ -48,7 +48,9 @@ class ScoreRowSerializer(serializers.Serializer):
     bt_strength = serializers.FloatField(allow_null=True)
     bt_low = serializers.FloatField(allow_null=True)
     bt_high = serializers.FloatField(allow_null=True)
-    rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates")
+    rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates; "
+                                    "equal strengths share the best rank of their group (1, 2, 2, 4)")
+    rank_tied = serializers.BooleanField(help_text="another candidate of the batch has the same rank")
     n_annotators = serializers.IntegerField()
     gold_score = serializers.FloatField(allow_null=True)
     bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")

@@ -32,7 +32,7 @@ from .agreement import (
     split_half_reliability,
 )
 from .annotator_bt import AnnotatorAwareBT, annotator_aware_bt, ranking_shift
-from .bt_bayes import DEFAULT_PRIOR_SD, BTPosterior, bradley_terry_posterior, bt_map
+from .bt_bayes import DEFAULT_PRIOR_SD, BTPosterior, bradley_terry_posterior, bt_map, prior_sd_from_data, tied_ranks
 from .judgement_arrays import Judgements, from_winner_ids
 from .reliability import FAST_MS, agreement_with_majority, response_times
 from .scores import (
@@ -74,7 +74,7 @@ __all__ = [
     "cohen_kappa_symmetric_matrix", "fleiss_kappa_symmetric", "kendall_u", "krippendorff_alpha_symmetric",
     "orientation_invariant_agreement", "AGREEMENT_STATISTICS", "agreement_statistic",
     "AnnotatorAwareBT", "annotator_aware_bt", "ranking_shift",
-    "DEFAULT_PRIOR_SD", "BTPosterior", "bradley_terry_posterior", "bt_map",
+    "DEFAULT_PRIOR_SD", "BTPosterior", "bradley_terry_posterior", "bt_map", "prior_sd_from_data", "tied_ranks",
     "FAST_MS", "agreement_with_majority", "response_times",
     "Judgements", "from_winner_ids",
     "BatchScores", "BTBootstrap", "BTResult", "batch_scores", "bootstrap_bradley_terry", "bradley_terry",
