@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Membership, Pair, Project, Verse
 from annotation.modes import mode_for
+from annotation.services.adaptive_batches import adaptive_fresh
 from annotation.services.errors import Conflict, NotAllowed, NotFound
 from core import rawsql
 from core.roles import ANNOTATOR, has_role
@@ -160,7 +161,7 @@ def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet 
         return current
     project: Project = batch.project
     rng = rng or random.Random()
-    picks, counters = (_pick_pilot(batch, annotator, project), None) if batch.pilot else _pick(batch, annotator, project)
+    picks, counters = (_pick_pilot(batch, annotator, project), None) if batch.pilot else _pick(batch, annotator, project, rng)
     if not picks:
         return None
     if project.attention_per_set:
@@ -249,12 +250,17 @@ def _locked_picks(kind: str, batch: Batch, annotator, project: Project, limit: i
     return [Pair.from_db(connection.alias, _PICKED, row) for row in template.rows(batch=batch.pk, user=annotator.pk)]
 
 
-def _pick(batch: Batch, annotator, project: Project) -> tuple[list[tuple[Pair, bool, bool]], tuple | None]:
-    """The set's pairs [(pair, is_overlap, is_repeat)] and the statement that raises their counters."""
+def _pick(batch: Batch, annotator, project: Project, rng: random.Random) -> tuple[list[tuple[Pair, bool, bool]], tuple | None]:
+    """The set's pairs [(pair, is_overlap, is_repeat)] and the statement that raises their counters. New pairs
+    come by rank, or, when the mode `chooses_fresh`, from the batch's posterior (`services/adaptive_batches.py`)."""
     size, overlap = project.set_size, project.overlap_per_set
-    repeats = mode_for(project).marks_repeat
+    mode = mode_for(project)
+    repeats = mode.marks_repeat
     second = _locked_picks("waiting", batch, annotator, project, overlap)
-    fresh = _locked_picks("fresh", batch, annotator, project, size - len(second))
+    if mode.chooses_fresh:
+        fresh = adaptive_fresh(batch, project, size - len(second), rng)
+    else:
+        fresh = _locked_picks("fresh", batch, annotator, project, size - len(second))
     if len(second) + len(fresh) < size:  # no fresh pairs left: fill the set with pairs awaiting repeats
         second += _locked(_waiting(batch, annotator, project).exclude(pk__in=[p.pk for p in second]),
                           size - len(second) - len(fresh))

@@ -182,8 +182,10 @@ def simulate_annotations(
         if max_judgements and total >= max_judgements:
             break
         cap = max_judgements - total if max_judgements else None
-        if project.attention_per_set and Pair.objects.filter(batch=batch, attention_answer__isnull=False).exists():
-            # Sets that carry attention checks are served by the scheduler itself, one set at a time.
+        if mode_for(project).chooses_fresh or (
+                project.attention_per_set and Pair.objects.filter(batch=batch, attention_answer__isnull=False).exists()):
+            # Adaptive batches (each set depends on the judgements before it) and sets that carry attention checks
+            # are served by the scheduler itself, one set at a time.
             count = simulate_annotations_via_services(
                 project=project, annotators=len(users), judgements_per_pair=judgements_per_pair, noise=noise,
                 seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap)["judgements"]
