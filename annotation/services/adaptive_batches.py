@@ -12,7 +12,7 @@ import random
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, F
+from django.db.models import F
 
 from annotation.models import Batch, BatchCandidate, Judgement, Pair, Project
 from annotation.stats import pair_selection as adaptive
@@ -20,18 +20,68 @@ from annotation.stats import pair_selection as adaptive
 _PICKED = ("id", "verse_a_id", "verse_b_id", "planned")
 
 
-def batch_counts(batch: Batch) -> tuple[np.ndarray, dict[int, int]]:
-    """(win-count matrix over the batch's candidates in position order, verse pk → index). Live judgements of
-    real pairs only (attention checks and undone judgements left out)."""
-    verses = list(BatchCandidate.objects.filter(batch=batch).order_by("position").values_list("verse_id", flat=True))
-    index = {v: i for i, v in enumerate(verses)}
+_STRUCTURE: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # batch id → (candidate verse ids, pairs [id, a, b] by id)
+
+
+def _structure(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's candidates (verse pks, position order) and real pairs as rows [id, a index, b index] sorted by
+    id. Fixed once the batch exists except that a lead may mark a pair as an attention check: the cache is keyed by
+    the batch and checked against the count of real pairs."""
+    q = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM {q(Pair._meta.db_table)} WHERE batch_id = %s AND attention_answer_id IS NULL",
+                       [batch.pk])
+        n_real = cursor.fetchone()[0]
+        cached = _STRUCTURE.get(batch.pk)
+        if cached is not None and len(cached[1]) == n_real:
+            return cached
+        verses = np.array(BatchCandidate.objects.filter(batch=batch).order_by("position")
+                          .values_list("verse_id", flat=True), np.int64)
+        cursor.execute(f"SELECT id, verse_a_id, verse_b_id FROM {q(Pair._meta.db_table)} "
+                       f"WHERE batch_id = %s AND attention_answer_id IS NULL ORDER BY id", [batch.pk])
+        pairs = np.array(cursor.fetchall() or np.zeros((0, 3)), np.int64).reshape(-1, 3)
+    order = np.argsort(verses)
+    if len(pairs):
+        pairs[:, 1] = order[np.searchsorted(verses, pairs[:, 1], sorter=order)]
+        pairs[:, 2] = order[np.searchsorted(verses, pairs[:, 2], sorter=order)]
+    if len(_STRUCTURE) > 500:
+        _STRUCTURE.clear()
+    _STRUCTURE[batch.pk] = (verses, pairs)
+    return verses, pairs
+
+
+def _batch_pairs_and_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids of the never-served real pairs with their item indices [id, a, b], win-count matrix, candidate verse
+    ids in position order): plain statements (the ORM's row objects cost more than the selection at 4,950 pairs)."""
+    q = connection.ops.quote_name
+    verses, pairs = _structure(batch)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {q(Pair._meta.db_table)} WHERE batch_id = %s AND taken = 0 "
+                       f"AND attention_answer_id IS NULL", [batch.pk])
+        free_ids = np.fromiter((r[0] for r in cursor.fetchall()), np.int64)
+        cursor.execute(f"SELECT pair_id, chosen_id, COUNT(*) FROM {q(Judgement._meta.db_table)} "
+                       f"WHERE batch_id = %s AND undone_at IS NULL GROUP BY pair_id, chosen_id", [batch.pk])
+        wins = np.array(cursor.fetchall() or np.zeros((0, 3)), np.int64).reshape(-1, 3)
     counts = np.zeros((len(verses), len(verses)))
-    rows = (Judgement.objects.filter(batch=batch, undone_at__isnull=True, pair__attention_answer__isnull=True)
-            .values_list("pair__verse_a_id", "pair__verse_b_id", "chosen_id").annotate(n=Count("id")))
-    for a, b, chosen, n in rows:
-        winner, loser = (a, b) if chosen == a else (b, a)
-        counts[index[winner], index[loser]] += n
-    return counts, index
+    if len(wins) and len(pairs):
+        at = np.clip(np.searchsorted(pairs[:, 0], wins[:, 0]), 0, len(pairs) - 1)
+        real = pairs[at, 0] == wins[:, 0]  # attention checks are not among the real pairs
+        at, wins = at[real], wins[real]
+        a, b = pairs[at, 1], pairs[at, 2]
+        a_won = wins[:, 1] == verses[a]
+        np.add.at(counts, (np.where(a_won, a, b), np.where(a_won, b, a)), wins[:, 2])
+    free = pairs[np.isin(pairs[:, 0], free_ids)] if len(free_ids) else pairs[:0]
+    return free, counts, verses
+
+
+def batch_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """(win-count matrix over the batch's candidates in position order, their verse pks). Live judgements of real
+    pairs only (attention checks and undone judgements left out)."""
+    _, counts, verses = _batch_pairs_and_counts(batch)
+    return counts, verses
+
+
+_WARM: dict[int, np.ndarray] = {}  # batch id → last posterior mode (a warm start; any start gives the same mode)
 
 
 def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None) -> dict:
@@ -60,20 +110,21 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     rule holds. Pairs another annotator holds locked meanwhile are skipped and replaced by the next choices."""
     if limit <= 0:
         return []
-    counts, index = batch_counts(batch)
-    post = adaptive.posterior(counts)
+    pairs, counts, _ = _batch_pairs_and_counts(batch)  # pairs: the never-served ones
+    warm = _WARM.get(batch.pk)
+    post = adaptive.posterior(counts, init=warm if warm is not None and len(warm) == len(counts) else None)
+    if len(_WARM) > 1000:
+        _WARM.clear()
+    _WARM[batch.pk] = post.mean
     if stop_status(project, counts, post)["stopped"]:
         # The rule closes the batch once no pair waits for its second judgement (those are still served).
         if not Pair.objects.filter(batch=batch, taken__gte=1, taken__lt=F("planned")).exists():
             Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.CLOSED)
         return []
-    free = list(Pair.objects.filter(batch=batch, attention_answer__isnull=True, taken=0)
-                .values_list("pk", "verse_a_id", "verse_b_id"))
-    if not free:
+    free = pairs
+    if not len(free):
         return []
-    pks = np.array([r[0] for r in free])
-    ia = np.array([index[r[1]] for r in free])
-    ib = np.array([index[r[2]] for r in free])
+    pks, ia, ib = free[:, 0], free[:, 1], free[:, 2]
     np_rng = np.random.default_rng(rng.getrandbits(64))
     # Twice what the set needs, in preference order: pairs locked by a concurrent request are skipped.
     order = adaptive.choose_pairs(post, ia, ib, min(2 * limit, len(free)),
@@ -81,8 +132,8 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     n_explore = int(round(limit * project.adaptive_explore_share))
     # keep the requested exploration share among the first `limit`: the random picks come last in `order`
     wanted = [int(pks[x]) for x in order]
-    greedy, explore = wanted[: len(wanted) - int(round(2 * limit * project.adaptive_explore_share))], \
-        wanted[len(wanted) - int(round(2 * limit * project.adaptive_explore_share)):]
+    cut = len(wanted) - int(round(len(wanted) * project.adaptive_explore_share))
+    greedy, explore = wanted[:cut], wanted[cut:]
     preference = greedy[: limit - n_explore] + explore[:n_explore] + greedy[limit - n_explore:] + explore[n_explore:]
     locked = {row[0]: row for row in Pair.objects.filter(pk__in=preference, taken=0)
               .select_for_update(skip_locked=True, of=("self",), no_key=True).values_list(*_PICKED)}
