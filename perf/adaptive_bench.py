@@ -53,7 +53,6 @@ def first_reaching(js, rhos, target):
 
 
 def design_part(args) -> None:
-    from scipy.stats import spearmanr
 
     from annotation.stats import bradley_terry_posterior
     from annotation.stats.pair_selection import simulate_design
