@@ -168,3 +168,14 @@ def test_concurrent_annotators_never_share_a_new_pair(make_user, lead_user):
     sizes = sorted(Assignment.objects.filter(set__batch=batch).values("set").annotate(n=Count("id")).values_list("n", flat=True))
     assert sizes == [10] * (8 * 3), sizes
     assert Judgement.objects.filter(batch=batch).count() == 8 * 3 * 10
+
+
+@pytest.mark.django_db
+def test_dashboard_shows_how_close_each_batch_is_to_the_stop_rule(lead_user, annotators, client):
+    project, batch = _adaptive_project(lead_user, annotators[:2], stop_budget=15, stop_adjacent_probability=0.9)
+    annotation_set = set_next(batch=batch, annotator=annotators[0])
+    _answer(annotation_set, annotators[0], _strength)
+    client.force_login(lead_user)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert 'id="stop-rule"' in html and "15 judgements" in html and "0.67" in html  # 10 of 15
+    assert "taking new pairs" in html
