@@ -17,11 +17,12 @@ from django.utils import timezone
 
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
+from annotation.stats.pair_selection import adjacent_rank_claims
 from core.numeric import json_safe
 
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
-    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "n_annotators", "gold_score",
+    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "p_above_next", "order_claim", "n_annotators", "gold_score",
     "bt_aware_strength", "rank_aware", "interval_note",
 ]
 
@@ -187,6 +188,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed)
+    claims = adjacent_rank_claims(counts, post.strengths, post.prior_sd)
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)
     top = wins.max() if n else 0
@@ -209,6 +211,8 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
             "rank": int(post.rank[pos]) if compared else None,
             "rank_tied": bool(compared and (post.rank == post.rank[pos]).sum() > 1),
+            "p_above_next": float(claims["p_next"][pos]),
+            "order_claim": bool(claims["claim"][pos]),
             "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
             "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
             "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,

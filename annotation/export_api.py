@@ -51,6 +51,10 @@ class ScoreRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates; "
                                     "equal strengths share the best rank of their group (1, 2, 2, 4)")
     rank_tied = serializers.BooleanField(help_text="another candidate of the batch has the same rank")
+    p_above_next = serializers.FloatField(allow_null=True, help_text="posterior probability that this candidate is "
+                                          "stronger than the next-ranked one (null for the last)")
+    order_claim = serializers.BooleanField(help_text="the order over the next candidate holds family-wise at 95 % "
+                                           "(Bonferroni over the batch's adjacent pairs)")
     n_annotators = serializers.IntegerField()
     gold_score = serializers.FloatField(allow_null=True)
     bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")

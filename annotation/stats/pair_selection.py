@@ -30,7 +30,7 @@ from scipy.stats import norm, spearmanr
 from .bt_bayes import bt_map
 
 __all__ = ["Posterior", "posterior", "expected_information_gain", "choose_pairs", "adjacent_order_probabilities",
-           "simulate_design", "DESIGNS"]
+           "adjacent_rank_claims", "simulate_design", "DESIGNS"]
 
 SELECTION_PRIOR_SD = 3.0
 
@@ -97,6 +97,35 @@ def adjacent_order_probabilities(post: Posterior) -> tuple[np.ndarray, np.ndarra
     d = np.diag(post.cov)
     v = np.clip(d[a] + d[b] - 2.0 * post.cov[a, b], 1e-12, None)
     return order, norm.cdf((post.mean[a] - post.mean[b]) / np.sqrt(v))
+
+
+def adjacent_rank_claims(counts: np.ndarray, strengths: np.ndarray, prior_sd: float, level: float = 0.95) -> dict:
+    """For the ranking by `strengths` (NaN = never compared, left out): per candidate, the posterior probability
+    that it is stronger than the next-ranked one (Laplace posterior at `prior_sd`), and whether the family-wise
+    claim "every adjacent order holds" can be made for it: each adjacent probability ≥ 1 − (1 − level)/(k − 1)
+    (Bonferroni over the k − 1 adjacent pairs, so all such claims hold together with probability ≥ level).
+
+    Returns:
+        {"p_next": (n,) NaN for the last and never-compared, "claim": (n,) bool, "threshold": float,
+        "n_claims": int, "n_adjacent": int}."""
+    n = len(strengths)
+    p_next = np.full(n, np.nan)
+    claim = np.zeros(n, bool)
+    idx = np.flatnonzero(np.isfinite(strengths))
+    k = len(idx)
+    threshold = 1.0 - (1.0 - level) / max(k - 1, 1)
+    if k >= 2:
+        theta, h = bt_map(np.asarray(counts, float)[np.ix_(idx, idx)], prior_sd)
+        cov = np.linalg.inv(h)
+        order = np.argsort(-strengths[idx], kind="stable")
+        a, b = order[:-1], order[1:]
+        d = np.diag(cov)
+        v = np.clip(d[a] + d[b] - 2.0 * cov[a, b], 1e-12, None)
+        probs = norm.cdf((theta[a] - theta[b]) / np.sqrt(v))
+        p_next[idx[a]] = probs
+        claim[idx[a]] = probs >= threshold
+    return {"p_next": p_next, "claim": claim, "threshold": float(threshold), "n_claims": int(claim.sum()),
+            "n_adjacent": max(k - 1, 0)}
 
 
 # ---------------------------------------------------------------------------------------------------------

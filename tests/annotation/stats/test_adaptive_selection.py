@@ -74,3 +74,24 @@ def test_design_simulation_keeps_the_agreement_design(design):
     # As in the scheduler: a set promotes 3 fresh pairs when none wait, the next set takes them as its 3 second
     # judgements, so every set carries 3 overlap pairs and one pair in ten (of 150 judgements: ~22) is doubled.
     assert sum(len(ks) == 2 for ks in per_pair.values()) == pytest.approx(150 / 20 * 3, abs=3)
+
+
+def test_rank_claims_hold_family_wise_only_where_the_evidence_is_strong():
+    from annotation.stats.pair_selection import adjacent_rank_claims
+
+    theta = np.array([6.0, 3.0, 0.0, -0.1, -3.0])
+    c = np.zeros((5, 5))
+    for i in range(5):
+        for j in range(5):
+            if i != j:
+                c[i, j] = 40 / (1 + np.exp(theta[j] - theta[i]))  # expected wins of 40 comparisons
+    strengths = posterior(c).mean
+    strengths = strengths - strengths.mean()
+    out = adjacent_rank_claims(c, strengths, 3.0)
+    assert out["n_adjacent"] == 4 and out["threshold"] == pytest.approx(1 - 0.05 / 4)
+    assert out["claim"][0] and out["claim"][1] and out["claim"][3]  # 6 > 3 > 0, and −0.1 > −3
+    assert not out["claim"][2] and 0.5 < out["p_next"][2] < out["threshold"]  # 0 vs −0.1: no claim
+    assert np.isnan(out["p_next"][4]) and not out["claim"][4]
+    nan_one = strengths.copy()
+    nan_one[2] = np.nan
+    assert adjacent_rank_claims(c, nan_one, 3.0)["n_adjacent"] == 3
