@@ -258,8 +258,27 @@ def attention_pass_rates(project: Project) -> dict[str, dict]:
     return {r["annotator__username"]: {"n": r["n"], "passed": r["passed"]} for r in rows}
 
 
+def position_bias(project: Project) -> dict[str, dict]:
+    """Per annotator: live judgements of real pairs and how many chose the left screen side, with the Wilson 95 %
+    interval of the left share. Sides are randomised per screen, so an interval that excludes ½ is a position bias
+    (the choices are still stored by candidate)."""
+    from django.db.models import Count, Q
+
+    rows = (Judgement.objects.filter(batch__project=project, undone_at__isnull=True, pair__attention_answer__isnull=True)
+            .values("annotator__username").annotate(n=Count("id"), left=Count("id", filter=Q(chose_left=True))))
+    out = {}
+    z = 1.959963984540054
+    for r in rows:
+        n, share = r["n"], r["left"] / r["n"]
+        centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        out[r["annotator__username"]] = {"n": n, "left": r["left"], "share": share, "low": centre - half,
+                                         "high": centre + half, "biased": not (centre - half <= 0.5 <= centre + half)}
+    return out
+
+
 def per_annotator_report(data: ProjectData, triads: dict | None = None,
-                         attention: dict[str, dict] | None = None) -> list[dict]:
+                         attention: dict[str, dict] | None = None, sides: dict[str, dict] | None = None) -> list[dict]:
     """One row per annotator: agreement with the others' majority, consistency (circular triads per
     complete triple over their batches), test–retest, median response time and the fast flag."""
     j = data.judgements
@@ -288,6 +307,9 @@ def per_annotator_report(data: ProjectData, triads: dict | None = None,
             "attention_passed": (attention or {}).get(name, {}).get("passed", 0),
             "attention_rate": ((attention or {})[name]["passed"] / (attention or {})[name]["n"]
                                if (attention or {}).get(name, {}).get("n") else None),
+            "left_share": (sides or {}).get(name, {}).get("share"), "left_low": (sides or {}).get(name, {}).get("low"),
+            "left_high": (sides or {}).get(name, {}).get("high"),
+            "position_biased": bool((sides or {}).get(name, {}).get("biased", False)),
         })
     return json_safe(rows)
 
@@ -419,7 +441,7 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
         offset += len(batch_rows)
     summary = {
         "annotator_aware": aware,
-        "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project)),
+        "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project), position_bias(project)),
         "project": project.name,
         "computed_at": timezone.now().isoformat(),
         "n_judgements": len(data.judgements),

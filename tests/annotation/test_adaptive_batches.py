@@ -179,3 +179,22 @@ def test_dashboard_shows_how_close_each_batch_is_to_the_stop_rule(lead_user, ann
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
     assert 'id="stop-rule"' in html and "15 judgements" in html and "0.67" in html  # 10 of 15
     assert "taking new pairs" in html
+
+
+@pytest.mark.django_db
+def test_position_bias_per_annotator_with_its_interval(lead_user, annotators):
+    from annotation import analytics
+
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=12)
+    for user, always_left in ((annotators[0], True), (annotators[1], False)):
+        for _ in range(2):
+            annotation_set = set_next(batch=batch, annotator=user)
+            for item in annotation_set.assignments.filter(status="open"):
+                chosen = item.left_id if always_left else (item.left_id if item.position % 2 else item.right_id)
+                judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=chosen, client_uuid=uuid.uuid4())
+    sides = analytics.position_bias(project)
+    left, mixed = sides[annotators[0].username], sides[annotators[1].username]
+    assert left["share"] == 1.0 and left["biased"] and 0.8 < left["low"] < 1.0 and left["high"] == pytest.approx(1.0)
+    assert mixed["share"] == 0.5 and not mixed["biased"] and mixed["low"] < 0.5 < mixed["high"]
+    rows = {r["annotator"]: r for r in analytics.project_report(project, n_boot=0)["per_annotator"]}
+    assert rows[annotators[0].username]["position_biased"] and not rows[annotators[1].username]["position_biased"]
