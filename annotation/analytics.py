@@ -408,6 +408,28 @@ def directionality(rows: list[dict]) -> list[dict]:
     return json_safe(result)
 
 
+def _model_expected_triads(data: ProjectData, per_batch: list[list[dict]], rows: list[dict]) -> dict[str, dict]:
+    """{batch name: {annotator: circular triads the batch's fitted Bradley–Terry strengths expect on that
+    annotator's complete triples}} (`stats.model_expected_circular`), for each per-annotator triad row. Stored in
+    the batch piece's details (the triad rows stay what `triads_report` gives, live or stored)."""
+    out: dict[str, dict] = {}
+    j = data.judgements
+    names = {name: k for k, name in enumerate(data.annotators)}
+    batch_index = {b.name: bi for bi, b in enumerate(data.batches)}
+    for row in rows:
+        bi, k = batch_index.get(row.get("batch")), names.get(row.get("annotator"))
+        if bi is None or k is None or not len(j):
+            continue
+        n = len(data.candidates[bi])
+        sel = (j.batch == bi) & (j.annotator == k) if j.batch is not None else (j.annotator == k)
+        decided = np.zeros((n, n))
+        decided[j.a[sel], j.b[sel]] = 1
+        decided = np.maximum(decided, decided.T)
+        theta = np.array([np.nan if r["bt_strength"] is None else r["bt_strength"] for r in per_batch[bi]])
+        out.setdefault(row["batch"], {})[row["annotator"]] = stats.model_expected_circular(decided, theta)
+    return out
+
+
 def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
                          workers: int = 1) -> tuple[dict, list[dict]]:
     """What the lead dashboard shows, JSON-ready, in two parts: the project-wide summary (agreement,
@@ -427,6 +449,7 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
     triads = triads_report(data)
     step(0.9, "timeline")
     direction = directionality(rows)
+    expected_model = _model_expected_triads(data, per_batch, triads["per_annotator"])
     per_annotator: dict[str, list[dict]] = {}
     for row in triads["per_annotator"]:
         per_annotator.setdefault(row["batch"], []).append(row)
@@ -435,7 +458,8 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
         ref = batch.reference.verse_id
         pieces.append({"batch": batch, "row_offset": offset, "scores": batch_rows,
                        "triads": per_annotator.get(batch.name, []),
-                       "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])]}})
+                       "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])],
+                                   "triads_expected_model": expected_model.get(batch.name, {})}})
         index.append({"id": batch.pk, "name": batch.name, "reference_id": ref, "n_rows": len(batch_rows),
                       "row_offset": offset, "n_judged": sum(1 for r in batch_rows if r["comparisons"])})
         offset += len(batch_rows)

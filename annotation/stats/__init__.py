@@ -63,6 +63,7 @@ from .triads import (
     kendall_triads,
     list_circular_triads,
     majority_triads,
+    model_expected_circular,
     tournament_from_counts,
     triads_per_annotator,
 )
@@ -81,5 +82,5 @@ __all__ = [
     "bradley_terry_batches", "connectivity", "directionality_table", "infer_denominator", "normalised_scores",
     "all_pairs", "choice_probability", "choose_pairs", "plan_budget", "simulate_design", "simulate_judgements",
     "KendallTriads", "TriadCount", "count_circular_triads", "kendall_triads", "list_circular_triads",
-    "majority_triads", "tournament_from_counts", "triads_per_annotator",
+    "majority_triads", "model_expected_circular", "tournament_from_counts", "triads_per_annotator",
 ]

@@ -198,3 +198,21 @@ def test_position_bias_per_annotator_with_its_interval(lead_user, annotators):
     assert mixed["share"] == 0.5 and not mixed["biased"] and mixed["low"] < 0.5 < mixed["high"]
     rows = {r["annotator"]: r for r in analytics.project_report(project, n_boot=0)["per_annotator"]}
     assert rows[annotators[0].username]["position_biased"] and not rows[annotators[1].username]["position_biased"]
+
+
+@pytest.mark.django_db
+def test_model_expected_triads_are_stored_per_batch_and_annotator(lead_user, annotators):
+    from annotation import analytics
+
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=8)
+    for _ in range(3):
+        for user in annotators[:2]:
+            annotation_set = set_next(batch=batch, annotator=user)
+            if annotation_set is not None:
+                _answer(annotation_set, user, lambda v: (_strength(v) * 7) % 5)  # an order with some cycles
+    summary, pieces = analytics.project_report_parts(project, n_boot=0)
+    expected = pieces[0]["details"]["triads_expected_model"]
+    rows = {r["annotator"]: r for r in pieces[0]["triads"]}
+    assert set(expected) == set(rows) and all(v >= 0 for v in expected.values())
+    for name, value in expected.items():  # never more than a coin would give on the same triples
+        assert value <= rows[name]["expected_random"] + 1e-9

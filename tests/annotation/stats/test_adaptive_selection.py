@@ -95,3 +95,27 @@ def test_rank_claims_hold_family_wise_only_where_the_evidence_is_strong():
     nan_one = strengths.copy()
     nan_one[2] = np.nan
     assert adjacent_rank_claims(c, nan_one, 3.0)["n_adjacent"] == 3
+
+
+def test_model_expected_circular_triads_match_brute_force():
+    from itertools import combinations
+
+    from scipy.special import expit
+
+    from annotation.stats import model_expected_circular
+
+    rng = np.random.default_rng(8)
+    theta = rng.normal(0, 1, 7)
+    decided = (rng.random((7, 7)) < 0.7).astype(float)
+    decided = np.triu(decided, 1)
+    decided = decided + decided.T
+    theta[6] = np.nan  # never compared: in no triple
+    brute = 0.0
+    for i, j, k in combinations(range(6), 3):
+        if decided[i, j] and decided[j, k] and decided[i, k]:
+            p = lambda x, y: expit(theta[x] - theta[y])  # noqa: E731
+            brute += p(i, j) * p(j, k) * p(k, i) + p(i, k) * p(k, j) * p(j, i)
+    assert model_expected_circular(decided, theta) == pytest.approx(brute, rel=1e-12)
+    # equal strengths: every complete triple is circular with probability 1/4, as for a coin
+    full = np.ones((5, 5)) - np.eye(5)
+    assert model_expected_circular(full, np.zeros(5)) == pytest.approx(10 / 4)
