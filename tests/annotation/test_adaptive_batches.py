@@ -41,15 +41,26 @@ def _strength(verse):
     return int(verse.verse_id.split()[1])
 
 
+def _take_turns(batch, users, rounds, strength=_strength, check=None):
+    """Each user in turn takes a set and answers it by `strength`, `rounds` times; `check(set)` first if given."""
+    for _ in range(rounds):
+        for user in users:
+            annotation_set = set_next(batch=batch, annotator=user)
+            if annotation_set is None:
+                continue
+            if check:
+                check(annotation_set)
+            _answer(annotation_set, user, strength)
+
+
 @pytest.mark.django_db
 def test_sets_keep_the_design_and_no_pair_is_served_twice_to_one_person(lead_user, annotators):
     project, batch = _adaptive_project(lead_user, annotators[:3], adaptive_explore_share=0.2)
-    for _ in range(4):
-        for user in annotators[:3]:
-            annotation_set = set_next(batch=batch, annotator=user)
-            items = list(annotation_set.assignments.all())
-            assert len(items) == 10 and sum(i.is_overlap for i in items) >= 3
-            _answer(annotation_set, user, _strength)
+    def check(annotation_set):
+        items = list(annotation_set.assignments.all())
+        assert len(items) == 10 and sum(i.is_overlap for i in items) >= 3
+
+    _take_turns(batch, annotators[:3], 4, check=check)
     per_person = Assignment.objects.filter(set__batch=batch).values("pair", "annotator").annotate(n=Count("id"))
     assert max(r["n"] for r in per_person) == 1
     assert Pair.objects.filter(batch=batch, taken__gt=2).count() == 0
@@ -205,11 +216,7 @@ def test_model_expected_triads_are_stored_per_batch_and_annotator(lead_user, ann
     from annotation import analytics
 
     project, batch = _adaptive_project(lead_user, annotators[:2], n=8)
-    for _ in range(3):
-        for user in annotators[:2]:
-            annotation_set = set_next(batch=batch, annotator=user)
-            if annotation_set is not None:
-                _answer(annotation_set, user, lambda v: (_strength(v) * 7) % 5)  # an order with some cycles
+    _take_turns(batch, annotators[:2], 3, strength=lambda v: (_strength(v) * 7) % 5)  # an order with some cycles
     summary, pieces = analytics.project_report_parts(project, n_boot=0)
     expected = pieces[0]["details"]["triads_expected_model"]
     rows = {r["annotator"]: r for r in pieces[0]["triads"]}
