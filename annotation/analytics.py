@@ -408,6 +408,15 @@ def directionality(rows: list[dict]) -> list[dict]:
     return json_safe(result)
 
 
+def _graph_warning(data: ProjectData, batch_rows: list[dict]) -> str | None:
+    """`stats.comparison_graph_warning` for one batch (its rows give the batch's index)."""
+    if not batch_rows or not len(data.judgements):
+        return None
+    bi = next(k for k, b in enumerate(data.batches) if b.pk == batch_rows[0]["batch_id"])
+    n = len(data.candidates[bi])
+    return stats.comparison_graph_warning(data.judgements.count_matrix(batch=bi)[:n, :n])
+
+
 def _model_expected_triads(data: ProjectData, per_batch: list[list[dict]], rows: list[dict]) -> dict[str, dict]:
     """{batch name: {annotator: circular triads the batch's fitted Bradley–Terry strengths expect on that
     annotator's complete triples}} (`stats.model_expected_circular`), for each per-annotator triad row. Stored in
@@ -459,7 +468,8 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
         pieces.append({"batch": batch, "row_offset": offset, "scores": batch_rows,
                        "triads": per_annotator.get(batch.name, []),
                        "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])],
-                                   "triads_expected_model": expected_model.get(batch.name, {})}})
+                                   "triads_expected_model": expected_model.get(batch.name, {}),
+                                   "graph_warning": _graph_warning(data, batch_rows)}})
         index.append({"id": batch.pk, "name": batch.name, "reference_id": ref, "n_rows": len(batch_rows),
                       "row_offset": offset, "n_judged": sum(1 for r in batch_rows if r["comparisons"])})
         offset += len(batch_rows)

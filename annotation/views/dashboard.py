@@ -151,6 +151,7 @@ def dashboard_context(request, project: Project) -> dict:
         context["batch_names"] = [b["name"] for b in report.get("batches", [])]
         context["shown_batch"] = shown["name"] if shown else None
         context["batches"] = [_section(piece["scores"])] if piece and piece["scores"] else []
+        context["graph_warning"] = ((piece or {}).get("details") or {}).get("graph_warning")
         expected = ((piece or {}).get("details") or {}).get("triads_expected_model", {})
         context["triads_shown"] = [dict(r, expected_model=expected.get(r.get("annotator"))) for r in piece["triads"]] if piece else []
         context["triad_totals"] = report.get("triad_totals", [])

@@ -219,6 +219,7 @@ def test_model_expected_triads_are_stored_per_batch_and_annotator(lead_user, ann
     _take_turns(batch, annotators[:2], 3, strength=lambda v: (_strength(v) * 7) % 5)  # an order with some cycles
     summary, pieces = analytics.project_report_parts(project, n_boot=0)
     expected = pieces[0]["details"]["triads_expected_model"]
+    assert "graph_warning" in pieces[0]["details"]  # None or a sentence (stats.comparison_graph_warning)
     rows = {r["annotator"]: r for r in pieces[0]["triads"]}
     assert set(expected) == set(rows) and all(v >= 0 for v in expected.values())
     for name, value in expected.items():  # never more than a coin would give on the same triples

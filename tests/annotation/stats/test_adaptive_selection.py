@@ -119,3 +119,17 @@ def test_model_expected_circular_triads_match_brute_force():
     # equal strengths: every complete triple is circular with probability 1/4, as for a coin
     full = np.ones((5, 5)) - np.eye(5)
     assert model_expected_circular(full, np.zeros(5)) == pytest.approx(10 / 4)
+
+
+def test_comparison_graph_warnings():
+    from annotation.stats import comparison_graph_warning
+
+    c = np.zeros((6, 6))
+    c[0, 1] = c[1, 0] = 1  # {0, 1} and {2, 3} never meet; 4, 5 never compared (left out)
+    c[2, 3] = c[3, 2] = 2
+    assert "disconnected: 2 groups" in comparison_graph_warning(c)
+    c[1, 2] = 1  # connected, but 2-3 never beat 0-1
+    assert "not strongly connected" in comparison_graph_warning(c)
+    c[3, 0] = 1
+    assert comparison_graph_warning(c) is None
+    assert comparison_graph_warning(np.zeros((3, 3))) is None
