@@ -30,7 +30,7 @@ from scipy.stats import norm, spearmanr
 from .bt_bayes import bt_map
 
 __all__ = ["Posterior", "posterior", "expected_information_gain", "choose_pairs", "adjacent_order_probabilities",
-           "adjacent_rank_claims", "simulate_design", "DESIGNS"]
+           "adjacent_rank_claims", "simulate_design", "compare_designs", "DESIGNS"]
 
 SELECTION_PRIOR_SD = 3.0
 
@@ -219,4 +219,36 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     if return_counts:
         out["counts"] = counts
         out["log"] = log
+    return out
+
+
+def compare_designs(theta: np.ndarray, *, annotator_scales: np.ndarray, seeds: int, target: float,
+                    shares=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75), explore_share: float = 0.2, progress=None) -> dict:
+    """The exhaustive, random and adaptive designs on the same simulated annotators and seeds.
+
+    Budgets are `shares` of the exhaustive design's judgements (every pair once plus the overlap judgements of sets
+    of 10 with 3). Returns {"exhaustive": {"judgements", "rho", "sd"}, "random"/"adaptive": [{"judgements", "rho",
+    "sd", "min", "max"}] per budget, "needed": {design: judgements at which the mean ρ first reaches `target`
+    (None: not within the budgets)}, "target", "seeds"}."""
+    n = len(theta)
+    full = n * (n - 1)  # more than the exhaustive design uses: it stops once every pair is judged
+    ex = [simulate_design(theta, "random", annotator_scales=annotator_scales, budget=full, seed=s, checkpoints=[full])
+          for s in range(seeds)]
+    ex_j = int(np.mean([e["judgements"][-1] for e in ex]))
+    ex_rho = np.array([e["spearman"][-1] for e in ex])
+    budgets = sorted({max(10, int(round(share * ex_j))) for share in shares})
+    out = {"exhaustive": {"judgements": ex_j, "rho": float(ex_rho.mean()), "sd": float(ex_rho.std())},
+           "target": target, "seeds": seeds, "needed": {}}
+    for d_index, design in enumerate(("random", "adaptive")):
+        runs = []
+        for s in range(seeds):
+            runs.append(simulate_design(theta, design, annotator_scales=annotator_scales, budget=budgets[-1], seed=s,
+                                        checkpoints=budgets, explore_share=explore_share)["spearman"])
+            if progress:
+                progress((d_index * seeds + s + 1) / (2 * seeds), f"{design}: seed {s + 1} of {seeds}")
+        rho = np.array(runs)
+        out[design] = [{"judgements": b, "rho": float(rho[:, k].mean()), "sd": float(rho[:, k].std()),
+                        "min": float(rho[:, k].min()), "max": float(rho[:, k].max())} for k, b in enumerate(budgets)]
+        out["needed"][design] = next((r["judgements"] for r in out[design] if r["rho"] >= target), None)
+    out["needed"]["exhaustive"] = ex_j if out["exhaustive"]["rho"] >= target else None
     return out
