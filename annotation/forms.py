@@ -164,6 +164,10 @@ class BatchStatusForm(forms.Form):
     status = forms.ChoiceField(choices=Batch.Status.choices, label="Status")
 
 
+class BatchRenameForm(forms.Form):
+    name = forms.CharField(max_length=200, label="New name")
+
+
 class VerseImportForm(forms.Form):
     file = forms.FileField(label="File", error_messages={"required": "Choose a file to import."})
     create_batches = forms.BooleanField(required=False)
