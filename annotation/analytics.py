@@ -17,11 +17,12 @@ from django.utils import timezone
 
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
+from annotation.stats.pair_selection import adjacent_rank_claims
 from core.numeric import json_safe
 
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
-    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "n_annotators", "gold_score",
+    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "p_above_next", "order_claim", "n_annotators", "gold_score",
     "bt_aware_strength", "rank_aware", "interval_note",
 ]
 
@@ -187,6 +188,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed)
+    claims = adjacent_rank_claims(counts, post.strengths, post.prior_sd)
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)
     top = wins.max() if n else 0
@@ -208,6 +210,9 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "bt_strength": float(post.strengths[pos]) if compared else None,
             "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
             "rank": int(post.rank[pos]) if compared else None,
+            "rank_tied": bool(compared and (post.rank == post.rank[pos]).sum() > 1),
+            "p_above_next": float(claims["p_next"][pos]),
+            "order_claim": bool(claims["claim"][pos]),
             "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
             "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
             "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
@@ -253,8 +258,27 @@ def attention_pass_rates(project: Project) -> dict[str, dict]:
     return {r["annotator__username"]: {"n": r["n"], "passed": r["passed"]} for r in rows}
 
 
+def position_bias(project: Project) -> dict[str, dict]:
+    """Per annotator: live judgements of real pairs and how many chose the left screen side, with the Wilson 95 %
+    interval of the left share. Sides are randomised per screen, so an interval that excludes ½ is a position bias
+    (the choices are still stored by candidate)."""
+    from django.db.models import Count, Q
+
+    rows = (Judgement.objects.filter(batch__project=project, undone_at__isnull=True, pair__attention_answer__isnull=True)
+            .values("annotator__username").annotate(n=Count("id"), left=Count("id", filter=Q(chose_left=True))))
+    out = {}
+    z = 1.959963984540054
+    for r in rows:
+        n, share = r["n"], r["left"] / r["n"]
+        centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        out[r["annotator__username"]] = {"n": n, "left": r["left"], "share": share, "low": centre - half,
+                                         "high": centre + half, "biased": not (centre - half <= 0.5 <= centre + half)}
+    return out
+
+
 def per_annotator_report(data: ProjectData, triads: dict | None = None,
-                         attention: dict[str, dict] | None = None) -> list[dict]:
+                         attention: dict[str, dict] | None = None, sides: dict[str, dict] | None = None) -> list[dict]:
     """One row per annotator: agreement with the others' majority, consistency (circular triads per
     complete triple over their batches), test–retest, median response time and the fast flag."""
     j = data.judgements
@@ -283,6 +307,9 @@ def per_annotator_report(data: ProjectData, triads: dict | None = None,
             "attention_passed": (attention or {}).get(name, {}).get("passed", 0),
             "attention_rate": ((attention or {})[name]["passed"] / (attention or {})[name]["n"]
                                if (attention or {}).get(name, {}).get("n") else None),
+            "left_share": (sides or {}).get(name, {}).get("share"), "left_low": (sides or {}).get(name, {}).get("low"),
+            "left_high": (sides or {}).get(name, {}).get("high"),
+            "position_biased": bool((sides or {}).get(name, {}).get("biased", False)),
         })
     return json_safe(rows)
 
@@ -381,6 +408,37 @@ def directionality(rows: list[dict]) -> list[dict]:
     return json_safe(result)
 
 
+def _graph_warning(data: ProjectData, batch_rows: list[dict]) -> str | None:
+    """`stats.comparison_graph_warning` for one batch (its rows give the batch's index)."""
+    if not batch_rows or not len(data.judgements):
+        return None
+    bi = next(k for k, b in enumerate(data.batches) if b.pk == batch_rows[0]["batch_id"])
+    n = len(data.candidates[bi])
+    return stats.comparison_graph_warning(data.judgements.count_matrix(batch=bi)[:n, :n])
+
+
+def _model_expected_triads(data: ProjectData, per_batch: list[list[dict]], rows: list[dict]) -> dict[str, dict]:
+    """{batch name: {annotator: circular triads the batch's fitted Bradley–Terry strengths expect on that
+    annotator's complete triples}} (`stats.model_expected_circular`), for each per-annotator triad row. Stored in
+    the batch piece's details (the triad rows stay what `triads_report` gives, live or stored)."""
+    out: dict[str, dict] = {}
+    j = data.judgements
+    names = {name: k for k, name in enumerate(data.annotators)}
+    batch_index = {b.name: bi for bi, b in enumerate(data.batches)}
+    for row in rows:
+        bi, k = batch_index.get(row.get("batch")), names.get(row.get("annotator"))
+        if bi is None or k is None or not len(j):
+            continue
+        n = len(data.candidates[bi])
+        sel = (j.batch == bi) & (j.annotator == k) if j.batch is not None else (j.annotator == k)
+        decided = np.zeros((n, n))
+        decided[j.a[sel], j.b[sel]] = 1
+        decided = np.maximum(decided, decided.T)
+        theta = np.array([np.nan if r["bt_strength"] is None else r["bt_strength"] for r in per_batch[bi]])
+        out.setdefault(row["batch"], {})[row["annotator"]] = stats.model_expected_circular(decided, theta)
+    return out
+
+
 def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
                          workers: int = 1) -> tuple[dict, list[dict]]:
     """What the lead dashboard shows, JSON-ready, in two parts: the project-wide summary (agreement,
@@ -400,6 +458,7 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
     triads = triads_report(data)
     step(0.9, "timeline")
     direction = directionality(rows)
+    expected_model = _model_expected_triads(data, per_batch, triads["per_annotator"])
     per_annotator: dict[str, list[dict]] = {}
     for row in triads["per_annotator"]:
         per_annotator.setdefault(row["batch"], []).append(row)
@@ -408,13 +467,15 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
         ref = batch.reference.verse_id
         pieces.append({"batch": batch, "row_offset": offset, "scores": batch_rows,
                        "triads": per_annotator.get(batch.name, []),
-                       "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])]}})
+                       "details": {"directionality": [d for d in direction if ref in (d["a"], d["b"])],
+                                   "triads_expected_model": expected_model.get(batch.name, {}),
+                                   "graph_warning": _graph_warning(data, batch_rows)}})
         index.append({"id": batch.pk, "name": batch.name, "reference_id": ref, "n_rows": len(batch_rows),
                       "row_offset": offset, "n_judged": sum(1 for r in batch_rows if r["comparisons"])})
         offset += len(batch_rows)
     summary = {
         "annotator_aware": aware,
-        "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project)),
+        "per_annotator": per_annotator_report(data, triads, attention_pass_rates(project), position_bias(project)),
         "project": project.name,
         "computed_at": timezone.now().isoformat(),
         "n_judgements": len(data.judgements),

@@ -48,7 +48,13 @@ class ScoreRowSerializer(serializers.Serializer):
     bt_strength = serializers.FloatField(allow_null=True)
     bt_low = serializers.FloatField(allow_null=True)
     bt_high = serializers.FloatField(allow_null=True)
-    rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates")
+    rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates; "
+                                    "equal strengths share the best rank of their group (1, 2, 2, 4)")
+    rank_tied = serializers.BooleanField(help_text="another candidate of the batch has the same rank")
+    p_above_next = serializers.FloatField(allow_null=True, help_text="posterior probability that this candidate is "
+                                          "stronger than the next-ranked one (null for the last)")
+    order_claim = serializers.BooleanField(help_text="the order over the next candidate holds family-wise at 95 % "
+                                           "(Bonferroni over the batch's adjacent pairs)")
     n_annotators = serializers.IntegerField()
     gold_score = serializers.FloatField(allow_null=True)
     bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")
@@ -58,7 +64,7 @@ class ScoreRowSerializer(serializers.Serializer):
 
 JUDGEMENT_COLUMNS = ["id", "batch", "reference_id", "annotator", "verse_a_id", "verse_b_id", "chosen_id", "left_id",
                      "chose_left", "response_ms", "set", "client_uuid", "created", "oriented_a_id", "oriented_b_id",
-                     "b_won", "orientation"]
+                     "b_won", "orientation", "attention_check", "attention_passed"]
 
 
 class JudgementRowSerializer(serializers.Serializer):
@@ -79,6 +85,9 @@ class JudgementRowSerializer(serializers.Serializer):
     oriented_b_id = serializers.CharField()
     b_won = serializers.BooleanField(help_text="the label the classic (oriented) agreement figures use")
     orientation = serializers.CharField()
+    attention_check = serializers.BooleanField(
+        help_text="a platform-built attention check (known answer): never part of scores or agreement")
+    attention_passed = serializers.BooleanField(allow_null=True, help_text="attention checks only: chose the known answer")
 
 
 class _ExportBase(APIView):
@@ -268,7 +277,8 @@ class ProjectJudgementsApi(_ExportBase):
                          pos_b=Subquery(position.filter(verse=OuterRef("pair__verse_b_id")).values("position")[:1]))
         rows = qs.values("id", "batch__name", "batch__reference__verse_id", "annotator__username",
                          "pair__verse_a__verse_id", "pair__verse_b__verse_id", "chosen__verse_id", "left__verse_id",
-                         "chose_left", "response_ms", "set_id", "client_uuid", "created", "pos_a", "pos_b")
+                         "chose_left", "response_ms", "set_id", "client_uuid", "created", "pos_a", "pos_b",
+                         "pair__attention_answer__verse_id")
         renamed = [_judgement_row(r) for r in rows]
         return self.respond(renamed)
 
@@ -277,6 +287,7 @@ def _judgement_row(r: dict) -> dict:
     """One exported judgement, with the orientation the classic agreement figures use
     (analytics.ORIENTATION_RULE: 'a' is the candidate with the lower batch position)."""
     a, b = r["pair__verse_a__verse_id"], r["pair__verse_b__verse_id"]
+    check = r["pair__attention_answer__verse_id"]
     if (r["pos_a"] or 0) > (r["pos_b"] or 0):
         a, b = b, a
     return {"id": r["id"], "batch": r["batch__name"], "reference_id": r["batch__reference__verse_id"],
@@ -285,7 +296,8 @@ def _judgement_row(r: dict) -> dict:
             "left_id": r["left__verse_id"], "chose_left": r["chose_left"], "response_ms": r["response_ms"],
             "set": r["set_id"], "client_uuid": str(r["client_uuid"]), "created": r["created"].isoformat(),
             "oriented_a_id": a, "oriented_b_id": b, "b_won": r["chosen__verse_id"] == b,
-            "orientation": analytics.ORIENTATION_RULE}
+            "orientation": analytics.ORIENTATION_RULE, "attention_check": check is not None,
+            "attention_passed": None if check is None else r["chosen__verse_id"] == check}
 
 
 class ProjectAgreementApi(_ExportBase):

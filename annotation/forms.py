@@ -70,6 +70,12 @@ class ProjectSettingsForm(forms.Form):
     attention_per_set = forms.IntegerField(min_value=0, max_value=20, required=False, initial=0,
                                            label="Attention checks per set")
     instructions = forms.CharField(required=False, label="Instructions")
+    adaptive_explore_share = forms.FloatField(min_value=0, max_value=1, required=False, initial=0.2,
+                                              label="Adaptive mode: share of random pairs")
+    stop_adjacent_probability = forms.FloatField(min_value=0.5, max_value=0.9999, required=False,
+                                                 label="Adaptive mode: stop when adjacent ranks are ordered with probability")
+    stop_budget = forms.IntegerField(min_value=1, max_value=10_000_000, required=False,
+                                     label="Adaptive mode: stop after judgements per batch")
 
     @classmethod
     def for_project(cls, project: Project) -> ProjectSettingsForm:
@@ -80,7 +86,7 @@ class ProjectSettingsForm(forms.Form):
         data = super().clean()
         if not data.get("overlap_mode"):
             data["overlap_mode"] = Project.OverlapMode.INTER
-        _initial_where_empty(self, data, ["attention_per_set"])
+        _initial_where_empty(self, data, ["attention_per_set", "adaptive_explore_share"])
         if not data.get("instructions") and "instructions" not in self.errors:
             data["instructions"] = Project._meta.get_field("instructions").default
         return data
@@ -156,6 +162,10 @@ class BatchCreateForm(forms.Form):
 
 class BatchStatusForm(forms.Form):
     status = forms.ChoiceField(choices=Batch.Status.choices, label="Status")
+
+
+class BatchRenameForm(forms.Form):
+    name = forms.CharField(max_length=200, label="New name")
 
 
 class VerseImportForm(forms.Form):

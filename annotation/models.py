@@ -15,6 +15,7 @@ class Project(models.Model):
     class OverlapMode(models.TextChoices):
         INTER = "inter", "another annotator (inter-annotator agreement)"
         RETEST = "retest", "same annotator again (test–retest)"
+        ADAPTIVE = "adaptive", "adaptive pair selection; another annotator judges the overlap pairs"
 
     name = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200, blank=True)
@@ -27,6 +28,13 @@ class Project(models.Model):
     attention_per_set = models.PositiveSmallIntegerField(
         default=0, help_text="attention-check pairs mixed into each set (known answer, never scored)")
     set_timeout_minutes = models.PositiveSmallIntegerField(default=30)
+    adaptive_explore_share = models.FloatField(
+        default=0.2, help_text="adaptive mode: share of each set's new pairs drawn at random (exploration), 0–1")
+    stop_adjacent_probability = models.FloatField(
+        null=True, blank=True, help_text="adaptive mode: a batch takes no new pairs once every adjacent pair of its "
+                                         "ranking is ordered with at least this posterior probability (0.5–1)")
+    stop_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="adaptive mode: a batch takes no new pairs after this many judgements")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -34,6 +42,8 @@ class Project(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(set_size__gte=1), name="project_set_size_positive"),
             models.CheckConstraint(condition=Q(overlap_per_set__lte=models.F("set_size")), name="project_overlap_le_set"),
+            models.CheckConstraint(condition=Q(adaptive_explore_share__gte=0) & Q(adaptive_explore_share__lte=1),
+                                   name="project_explore_share_0_1"),
         ]
 
     def __str__(self) -> str:

@@ -35,6 +35,7 @@ class OverlapStrategy(ABC):
     mode: str = ""
     marks_repeat: bool = False  # a second presentation is the same annotator's repeat (Assignment.is_repeat)
     same_annotator_twice: bool = False  # one person may hold two live presentations of a pair
+    chooses_fresh: bool = False  # new pairs chosen from the batch's posterior (annotation.stats.pair_selection), not by rank
 
     @abstractmethod
     def waiting_for(self, *, user, batch_ids: list[int]) -> Q:
@@ -82,6 +83,15 @@ class Retest(OverlapStrategy):
         return (i for i in waiting.get(uid, []) if i in judged)
 
 
+class Adaptive(InterAnnotator):
+    """Adaptive pair selection (ASAP's information gain, `annotation.stats.pair_selection`): a set's new pairs are
+    the most informative under the batch's current posterior, plus a random share; the overlap pairs are judged
+    again by another annotator, as in inter-annotator mode. The scheduler asks `chooses_fresh`."""
+
+    mode = Project.OverlapMode.ADAPTIVE
+    chooses_fresh = True
+
+
 _MODES: Registry[OverlapStrategy] = Registry("annotation mode")
 
 
@@ -117,3 +127,4 @@ def waiting_q_by_project_mode(*, user, batch_ids: list[int]) -> Q:
 
 register_mode(InterAnnotator())
 register_mode(Retest())
+register_mode(Adaptive())

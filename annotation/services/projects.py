@@ -261,6 +261,38 @@ def batch_set_status(*, batch: Batch, status: str) -> Batch:
 
 
 @transaction.atomic
+def batch_rename(*, batch: Batch, name: str) -> Batch:
+    """Rename a batch (names are unique in a project). Judgements, scores and exports follow the batch."""
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise AnnotationError("A batch name needs 1 to 200 characters.")
+    if Batch.objects.filter(project_id=batch.project_id, name=name).exclude(pk=batch.pk).exists():
+        raise AnnotationError(f"The project has a batch named {name!r} already.")
+    batch.name = name
+    batch.save(update_fields=["name"])
+    return batch
+
+
+@transaction.atomic
+def batch_delete(*, batch: Batch) -> str:
+    """Delete a batch that holds no judgement: its candidates, pairs and unanswered sets go; the verses stay in the
+    project. A batch with judgements is refused (judgements are never deleted): close it instead, which keeps
+    everything and only stops serving pairs. Returns what was deleted, in words."""
+    from annotation.models import AnnotationSet, Judgement
+
+    n_judgements = Judgement.objects.filter(batch=batch).count()
+    if n_judgements:
+        raise AnnotationError(f"Batch {batch.name!r} holds {n_judgements} judgement(s) (undone ones included), which are "
+                              f"never deleted; close the batch instead: everything is kept and no pairs are served.")
+    n_pairs = Pair.objects.filter(batch=batch).count()
+    n_sets = AnnotationSet.objects.filter(batch=batch).count()
+    name = batch.name
+    batch.delete()
+    return (f"Batch {name!r} deleted with its {n_pairs} pair(s) and {n_sets} unanswered set(s); its verses stay in "
+            f"the project.")
+
+
+@transaction.atomic
 def batch_plan_judgements(*, batch: Batch, per_pair: int) -> int:
     """Plan `per_pair` judgements for every pair of the batch (by different annotators, or by the
     same annotator in test–retest mode). Never lowers a pair below what it already has."""

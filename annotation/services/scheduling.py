@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Membership, Pair, Project, Verse
 from annotation.modes import mode_for
+from annotation.services.adaptive_batches import adaptive_fresh
 from annotation.services.errors import Conflict, NotAllowed, NotFound
 from core import rawsql
 from core.roles import ANNOTATOR, has_role
@@ -160,11 +161,11 @@ def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet 
         return current
     project: Project = batch.project
     rng = rng or random.Random()
-    picks, counters = (_pick_pilot(batch, annotator, project), None) if batch.pilot else _pick(batch, annotator, project)
+    picks, counters = (_pick_pilot(batch, annotator, project), None) if batch.pilot else _pick(batch, annotator, project, rng)
     if not picks:
         return None
     if project.attention_per_set:
-        picks += _pick_attention(batch, annotator, project.attention_per_set)
+        picks += _pick_attention(batch, annotator, project.attention_per_set, rng)
     order = list(range(len(picks)))
     rng.shuffle(order)
     rows = []
@@ -249,12 +250,17 @@ def _locked_picks(kind: str, batch: Batch, annotator, project: Project, limit: i
     return [Pair.from_db(connection.alias, _PICKED, row) for row in template.rows(batch=batch.pk, user=annotator.pk)]
 
 
-def _pick(batch: Batch, annotator, project: Project) -> tuple[list[tuple[Pair, bool, bool]], tuple | None]:
-    """The set's pairs [(pair, is_overlap, is_repeat)] and the statement that raises their counters."""
+def _pick(batch: Batch, annotator, project: Project, rng: random.Random) -> tuple[list[tuple[Pair, bool, bool]], tuple | None]:
+    """The set's pairs [(pair, is_overlap, is_repeat)] and the statement that raises their counters. New pairs
+    come by rank, or, when the mode `chooses_fresh`, from the batch's posterior (`services/adaptive_batches.py`)."""
     size, overlap = project.set_size, project.overlap_per_set
-    repeats = mode_for(project).marks_repeat
+    mode = mode_for(project)
+    repeats = mode.marks_repeat
     second = _locked_picks("waiting", batch, annotator, project, overlap)
-    fresh = _locked_picks("fresh", batch, annotator, project, size - len(second))
+    if mode.chooses_fresh:
+        fresh = adaptive_fresh(batch, project, size - len(second), rng)
+    else:
+        fresh = _locked_picks("fresh", batch, annotator, project, size - len(second))
     if len(second) + len(fresh) < size:  # no fresh pairs left: fill the set with pairs awaiting repeats
         second += _locked(_waiting(batch, annotator, project).exclude(pk__in=[p.pk for p in second]),
                           size - len(second) - len(fresh))
@@ -287,8 +293,10 @@ def _pick_pilot(batch: Batch, annotator, project: Project) -> list[tuple[Pair, b
     return [(pair, True, False) for pair in pairs]
 
 
-def _pick_attention(batch: Batch, annotator, n: int) -> list[tuple[Pair, bool, bool]]:
-    """Up to n attention-check pairs of the batch this annotator has not been shown (random order)."""
+def _pick_attention(batch: Batch, annotator, n: int, rng: random.Random) -> list[tuple[Pair, bool, bool]]:
+    """Up to n attention-check pairs of the batch this annotator has not been shown, drawn with `rng` (a
+    seeded caller, the simulation, gets the same checks on every database; ORDER BY RANDOM() did not)."""
     seen = Assignment.objects.filter(pair__batch=batch, annotator=annotator).exclude(status=Assignment.Status.EXPIRED)
-    checks = Pair.objects.filter(batch=batch, attention_answer__isnull=False).exclude(pk__in=seen.values("pair_id"))
-    return [(pair, False, False) for pair in checks.order_by("?")[:n]]
+    checks = list(Pair.objects.filter(batch=batch, attention_answer__isnull=False).exclude(pk__in=seen.values("pair_id"))
+                  .order_by("rank"))
+    return [(pair, False, False) for pair in rng.sample(checks, min(n, len(checks)))]

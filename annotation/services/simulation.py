@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import itertools
+import random
 import uuid
 
 import numpy as np
@@ -181,8 +182,10 @@ def simulate_annotations(
         if max_judgements and total >= max_judgements:
             break
         cap = max_judgements - total if max_judgements else None
-        if project.attention_per_set and Pair.objects.filter(batch=batch, attention_answer__isnull=False).exists():
-            # Sets that carry attention checks are served by the scheduler itself, one set at a time.
+        if mode_for(project).chooses_fresh or (
+                project.attention_per_set and Pair.objects.filter(batch=batch, attention_answer__isnull=False).exists()):
+            # Adaptive batches (each set depends on the judgements before it) and sets that carry attention checks
+            # are served by the scheduler itself, one set at a time.
             count = simulate_annotations_via_services(
                 project=project, annotators=len(users), judgements_per_pair=judgements_per_pair, noise=noise,
                 seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap)["judgements"]
@@ -305,6 +308,17 @@ def _set_created(sets, planned_sets, times, response) -> None:
         cursor.executemany(f"UPDATE {table} SET created = %s WHERE id = %s", rows)
 
 
+def _choice(pair: Pair, theta: dict[int, float], scale: float, rng: np.random.Generator) -> int:
+    """The simulated annotator's choice on a served pair: on an attention check (the reference against a
+    candidate, no latent strength for the reference) the known answer, as an attentive annotator gives it;
+    otherwise candidate a with probability σ((θ_a − θ_b) / scale)."""
+    draw = rng.random()  # drawn on every pair, so the stream does not depend on which pairs are checks
+    if pair.attention_answer_id is not None:
+        return pair.attention_answer_id
+    a, b = pair.verse_a_id, pair.verse_b_id
+    return a if draw < 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale)) else b
+
+
 def _finish_open_sets(*, batch, users, scale, rng, theta, cap) -> int:
     """Open sets the simulated users left in this batch (a capped earlier run) are finished first,
     through the services, as `set_next` would hand them back."""
@@ -314,9 +328,7 @@ def _finish_open_sets(*, batch, users, scale, rng, theta, cap) -> int:
                                               status=Assignment.Status.OPEN).select_related("pair").order_by("set_id", "position"):
             if cap is not None and count >= cap:
                 return count
-            a, b = item.pair.verse_a_id, item.pair.verse_b_id
-            p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale[k]))
-            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=a if rng.random() < p_a else b,
+            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=_choice(item.pair, theta, scale[k], rng),
                              client_uuid=uuid.uuid4(), response_ms=int(rng.integers(800, 6000)))
             count += 1
     return count
@@ -328,6 +340,7 @@ def simulate_annotations_via_services(
 ) -> dict:
     """The same simulation through `set_next` and `judgement_submit`, one judgement at a time."""
     rng = np.random.default_rng(seed)
+    serving = random.Random(seed)  # the scheduler's set order and screen sides: the same seed serves the same sets
     users = _simulated_users(project, annotators)
     scale = _scales(noise, annotators)
     summary = {"annotators": [u.username for u in users], "batches": {}}
@@ -341,16 +354,14 @@ def simulate_annotations_via_services(
         active = list(range(annotators))
         while active:
             for k in list(active):
-                annotation_set = set_next(batch=batch, annotator=users[k])
+                annotation_set = set_next(batch=batch, annotator=users[k], rng=serving)
                 if annotation_set is None:
                     active.remove(k)
                     continue
-                for item in annotation_set.assignments.filter(status="open").select_related("pair"):
+                for item in annotation_set.assignments.filter(status="open").select_related("pair").order_by("position"):
                     if max_judgements and total >= max_judgements:
                         break
-                    a, b = item.pair.verse_a_id, item.pair.verse_b_id
-                    p_a = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale[k]))
-                    chosen = a if rng.random() < p_a else b
+                    chosen = _choice(item.pair, theta, scale[k], rng)
                     judgement_submit(annotator=users[k], assignment_id=item.pk, chosen_verse_id=chosen,
                                      client_uuid=uuid.uuid4(), response_ms=int(rng.integers(800, 6000)))
                     count += 1

@@ -32,7 +32,7 @@ from .agreement import (
     split_half_reliability,
 )
 from .annotator_bt import AnnotatorAwareBT, annotator_aware_bt, ranking_shift
-from .bt_bayes import DEFAULT_PRIOR_SD, BTPosterior, bradley_terry_posterior, bt_map
+from .bt_bayes import DEFAULT_PRIOR_SD, BTPosterior, bradley_terry_posterior, bt_map, prior_sd_from_data, tied_ranks
 from .judgement_arrays import Judgements, from_winner_ids
 from .reliability import FAST_MS, agreement_with_majority, response_times
 from .scores import (
@@ -43,6 +43,7 @@ from .scores import (
     bootstrap_bradley_terry,
     bradley_terry,
     bradley_terry_batches,
+    comparison_graph_warning,
     connectivity,
     directionality_table,
     infer_denominator,
@@ -63,6 +64,7 @@ from .triads import (
     kendall_triads,
     list_circular_triads,
     majority_triads,
+    model_expected_circular,
     tournament_from_counts,
     triads_per_annotator,
 )
@@ -74,12 +76,12 @@ __all__ = [
     "cohen_kappa_symmetric_matrix", "fleiss_kappa_symmetric", "kendall_u", "krippendorff_alpha_symmetric",
     "orientation_invariant_agreement", "AGREEMENT_STATISTICS", "agreement_statistic",
     "AnnotatorAwareBT", "annotator_aware_bt", "ranking_shift",
-    "DEFAULT_PRIOR_SD", "BTPosterior", "bradley_terry_posterior", "bt_map",
+    "DEFAULT_PRIOR_SD", "BTPosterior", "bradley_terry_posterior", "bt_map", "prior_sd_from_data", "tied_ranks",
     "FAST_MS", "agreement_with_majority", "response_times",
     "Judgements", "from_winner_ids",
     "BatchScores", "BTBootstrap", "BTResult", "batch_scores", "bootstrap_bradley_terry", "bradley_terry",
-    "bradley_terry_batches", "connectivity", "directionality_table", "infer_denominator", "normalised_scores",
+    "bradley_terry_batches", "comparison_graph_warning", "connectivity", "directionality_table", "infer_denominator", "normalised_scores",
     "all_pairs", "choice_probability", "choose_pairs", "plan_budget", "simulate_design", "simulate_judgements",
     "KendallTriads", "TriadCount", "count_circular_triads", "kendall_triads", "list_circular_triads",
-    "majority_triads", "tournament_from_counts", "triads_per_annotator",
+    "majority_triads", "model_expected_circular", "tournament_from_counts", "triads_per_annotator",
 ]

@@ -334,8 +334,12 @@ def retest_agreement(j: Judgements) -> list[dict]:
     """Intra-annotator (test–retest) agreement: the same annotator on the same unit twice.
 
     For each annotator, units they judged ≥ 2 times contribute the first and second judgement
-    (chronological). Reported: ``n_repeated`` units, ``agreement`` (share of identical choices)
-    and Cohen's ``kappa`` between occasion 1 and 2 (NaN + ``reason`` when undefined).
+    (chronological). Reported: ``n_repeated`` units, ``agreement`` (share of identical choices),
+    ``kappa``: the symmetric chance-corrected figure ``2·agreement − 1`` (Bennett–Alpert–Goldstein S =
+    Brennan–Prediger κ = PABAK for two occasions; chance ½ because which candidate is called "a" is
+    arbitrary, so it does not move when the pair's orientation changes), and ``kappa_oriented``: Cohen's κ
+    between occasion 1 and 2 on "b won" in canonical order (depends on that order; kept for comparison).
+    NaN + ``reason`` when undefined.
 
     Returns:
         One dict per annotator index ``0..m−1`` (``n_repeated = 0`` → agreement/kappa NaN).
@@ -367,8 +371,9 @@ def retest_agreement(j: Judgements) -> list[dict]:
                         "kappa": float("nan"), "reason": "no repeated unit"})
             continue
         r = cohen_kappa(x, y, categories=[0, 1])
-        out.append({"annotator": k, "n_repeated": int(len(x)), "agreement": float((x == y).mean()),
-                    "kappa": r.value, "reason": r.reason})
+        same = float((x == y).mean())
+        out.append({"annotator": k, "n_repeated": int(len(x)), "agreement": same, "kappa": 2.0 * same - 1.0,
+                    "kappa_oriented": r.value, "reason": None, "reason_oriented": r.reason})
     return out
 
 

@@ -1,6 +1,7 @@
 """Bradley–Terry strengths with intervals that cover: a Laplace approximation of the posterior.
 
-Model: ``P(i beats j) = σ(θ_i − θ_j)`` with independent priors ``θ_i ~ N(0, s²)``. The posterior mode
+Model: ``P(i beats j) = σ(θ_i − θ_j)`` with priors ``θ_i ~ N(0, s²)``; by default s is learnt (hierarchical
+prior, importance sampling; see ``bradley_terry_posterior``), the fixed-s Laplace fit below is the fallback. The posterior mode
 θ̂ is found by Newton's method on the (strictly convex) negative log posterior; the posterior is
 approximated by ``N(θ̂, H⁻¹)`` with H the Hessian there. Reported strengths and intervals are for the
 centred θ (``θ − mean θ`` over the compared candidates), the identifiable quantity, with covariance
@@ -27,7 +28,7 @@ import numpy as np
 from scipy.special import expit, log_expit
 from scipy.stats import norm
 
-__all__ = ["BTPosterior", "bradley_terry_posterior", "bt_map", "DEFAULT_PRIOR_SD"]
+__all__ = ["BTPosterior", "bradley_terry_posterior", "bt_map", "prior_sd_from_data", "tied_ranks", "DEFAULT_PRIOR_SD"]
 
 DEFAULT_PRIOR_SD = 3.0  # weakly informative: wider than any spread of log-strengths seen in simulation or data
 
@@ -44,7 +45,8 @@ class BTPosterior:
         rank_lower, rank_upper: ``level`` interval of the rank (NaN where undefined).
         compared: bool mask of candidates with ≥ 1 comparison.
         n_judgements: judgements in the batch.
-        level, prior_sd: settings.
+        level: setting; prior_sd: the prior SD used (learnt from the batch under the hierarchical prior).
+        method: ``"importance"`` (hierarchical prior, importance-sampled) or ``"laplace"``.
         reason: why intervals are NaN for compared candidates (``None`` when they are defined).
     """
 
@@ -60,6 +62,7 @@ class BTPosterior:
     level: float
     prior_sd: float
     reason: str | None = None
+    method: str = "laplace"
 
 
 def _neg_log_post(theta, c, prior_prec):
@@ -111,24 +114,106 @@ def bt_map(counts, prior_sd: float = DEFAULT_PRIOR_SD, init=None, tol: float = 1
     return theta, h
 
 
+# Hierarchical prior on the log-strengths: θ | s ~ N(0, s² I), s² ~ Inverse-Gamma(a, b). Integrated over s this
+# is a multivariate t prior, heavier-tailed than any fixed normal: the spread is learnt from the batch.
+# (a, b) = (1, 4): prior median of s ≈ 2.4, with mass from ≈ 1 to well beyond 5 (DBBE gold spans ~6 logits).
+HYPER_A, HYPER_B = 1.0, 4.0
+PROPOSAL_SD = 6.0  # the normal-prior Laplace fit that proposes draws: wider than the target, so it covers it
+PROPOSAL_DF = 5
+MIN_ESS = 100
+MAX_IS_ITEMS = 40  # beyond this the weights degenerate (99 candidates: ESS < 200 in 23 of 30 batches at spread 3)
+
+
+def _log_hier_prior(x: np.ndarray) -> np.ndarray:
+    n = x.shape[-1]
+    return -(HYPER_A + n / 2.0) * np.log1p((x * x).sum(-1) / (2.0 * HYPER_B))
+
+
+def _importance_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator):
+    """Draws of θ (centred) with self-normalised importance weights for the hierarchical-prior posterior.
+
+    Proposal: multivariate t (df 5) at the posterior mode under N(0, 6²), scale the inverse Hessian there.
+    Target: the Bradley–Terry likelihood × the multivariate-t prior. Returns (centred draws, weights, ESS)."""
+    theta, h = bt_map(c, PROPOSAL_SD)
+    n = len(theta)
+    chol = np.linalg.cholesky(np.linalg.inv(h))
+    z = rng.standard_normal((n_draws, n))
+    g = rng.chisquare(PROPOSAL_DF, n_draws) / PROPOSAL_DF
+    dz = (z @ chol.T) / np.sqrt(g)[:, None]
+    x = theta + dz
+    maha = (z * z).sum(1) / g  # (x − θ)ᵀ H (x − θ)
+    log_q = -(PROPOSAL_DF + n) / 2.0 * np.log1p(maha / PROPOSAL_DF)
+    i, j = np.nonzero(c)
+    log_lik = (c[i, j] * log_expit(x[:, i] - x[:, j])).sum(1)
+    log_w = log_lik + _log_hier_prior(x) - log_q
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    ess = float(1.0 / (w * w).sum())
+    return x - x.mean(1, keepdims=True), w, ess
+
+
+def _weighted_quantiles(x: np.ndarray, w: np.ndarray, qs) -> np.ndarray:
+    """Per column of x (draws × items), the weighted quantiles qs: array (len(qs), items)."""
+    order = np.argsort(x, axis=0)
+    xs = np.take_along_axis(x, order, 0)
+    cw = np.cumsum(w[order], axis=0)
+    cw -= w[order] / 2.0  # midpoints: the weighted analogue of the usual plotting positions
+    return np.array([[np.interp(q, cw[:, k], xs[:, k]) for k in range(x.shape[1])] for q in qs])
+
+
+def prior_sd_from_data(counts, grid=None) -> tuple[float, np.ndarray, np.ndarray]:
+    """Type-II maximum likelihood prior SD: the s of a grid (0.5–12) maximising the Laplace marginal
+    likelihood ``−f(θ̂) − ½ log|H| − n log s``. Used by the Laplace fallback when the importance weights
+    degenerate (many candidates). Returns ``(s, theta, hessian)`` at that s."""
+    c = np.asarray(counts, float)
+    grid = np.exp(np.linspace(np.log(0.5), np.log(12.0), 14)) if grid is None else grid
+    best, theta = None, None
+    for s in grid:
+        theta, h = bt_map(c, float(s), init=theta)
+        f = _neg_log_post(theta, c, 1.0 / s ** 2)
+        lml = -f - 0.5 * np.linalg.slogdet(h)[1] - len(theta) * np.log(s)
+        if best is None or lml > best[0]:
+            best = (lml, float(s), theta.copy(), h)
+    return best[1], best[2], best[3]
+
+
 def _ranks(x: np.ndarray) -> np.ndarray:
     """Rank 1 = largest, along the last axis (ties broken by position)."""
     return (-x).argsort(axis=-1, kind="stable").argsort(axis=-1, kind="stable") + 1
 
 
-def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float = DEFAULT_PRIOR_SD,
-                            n_draws: int = 2000, seed: int = 0) -> BTPosterior:
-    """Bradley–Terry strengths of one batch with Laplace-posterior intervals (see module docstring).
+def tied_ranks(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
+    """Competition ranks (1 = largest; equal values share the best rank: 1, 2, 2, 4). Values within `tol`
+    are equal: candidates with identical records get modes equal up to the solver's rounding, and must
+    not get distinct ranks that swap with their positions."""
+    x = np.asarray(x, float)
+    out = np.empty(len(x), np.int64)
+    order = np.argsort(-x, kind="stable")
+    rank = 1
+    for k, i in enumerate(order):
+        if k and x[order[k - 1]] - x[i] > tol:
+            rank = k + 1
+        out[i] = rank
+    return out
+
+
+def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str = "hierarchical",
+                            n_draws: int = 2000, seed: int = 0, is_draws: int = 4000) -> BTPosterior:
+    """Bradley–Terry strengths of one batch with posterior intervals (see module docstring).
 
     Args:
         counts: (n × n) win-count matrix (``counts[i, j]`` = times i beat j).
         level: interval level (0.95 → 2.5 % and 97.5 % quantiles).
-        prior_sd: prior standard deviation of each log-strength.
-        n_draws: posterior draws for the rank intervals; seed: their RNG seed.
+        prior_sd: ``"hierarchical"`` (default): θ ~ N(0, s²) with s² ~ Inverse-Gamma(1, 4), the spread learnt
+            from the batch; intervals are weighted quantiles of importance-sampled draws, or, when the
+            weights degenerate (effective sample < 100) or the batch has more than 40 compared candidates, the Laplace approximation with the
+            Type-II ML prior SD. A number: the fixed-prior Laplace approximation of before.
+        n_draws: draws for the rank intervals (0: none); seed: the RNG seed; is_draws: importance draws.
 
     Returns:
-        :class:`BTPosterior`. Never-compared candidates: NaN strength/interval, rank 0. No judgements:
-        all NaN. One judgement: strengths of the two candidates, intervals NaN with a reason.
+        :class:`BTPosterior` (``method`` says which approximation gave the intervals). Never-compared
+        candidates: NaN strength/interval, rank 0. No judgements: all NaN. One judgement: strengths of the
+        two candidates, intervals NaN with a reason. Equal strengths share a rank (``tied_ranks``).
     """
     c = np.asarray(counts, float)
     n = c.shape[0]
@@ -136,31 +221,55 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float = DEFAU
     total = round(c.sum())
     nan = np.full(n, np.nan)
     rank = np.zeros(n, np.int64)
+    hierarchical = prior_sd == "hierarchical"
     if not compared.any():
         return BTPosterior(nan, nan.copy(), nan.copy(), nan.copy(), rank, nan.copy(), nan.copy(), compared,
-                           total, level, prior_sd, "no judgements")
+                           total, level, DEFAULT_PRIOR_SD if hierarchical else prior_sd, "no judgements")
     idx = np.flatnonzero(compared)
     sub = c[np.ix_(idx, idx)]
-    theta, h = bt_map(sub, prior_sd)
     k = len(idx)
     centre = np.eye(k) - 1.0 / k
-    mode = centre @ theta
+    rng = np.random.default_rng(seed)
+    draws = weights = None
+    method = "laplace"
+    if hierarchical and total >= 2 and k <= MAX_IS_ITEMS:
+        draws, weights, ess = _importance_draws(sub, is_draws, rng)
+        if ess >= MIN_ESS:
+            method = "importance"
+            # The reported strengths: the mode under N(0, s²) at the posterior's s. Deterministic given s, so
+            # candidates with identical records get identical strengths (a Monte Carlo mean would split them).
+            used_sd = float(np.sqrt(weights @ (draws * draws).sum(1) / max(k - 1, 1)))
+            mode = centre @ bt_map(sub, used_sd)[0]
+        else:
+            draws = None
+    if method == "laplace":
+        if hierarchical:
+            used_sd, theta, h = prior_sd_from_data(sub) if total >= 2 else (DEFAULT_PRIOR_SD, *bt_map(sub))
+        else:
+            used_sd = float(prior_sd)
+            theta, h = bt_map(sub, used_sd)
+        mode = centre @ theta
     strengths = nan.copy()
     strengths[idx] = mode
-    rank[idx] = _ranks(mode)
+    rank[idx] = tied_ranks(mode)
     if total < 2:
         return BTPosterior(strengths, nan.copy(), nan.copy(), nan.copy(), rank, nan.copy(), nan.copy(), compared,
-                           total, level, prior_sd, "intervals undefined: only one judgement in this batch")
-    cov = centre @ np.linalg.inv(h) @ centre
-    sd_sub = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    z = norm.ppf(0.5 + level / 2.0)
+                           total, level, used_sd, "intervals undefined: only one judgement in this batch", method)
+    q = [(1 - level) / 2, (1 + level) / 2]
     sd, lower, upper = nan.copy(), nan.copy(), nan.copy()
-    sd[idx], lower[idx], upper[idx] = sd_sub, mode - z * sd_sub, mode + z * sd_sub
     rlo, rhi = nan.copy(), nan.copy()
-    if n_draws > 0:
-        rng = np.random.default_rng(seed)
-        chol = np.linalg.cholesky(cov + np.eye(k) * 1e-12)
-        draws = mode + rng.standard_normal((n_draws, k)) @ chol.T
-        q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-        rlo[idx], rhi[idx] = np.percentile(_ranks(draws), q, axis=0)
-    return BTPosterior(strengths, sd, lower, upper, rank, rlo, rhi, compared, total, level, prior_sd, None)
+    if draws is not None:
+        sd[idx] = np.sqrt(np.clip(weights @ (draws - weights @ draws) ** 2, 0.0, None))
+        lower[idx], upper[idx] = _weighted_quantiles(draws, weights, q)
+        if n_draws > 0:
+            rlo[idx], rhi[idx] = _weighted_quantiles(_ranks(draws).astype(float), weights, q)
+    else:
+        cov = centre @ np.linalg.inv(h) @ centre
+        sd_sub = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        z = norm.ppf(0.5 + level / 2.0)
+        sd[idx], lower[idx], upper[idx] = sd_sub, mode - z * sd_sub, mode + z * sd_sub
+        if n_draws > 0:
+            chol = np.linalg.cholesky(cov + np.eye(k) * 1e-12)
+            sample = mode + rng.standard_normal((n_draws, k)) @ chol.T
+            rlo[idx], rhi[idx] = np.percentile(_ranks(sample), [x * 100 for x in q], axis=0)
+    return BTPosterior(strengths, sd, lower, upper, rank, rlo, rhi, compared, total, level, used_sd, None, method)

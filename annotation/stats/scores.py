@@ -27,6 +27,7 @@ __all__ = [
     "batch_scores",
     "normalised_scores",
     "connectivity",
+    "comparison_graph_warning",
     "bradley_terry",
     "bradley_terry_batches",
     "bootstrap_bradley_terry",
@@ -101,6 +102,27 @@ def connectivity(counts) -> tuple[bool, int, np.ndarray]:
         return False, 0, np.zeros(0, np.int64)
     k, labels = connected_components(csr_matrix(c > 0), directed=True, connection="strong")
     return bool(k == 1), int(k), labels
+
+
+def comparison_graph_warning(counts) -> str | None:
+    """A plain-words warning when a batch's comparison graph (candidates with at least one comparison) is
+    disconnected (groups never compared with one another: their relative order rests on the prior alone) or not
+    strongly connected (some candidates won or lost every comparison: their strengths rest on the prior's tail);
+    None when it is strongly connected or has fewer than two compared candidates."""
+    c = np.asarray(counts, float)
+    seen = np.flatnonzero((c.sum(0) + c.sum(1)) > 0)
+    if len(seen) < 2:
+        return None
+    sub = c[np.ix_(seen, seen)]
+    weak, _ = connected_components(csr_matrix((sub + sub.T) > 0), directed=False)
+    if weak > 1:
+        return (f"the comparison graph is disconnected: {weak} groups of candidates were never compared with one "
+                f"another, so their relative order rests on the prior alone")
+    strong, _ = connected_components(csr_matrix(sub > 0), directed=True, connection="strong")
+    if strong > 1:
+        return ("the comparison graph is not strongly connected: some candidates won (or lost) every comparison "
+                "against the rest, so how far above (or below) them they lie rests on the prior")
+    return None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ __all__ = [
     "kendall_triads",
     "triads_per_annotator",
     "majority_triads",
+    "model_expected_circular",
 ]
 
 
@@ -270,3 +271,20 @@ def majority_triads(j: Judgements, list_cap: int = 0) -> list[dict]:
         row.update(_row(adj, n_tied, list_cap))
         rows.append(row)
     return rows
+
+
+def model_expected_circular(decided: np.ndarray, strengths: np.ndarray) -> float:
+    """Circular triads the fitted Bradley–Terry model expects on the complete triples of a decision pattern.
+
+    `decided` (n × n, symmetric 0/1): the pairs an annotator decided; `strengths`: fitted θ (NaN = never compared,
+    such candidates count in no triple). With P[i, j] = σ(θ_i − θ_j) on decided pairs (0 elsewhere), a triple is
+    complete iff its three pairs are decided, and its chance of being circular is P_ij P_jk P_ki + P_ik P_kj P_ji,
+    so the expected count is trace(P³)/3 (each directed cycle appears three times in the trace). Compare with the
+    observed count: the model's rate, not chance's one in four, is what a consistent annotator of these near-ties
+    would show."""
+    theta = np.where(np.isfinite(strengths), strengths, 0.0)
+    ok = np.isfinite(strengths)
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    p = p * (np.asarray(decided, float) > 0) * ok[:, None] * ok[None, :]
+    np.fill_diagonal(p, 0.0)
+    return float(np.trace(p @ p @ p) / 3.0)

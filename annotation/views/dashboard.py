@@ -11,7 +11,9 @@ from django.views.decorators.http import require_POST
 
 from annotation import analytics, selectors
 from annotation.dashboard_selectors import batch_progress
-from annotation.models import AnalyticsBatchResult, Project
+from annotation.models import AnalyticsBatchResult, Batch, Project
+from annotation.modes import mode_for
+from annotation.services.adaptive_batches import batch_counts, stop_status
 from frontend import svg
 from jobs.models import Job
 from jobs.services import job_create
@@ -86,6 +88,16 @@ def _stored_piece(job: Job, batch_id: int) -> dict | None:
     return AnalyticsBatchResult.objects.filter(job=job, batch_id=batch_id).values("scores", "triads", "details").first()
 
 
+def adaptive_stop_rows(project: Project, limit: int = 100) -> list[dict]:
+    """Per batch of an adaptive project (first `limit` by id): how close it is to the lead's stop rule, live."""
+    rows = []
+    for batch in Batch.objects.filter(project=project).order_by("pk")[:limit]:
+        status = stop_status(project, batch_counts(batch)[0])
+        rows.append(dict(status, batch=batch.name, open=batch.status == Batch.Status.OPEN,
+                         budget_share=status["judgements"] / project.stop_budget if project.stop_budget else None))
+    return rows
+
+
 @login_required
 def dashboard(request, pk: int):
     return render(request, "annotation/dashboard.html", dashboard_context(request, _project(request, pk)))
@@ -99,6 +111,8 @@ def dashboard_context(request, project: Project) -> dict:
     # so the page itself reads only the stored summary and the shown batch's piece.
     context = {"project": project, "job": done, "running": running, "report": report,
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
+    if mode_for(project).chooses_fresh:
+        context["stop_rows"] = adaptive_stop_rows(project)
     if report:
         legacy = None
         if report.get("stored") != "per batch":
@@ -137,7 +151,9 @@ def dashboard_context(request, project: Project) -> dict:
         context["batch_names"] = [b["name"] for b in report.get("batches", [])]
         context["shown_batch"] = shown["name"] if shown else None
         context["batches"] = [_section(piece["scores"])] if piece and piece["scores"] else []
-        context["triads_shown"] = piece["triads"] if piece else []
+        context["graph_warning"] = ((piece or {}).get("details") or {}).get("graph_warning")
+        expected = ((piece or {}).get("details") or {}).get("triads_expected_model", {})
+        context["triads_shown"] = [dict(r, expected_model=expected.get(r.get("annotator"))) for r in piece["triads"]] if piece else []
         context["triad_totals"] = report.get("triad_totals", [])
         context["directionality"] = report.get("directionality") or (piece or {}).get("details", {}).get(
             "directionality", [])

@@ -22,7 +22,7 @@ from annotation.services import members as member_services
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
-from annotation.views.projects import project_page
+from annotation.views.projects import lead_action, project_page
 
 
 @login_required
@@ -43,22 +43,8 @@ def project_settings(request, pk: int):
 
 
 def _members_action(request, pk: int, action, done: str, refused: str, form_class=None, form_name: str = ""):
-    """Run ``action(project, **cleaned_data)`` for a lead; say what happened; back to the members section.
-    ``done`` may use ``{result}``. With ``form_class``, the post is checked first: a bad value brings the page
-    back with that form (as ``form_name``) and its errors, status 400."""
-    project = managed_project(request, pk)
-    data = {}
-    if form_class is not None:
-        form = form_class(request.POST)
-        if not form.is_valid():
-            return project_page(request, project, status=400, **{form_name: form})
-        data = form.cleaned_data
-    try:
-        result = action(project, **data)
-        messages.success(request, done.format(result=result))
-    except AnnotationError as exc:
-        messages.error(request, f"{refused}: {exc}")
-    return redirect(reverse("annotation:project", args=[pk]) + "#members")
+    """`lead_action` back to the members section."""
+    return lead_action(request, pk, action, done, refused, form_class, form_name, anchor="#members")
 
 
 @login_required

@@ -31,7 +31,22 @@ def planning(request, pk: int):
         context["chart"] = svg.line_chart(series, title="Rank correlation with the full design vs share of pairs",
                                           xlabel="share of pairs judged", ylabel="Spearman ρ vs full design",
                                           ymin=0.5, ymax=1.0)
+        designs = context["result"].get("designs")
+        if designs:
+            context["design_chart"] = design_chart(designs)
     return render(request, "annotation/planning.html", context)
+
+
+def design_chart(designs: dict) -> str:
+    """Spearman ρ with the true strengths against judgements: random and adaptive (mean, ±1 SD band over seeds),
+    the exhaustive design as a marked point."""
+    series = {name: [(r["judgements"], r["rho"]) for r in designs[name]] for name in ("random", "adaptive")}
+    styles = {"random": {"std": [r["sd"] for r in designs["random"]], "dash": True},
+              "adaptive": {"std": [r["sd"] for r in designs["adaptive"]]}}
+    ex = designs["exhaustive"]
+    return svg.line_chart(series, title="Rank correlation with the true strengths against judgements",
+                          xlabel="judgements in the batch", ylabel="Spearman ρ with the truth", ymin=0.5, ymax=1.0,
+                          styles=styles, marks=[(ex["judgements"], ex["rho"], f"exhaustive ρ {ex['rho']:.3f}")])
 
 
 @login_required

@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
@@ -15,6 +16,7 @@ from annotation import selectors
 from annotation.forms import (
     AccountCreateForm,
     BatchCreateForm,
+    BatchRenameForm,
     BatchStatusForm,
     InvitationForm,
     MemberAddForm,
@@ -77,7 +79,7 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
     for row in progress["batches"]:
         row["attention_checks"] = checks.get(row["id"], 0)
     forms = {"member": MemberAddForm(), "account": AccountCreateForm(), "invitation": InvitationForm(),
-             "batch": BatchCreateForm(), "verses": VerseImportForm(), "batch_status": BatchStatusForm(),
+             "batch": BatchCreateForm(), "verses": VerseImportForm(), "batch_status": BatchStatusForm(), "batch_rename": BatchRenameForm(),
              "settings": ProjectSettingsForm.for_project(project)}
     attention_batch = refused.pop("attention_batch", None)
     forms.update(refused)
@@ -171,18 +173,55 @@ def batch_create(request, pk: int):
     return redirect("job", pk=made.pk)
 
 
+def lead_action(request, pk: int, action, done: str, refused: str, form_class=None, form_name: str = "",
+                anchor: str = ""):
+    """Run ``action(project, **cleaned_data)`` for a lead; say what happened (``done`` may use ``{result}``); back
+    to the project page at ``anchor``. With ``form_class`` the post is checked first: a bad value brings the page
+    back with that form (as ``form_name``) and its errors, status 400."""
+    project = managed_project(request, pk)
+    data = {}
+    if form_class is not None:
+        form = form_class(request.POST)
+        if not form.is_valid():
+            return project_page(request, project, status=400, **{form_name: form})
+        data = form.cleaned_data
+    try:
+        result = action(project, **data)
+        messages.success(request, done.format(result=result))
+    except AnnotationError as exc:
+        messages.error(request, f"{refused}: {exc}")
+    return redirect(reverse("annotation:project", args=[pk]) + anchor)
+
+
+def _batch_action(request, pk: int, batch_id: int, action, refused: str, form_class=None, form_name: str = ""):
+    """`lead_action` on one batch of the project: ``action(batch, **cleaned_data)`` returns the message."""
+    return lead_action(request, pk, lambda project, **data: action(
+        get_object_or_404(Batch, pk=batch_id, project=project), **data), "{result}", refused, form_class, form_name)
+
+
 @login_required
 @require_POST
 def batch_status(request, pk: int, batch_id: int):
-    project = managed_project(request, pk)
-    batch = get_object_or_404(Batch, pk=batch_id, project=project)
-    form = BatchStatusForm(request.POST)
-    if not form.is_valid():
-        return project_page(request, project, status=400, batch_status=form)
-    try:
-        project_services.batch_set_status(batch=batch, status=form.cleaned_data["status"])
-        messages.success(request, f"Batch {batch.name} is now {batch.status}"
-                                  + (": annotators get no more pairs from it." if batch.status == "closed" else "."))
-    except AnnotationError as exc:
-        messages.error(request, f"Status not changed: {exc}")
-    return redirect("annotation:project", pk=pk)
+    def change(batch, status):
+        project_services.batch_set_status(batch=batch, status=status)
+        return f"Batch {batch.name} is now {batch.status}" + (
+            ": annotators get no more pairs from it." if batch.status == "closed" else ".")
+
+    return _batch_action(request, pk, batch_id, change, "Status not changed", BatchStatusForm, "batch_status")
+
+
+@login_required
+@require_POST
+def batch_rename(request, pk: int, batch_id: int):
+    def rename(batch, name):
+        old = batch.name
+        project_services.batch_rename(batch=batch, name=name)
+        return f"Batch {old} is now called {batch.name}; its judgements and scores follow it."
+
+    return _batch_action(request, pk, batch_id, rename, "Not renamed", BatchRenameForm, "batch_rename")
+
+
+@login_required
+@require_POST
+def batch_delete(request, pk: int, batch_id: int):
+    return _batch_action(request, pk, batch_id, lambda batch: project_services.batch_delete(batch=batch), "Not deleted")

@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from annotation import analytics
 from annotation.models import Batch, BatchCandidate, Judgement
@@ -121,6 +122,19 @@ def test_planning_job_reports_budget_table(sts_project, users):
     assert {r["method"] for r in rows} == {"random", "adaptive"}
     by = {(r["method"], r["share"]): r["rho_full"] for r in rows}
     assert by[("random", 0.5)] > by[("random", 0.2)] - 0.05
+    # Issue 26: exhaustive, random and adaptive designs on the same simulated annotators (the gold batch's strengths)
+    designs = job.result["designs"]
+    assert "gold scores" in designs["strengths"] and designs["seeds"] == 1
+    assert designs["exhaustive"]["judgements"] > 4851 and 0.8 < designs["exhaustive"]["rho"] <= 1
+    for design in ("random", "adaptive"):
+        curve = designs[design]
+        assert [r["judgements"] for r in curve] == sorted(r["judgements"] for r in curve)
+        assert curve[-1]["rho"] > curve[0]["rho"]
+    client = Client()
+    client.force_login(sts_project.owner)
+    html = client.get(f"/projects/{sts_project.pk}/planning/").content.decode()
+    assert "Exhaustive, random and adaptive designs" in html and "Rank correlation with the true strengths" in html
+    assert "<svg" in html and "exhaustive ρ" in html
 
 
 def test_one_click_gold_set_from_a_batch(sts_project, client, users, annotators):

@@ -51,6 +51,15 @@ def test_checks_are_mixed_in_never_scored_and_pass_rates_are_reported(small_proj
     client.force_login(project.owner)
     html = client.get(f"/projects/{project.pk}/").content.decode()
     assert "Attention checks" in html and "(3 check(s))" in html
+    # The judgements export marks the checks (issue 26: they moved u from 0.479 to 0.499 when left in).
+    rows = client.get(f"/api/v1/projects/{project.pk}/judgements/?page_size=100").json()["results"]
+    marked = [r for r in rows if r["attention_check"]]
+    assert len(marked) == sum(seen_checks.values()) and len(rows) == 10 + len(marked)
+    assert all(r["attention_passed"] is None for r in rows if not r["attention_check"])
+    assert {r["attention_passed"] for r in marked if r["annotator"] == careful.username} == {True}
+    assert {r["attention_passed"] for r in marked if r["annotator"] == careless.username} == {False}
+    csv = client.get(f"/api/v1/projects/{project.pk}/judgements/?format=csv").content.decode()
+    assert "attention_check" in csv.splitlines()[0]
 
 
 def test_a_lead_marks_a_known_answer_pair(small_project):

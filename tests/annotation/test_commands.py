@@ -49,3 +49,20 @@ def test_load_demo_is_idempotent(capsys):
     assert "dbbe-sts-demo: exists (3 batches)" in out
     assert Batch.objects.filter(project__name="dbbe-sts-demo").count() == 3
     assert Batch.objects.get(project__name="dbbe-pilot-demo").pilot
+
+
+def test_simulate_annotations_compares_designs_without_writing(lead_user, capsys):
+    import json
+
+    from annotation.models import Judgement
+    from annotation.services.projects import batch_create, project_create, verses_import
+
+    project = project_create(owner=lead_user, name="designs")
+    verses_import(project=project, data=json.dumps([{"verse_id": f"4 {k}", "text": f"v{k}"} for k in range(16)]).encode(),
+                  filename="v.json")
+    batch_create(project=project, reference_id="4 0", candidate_ids=[f"4 {k}" for k in range(1, 16)], name="b")
+    call_command("simulate_annotations", "--project", "designs", "--compare-designs", "2", "--annotators", "4")
+    out = capsys.readouterr().out
+    assert "b: 15 candidates, 4 simulated annotators, 2 seed(s)" in out
+    assert "exhaustive:" in out and "random ρ" in out and "adaptive ρ" in out and "adaptive: ρ ≥ 0.95" in out
+    assert not Judgement.objects.filter(batch__project=project).exists()

@@ -130,3 +130,33 @@ def test_attention_checks_from_the_project_page(lead_client):
     page = client.post(f"/projects/{project.pk}/batches/{batch.pk}/attention/",
                        {"answer_id": "100 3", "other_id": "nope"}, follow=True)
     assert "No check added" in page.content.decode() and "Not among the project" in page.content.decode()
+
+
+def test_lead_renames_and_deletes_batches_and_is_told_what_is_kept(lead_client, annotators):
+    import uuid
+
+    from annotation.models import Batch, Judgement, Verse
+    from annotation.services.judgements import judgement_submit
+    from annotation.services.projects import batch_create
+    from annotation.services.scheduling import set_next
+
+    client, project, batch = lead_client
+    renamed = client.post(f"/projects/{project.pk}/batches/{batch.pk}/rename/", {"name": "first reference"}, follow=True)
+    assert "is now called first reference" in renamed.content.decode()
+    assert Batch.objects.get(pk=batch.pk).name == "first reference"
+    other = batch_create(project=project, reference_id="100 1", candidate_ids=["100 2", "100 3"], name="spare")
+    clash = client.post(f"/projects/{project.pk}/batches/{other.pk}/rename/", {"name": "first reference"}, follow=True)
+    assert "has a batch named" in clash.content.decode() and Batch.objects.get(pk=other.pk).name == "spare"
+    empty = client.post(f"/projects/{project.pk}/batches/{batch.pk}/rename/", {"name": ""})
+    assert empty.status_code == 400 and "name" in empty.content.decode()
+    # a batch with judgements is kept (close it instead); one without is deleted, its verses stay
+    item = set_next(batch=batch, annotator=annotators[0]).assignments.select_related("pair").first()
+    judgement_submit(annotator=annotators[0], assignment_id=item.pk, chosen_verse_id=item.pair.verse_a_id,
+                     client_uuid=uuid.uuid4())
+    kept = client.post(f"/projects/{project.pk}/batches/{batch.pk}/delete/", follow=True).content.decode()
+    assert "never deleted; close the batch instead" in kept and Batch.objects.filter(pk=batch.pk).exists()
+    assert Judgement.objects.filter(batch=batch).count() == 1
+    n_verses = Verse.objects.filter(project=project).count()
+    gone = client.post(f"/projects/{project.pk}/batches/{other.pk}/delete/", follow=True).content.decode()
+    assert "deleted with its 1 pair(s)" in gone and "its verses stay" in gone
+    assert not Batch.objects.filter(pk=other.pk).exists() and Verse.objects.filter(project=project).count() == n_verses

@@ -73,3 +73,32 @@ def test_judgements_are_consistent_rows(lead_user):
 
     assert set_next(batch=project.batches.get(), annotator=project.memberships.get(
         user__username="sim-rows-1").user) is None
+
+
+def _judged_in_order(project: Project) -> list[tuple]:
+    return list(Judgement.objects.filter(batch__project=project).order_by("annotator__username", "set_id", "assignment__position")
+                .values_list("annotator__username", "assignment__position", "pair__verse_a__verse_id",
+                             "pair__verse_b__verse_id", "left__verse_id", "chosen__verse_id",
+                             "pair__attention_answer__verse_id"))
+
+
+def test_attention_checks_simulate_without_error_and_the_seed_decides_everything(lead_user):
+    """Issue 26: with platform-built checks (the reference against a candidate) the simulation raised KeyError
+    (no strength for the reference), and the same --seed served different checks, sides and choices on two
+    fresh databases (ORDER BY RANDOM(), an unseeded scheduler rng). Twin projects stand for the two databases:
+    their verse and pair ids differ, their verse ids and pair ranks do not."""
+    from annotation.services.attention import attention_checks_build
+
+    runs = []
+    for name in ("one", "two"):
+        project = _twin(lead_user, name, n=10, set_size=5, overlap=1)
+        Project.objects.filter(pk=project.pk).update(attention_per_set=1)
+        project.refresh_from_db()
+        assert attention_checks_build(batch=project.batches.get(), actor=lead_user, n=4, seed=2) == 4
+        done = simulate_annotations(project=project, annotators=3, seed=9)["judgements"]
+        rows = _judged_in_order(project)
+        assert done == len(rows) > 36  # the 36 real pairs and the checks
+        checks = [r for r in rows if r[6] is not None]
+        assert checks and all(r[5] == r[6] for r in checks)  # simulated annotators pass the checks
+        runs.append([(who.rsplit("-", 1)[1], *rest) for who, *rest in rows])
+    assert runs[0] == runs[1]

@@ -176,7 +176,8 @@ def test_retest_hand_case_and_empty():
                    winner_is_b=[0, 1, 1, 0, 0], n_items=3, timestamp=[1, 2, 3, 4, 5])
     rows = retest_agreement(j)
     assert rows[0]["n_repeated"] == 2 and rows[0]["agreement"] == 0.5
-    assert rows[0]["kappa"] == pytest.approx(cohen_kappa([0, 1], [0, 0]).value)
+    assert rows[0]["kappa"] == 0.0  # symmetric: 2 · 0.5 − 1
+    assert rows[0]["kappa_oriented"] == pytest.approx(cohen_kappa([0, 1], [0, 0]).value)
     assert rows[1]["n_repeated"] == 0 and np.isnan(rows[1]["kappa"])
     assert retest_agreement(Judgements([], [], [], [], 3, n_annotators=2))[1]["reason"] == "no repeated unit"
 
@@ -206,3 +207,25 @@ def test_label_table_reuse_gives_same_results():
     assert cohen_kappa_matrix(lt).mean == cohen_kappa_matrix(j).mean
     assert fleiss_kappa_judgements(lt).value == fleiss_kappa_judgements(j).value
     assert krippendorff_alpha_judgements(lt).value == krippendorff_alpha_judgements(j).value
+
+
+def test_retest_kappa_does_not_depend_on_orientation():
+    """Issue 26: the same repeats gave κ −0.10 by stored position and +0.57 after shuffling positions. The
+    reported κ (S = 2·same − 1) must not move when items are relabelled; the oriented κ does."""
+    theta = np.random.default_rng(5).normal(0, 1.5, 25)
+    j = simulate_judgements(theta, None, n_annotators=4, annotators_per_pair=1, annotator_noise=1.5,
+                            retest_share=0.5, seed=4)
+    base = retest_agreement(j)
+    assert all(r["n_repeated"] > 5 for r in base)
+    oriented = set()
+    for seed in range(6):
+        perm = np.random.default_rng(seed).permutation(25)
+        a, b = perm[j.a], perm[j.b]
+        flipped = Judgements(annotator=j.annotator, a=np.minimum(a, b), b=np.maximum(a, b),
+                             winner_is_b=np.where(a < b, j.winner_is_b, 1 - j.winner_is_b), n_items=25,
+                             timestamp=j.timestamp)
+        for r0, r in zip(base, retest_agreement(flipped)):
+            assert r["agreement"] == pytest.approx(r0["agreement"])
+            assert r["kappa"] == pytest.approx(2 * r0["agreement"] - 1)
+            oriented.add(round(r["kappa_oriented"], 6))
+    assert len(oriented) > len(base)  # the classic κ does move with the orientation

@@ -1,0 +1,135 @@
+"""Adaptive pair selection (annotation.stats.pair_selection): the information-gain criterion, the set's matching and
+exploration share, the adjacent-order probabilities and the design simulation's bookkeeping."""
+import numpy as np
+import pytest
+
+from annotation.stats.pair_selection import (
+    adjacent_order_probabilities,
+    choose_pairs,
+    expected_information_gain,
+    posterior,
+    simulate_design,
+)
+
+
+def _counts(n, wins):
+    c = np.zeros((n, n))
+    for i, j, k in wins:
+        c[i, j] += k
+    return c
+
+
+def test_gain_prefers_uncertain_close_pairs_over_settled_ones():
+    # 0 and 1 met 20 times (10:10): their order is as unknown as ever but their difference is well measured;
+    # 2 and 3 never met; 0 crushed 4 twenty times.
+    c = _counts(5, [(0, 1, 10), (1, 0, 10), (0, 4, 20), (2, 0, 1), (0, 3, 1), (1, 2, 1), (3, 1, 1)])
+    gain = expected_information_gain(posterior(c))
+    assert gain[2, 3] > gain[0, 1] and gain[2, 3] > gain[0, 4]
+    assert gain[0, 4] < gain[0, 1]  # a settled, lopsided pair tells least
+    np.testing.assert_allclose(gain, gain.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("share, k, expected_random", [(0.0, 7, 0), (0.2, 7, 1), (0.5, 10, 5), (1.0, 6, 6)])
+def test_a_set_is_a_matching_plus_the_exploration_share(share, k, expected_random):
+    n = 30
+    rng = np.random.default_rng(1)
+    c = np.zeros((n, n))
+    post = posterior(c + 0.0)
+    iu, ju = np.triu_indices(n, 1)
+    picks = choose_pairs(post, iu, ju, k, explore_share=share, rng=rng)
+    assert len(picks) == len(set(picks)) == k
+    greedy = picks[: k - expected_random]
+    items = [x for p in greedy for x in (iu[p], ju[p])]
+    assert len(items) == len(set(items))  # no candidate twice among the chosen-by-gain pairs
+    # the random share: over many draws, the exploration picks are spread over the pool, not the top of the gain
+    if expected_random:
+        seen = set()
+        for seed in range(30):
+            seen.update(choose_pairs(post, iu, ju, k, explore_share=share, rng=np.random.default_rng(seed))[k - expected_random:])
+        assert len(seen) > 3 * expected_random
+
+
+def test_adjacent_probabilities_rise_with_evidence():
+    theta = np.linspace(2, -2, 6)
+    once = simulate_design(theta, "random", annotator_scales=np.ones(3), budget=30, seed=0, return_counts=True)
+    _, p_once = adjacent_order_probabilities(posterior(once["counts"]))
+    order, p_many = adjacent_order_probabilities(posterior(10 * once["counts"]))  # the same record, ten times over
+    assert np.all((p_many >= 0.5) & (p_many <= 1)) and np.all(p_many >= p_once - 1e-9)
+    assert p_many.mean() > p_once.mean() + 0.05
+
+
+@pytest.mark.parametrize("design", ["random", "adaptive"])
+def test_design_simulation_keeps_the_agreement_design(design):
+    """Sets of 10 with 3 second judgements by another annotator; nobody judges a pair twice; fresh pairs are
+    judged once before their repeat."""
+    theta = np.random.default_rng(3).normal(0, 1.5, 20)
+    out = simulate_design(theta, design, annotator_scales=np.ones(4), budget=150, seed=2, return_counts=True)
+    log = out["log"]
+    assert len(log) == 150 == out["counts"].sum()
+    per_pair = {}
+    for k, i, j, _ in log:
+        per_pair.setdefault((i, j), []).append(k)
+    assert all(len(set(ks)) == len(ks) for ks in per_pair.values())  # never twice to one annotator
+    assert max(len(ks) for ks in per_pair.values()) == 2
+    # As in the scheduler: a set promotes 3 fresh pairs when none wait, the next set takes them as its 3 second
+    # judgements, so every set carries 3 overlap pairs and one pair in ten (of 150 judgements: ~22) is doubled.
+    assert sum(len(ks) == 2 for ks in per_pair.values()) == pytest.approx(150 / 20 * 3, abs=3)
+
+
+def test_rank_claims_hold_family_wise_only_where_the_evidence_is_strong():
+    from annotation.stats.pair_selection import adjacent_rank_claims
+
+    theta = np.array([6.0, 3.0, 0.0, -0.1, -3.0])
+    c = np.zeros((5, 5))
+    for i in range(5):
+        for j in range(5):
+            if i != j:
+                c[i, j] = 40 / (1 + np.exp(theta[j] - theta[i]))  # expected wins of 40 comparisons
+    strengths = posterior(c).mean
+    strengths = strengths - strengths.mean()
+    out = adjacent_rank_claims(c, strengths, 3.0)
+    assert out["n_adjacent"] == 4 and out["threshold"] == pytest.approx(1 - 0.05 / 4)
+    assert out["claim"][0] and out["claim"][1] and out["claim"][3]  # 6 > 3 > 0, and −0.1 > −3
+    assert not out["claim"][2] and 0.5 < out["p_next"][2] < out["threshold"]  # 0 vs −0.1: no claim
+    assert np.isnan(out["p_next"][4]) and not out["claim"][4]
+    nan_one = strengths.copy()
+    nan_one[2] = np.nan
+    assert adjacent_rank_claims(c, nan_one, 3.0)["n_adjacent"] == 3
+
+
+def test_model_expected_circular_triads_match_brute_force():
+    from itertools import combinations
+
+    from scipy.special import expit
+
+    from annotation.stats import model_expected_circular
+
+    rng = np.random.default_rng(8)
+    theta = rng.normal(0, 1, 7)
+    decided = (rng.random((7, 7)) < 0.7).astype(float)
+    decided = np.triu(decided, 1)
+    decided = decided + decided.T
+    theta[6] = np.nan  # never compared: in no triple
+    brute = 0.0
+    for i, j, k in combinations(range(6), 3):
+        if decided[i, j] and decided[j, k] and decided[i, k]:
+            p = lambda x, y: expit(theta[x] - theta[y])  # noqa: E731
+            brute += p(i, j) * p(j, k) * p(k, i) + p(i, k) * p(k, j) * p(j, i)
+    assert model_expected_circular(decided, theta) == pytest.approx(brute, rel=1e-12)
+    # equal strengths: every complete triple is circular with probability 1/4, as for a coin
+    full = np.ones((5, 5)) - np.eye(5)
+    assert model_expected_circular(full, np.zeros(5)) == pytest.approx(10 / 4)
+
+
+def test_comparison_graph_warnings():
+    from annotation.stats import comparison_graph_warning
+
+    c = np.zeros((6, 6))
+    c[0, 1] = c[1, 0] = 1  # {0, 1} and {2, 3} never meet; 4, 5 never compared (left out)
+    c[2, 3] = c[3, 2] = 2
+    assert "disconnected: 2 groups" in comparison_graph_warning(c)
+    c[1, 2] = 1  # connected, but 2-3 never beat 0-1
+    assert "not strongly connected" in comparison_graph_warning(c)
+    c[3, 0] = 1
+    assert comparison_graph_warning(c) is None
+    assert comparison_graph_warning(np.zeros((3, 3))) is None
