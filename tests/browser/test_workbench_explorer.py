@@ -251,5 +251,9 @@ def test_a_channels_run_explains_its_parallels_in_the_page(live_server, page, ma
     marked = page.eval_on_selector_all("#d-source mark.ch", "ms => ms.map(m => [m.textContent, m.dataset.channels])")
     assert any(word == "mente" and "quote" in chans.split() for word, chans in marked)
     assert "Rarity of the matched words (higher: rarer): sonum" in page.inner_text("#d-rarity")
-    assert page.inner_text("#d-unique") == "Uniqueness: not measured."
+    u = quoted.explain["uniqueness"]  # measured by the engine: how many other loci share the matched words
+    assert isinstance(u, int) and page.inner_text("#d-unique") == (
+        "Uniqueness: no other locus of the reference corpus shares these words." if u == 0 else
+        f"Uniqueness: {u} other loc{'us' if u == 1 else 'i'} of the reference corpus share{'s' if u == 1 else ''} "
+        "these words.")
     page.screenshot(path=str(SHOTS / "workbench-channels-run.png"), full_page=True)
