@@ -71,14 +71,15 @@ def _missing_positives(cands: Candidates, gold: dict | None) -> dict:
 
 
 class FeatureReranker:
-    """Per-pair features + a scikit-learn classifier (``classifier``: ``feature-logreg`` or ``feature-hgb``)."""
+    """Per-pair features + a scikit-learn classifier (``classifier``: ``feature-logreg`` or ``feature-hgb``) or the
+    pairwise learning-to-rank model (``feature-ltr``, :mod:`ltr`)."""
 
     supervised = True
 
     def __init__(self, classifier: str = "feature-logreg", model: str | None = None, rare_df: int = 50,
                  gap: int = 3, tol: float = 0.01, C: float = 1.0, max_iter: int = 200, learning_rate: float = 0.1,
                  seed: int = 0, inner_folds: int = 4, vectors: str | None = None, cache_dir=None,
-                 featurizer: PairFeaturizer | None = None):
+                 featurizer: PairFeaturizer | None = None, max_negatives: int = 50):
         if classifier not in CLASSIFIERS:
             raise RerankerError(f"classifier must be one of {', '.join(CLASSIFIERS)}")
         self.classifier_kind = classifier
@@ -86,6 +87,7 @@ class FeatureReranker:
         self.rare_df, self.gap, self.tol, self.seed = rare_df, gap, tol, seed
         self.C, self.max_iter, self.learning_rate = C, max_iter, learning_rate
         self.inner_folds = inner_folds
+        self.max_negatives = max_negatives
         self.vectors = vectors or None  # a word-vector model: adds the SIF embedding cosine to the features
         self.cache_dir = cache_dir
         self.featurizer = featurizer
@@ -127,7 +129,17 @@ class FeatureReranker:
     def _new_classifier(self):
         if self.classifier_kind == "feature-logreg":
             return CLASSIFIERS["feature-logreg"](C=self.C)
+        if self.classifier_kind == "feature-ltr":
+            return CLASSIFIERS["feature-ltr"](C=self.C, max_negatives=self.max_negatives)
         return CLASSIFIERS["feature-hgb"](max_iter=self.max_iter, learning_rate=self.learning_rate)
+
+    def _fit_classifier(self, X, y, groups, order):
+        """A new classifier fitted on these rows; a ranker (``uses_groups``) also gets each row's query and
+        first-stage rank."""
+        clf = self._new_classifier()
+        if getattr(clf, "uses_groups", False):
+            return clf.fit(X, y, seed=self.seed, groups=groups, order=order)
+        return clf.fit(X, y, seed=self.seed)
 
     def fit(self, cands: Candidates, labels, *, gold: dict | None = None, X: np.ndarray | None = None,
             progress=None) -> FeatureReranker:
@@ -137,24 +149,25 @@ class FeatureReranker:
         if not (labels > 0).any():
             raise RerankerError("the training folds hold no positive pair among the retrieved candidates")
         groups = cands.qi
-        oof = self._out_of_fold(X, labels, groups)
+        order = np.asarray(cands.rank)
+        oof = self._out_of_fold(X, labels, groups, order)
         self.thresholds = class_thresholds(oof, labels, self.tol, _missing_positives(cands, gold))
-        self.clf = self._new_classifier().fit(X, labels, seed=self.seed)
+        self.clf = self._fit_classifier(X, labels, groups, order)
         self.training_queries = {cands.query_ids[q] for q in np.unique(groups)}
         return self
 
-    def _out_of_fold(self, X, y, groups) -> np.ndarray:
+    def _out_of_fold(self, X, y, groups, order) -> np.ndarray:
         from sklearn.model_selection import GroupKFold
 
         uniq = np.unique(groups)
         n_splits = min(self.inner_folds, len(uniq))
         oof = np.zeros((len(y), 3))
         if n_splits < 2:
-            return self._new_classifier().fit(X, y, seed=self.seed).predict_proba(X)
+            return self._fit_classifier(X, y, groups, order).predict_proba(X)
         for tr, te in GroupKFold(n_splits=n_splits).split(X, y, groups):
             if not (y[tr] > 0).any() or len(np.unique(y[tr])) < 2:
                 continue
-            oof[te] = self._new_classifier().fit(X[tr], y[tr], seed=self.seed).predict_proba(X[te])
+            oof[te] = self._fit_classifier(X[tr], y[tr], groups[tr], order[tr]).predict_proba(X[te])
         return oof
 
     def predict_proba(self, cands: Candidates, *, X: np.ndarray | None = None, progress=None) -> np.ndarray:
