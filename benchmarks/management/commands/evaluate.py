@@ -32,8 +32,30 @@ class Command(BaseCommand):
         parser.add_argument("--pool", default="gold", choices=["gold", "corpus"],
                             help="rank against the cited sources only (gold) or the version's whole source corpus")
         parser.add_argument("--output", default=None, help="report JSON path (default: stdout)")
+        parser.add_argument("--suite", action="store_true",
+                            help="run a list of methods over every registered benchmark and print one table "
+                                 "(benchmarks.suite; --methods, --benchmarks, --corpus-dir, --markdown, --expected)")
+        parser.add_argument("--methods", default=None, help="--suite: comma-separated method strings")
+        parser.add_argument("--benchmarks", default=None, help="--suite: comma-separated benchmark names")
+        parser.add_argument("--corpus-dir", default=None, help="--suite: Loci Similes against this whole corpus")
+        parser.add_argument("--markdown", default=None, help="--suite: also write the table here")
+        parser.add_argument("--expected", default=None,
+                            help="--suite: re-run a perf/expected/*.yaml file and fail when a figure drifted")
+        parser.add_argument("--write-expected", default=None, help="--suite: store the figures as an expected file")
 
     def handle(self, *args, **o):
+        if o["suite"]:
+            from benchmarks.suite.suite_commands import run_suite_command
+
+            with command_errors():
+                rc = run_suite_command(
+                    methods=o["methods"].split(",") if o["methods"] else None,
+                    benchmarks=o["benchmarks"].split(",") if o["benchmarks"] else None, corpus_dir=o["corpus_dir"],
+                    output=o["output"], markdown=o["markdown"], expected=o["expected"],
+                    write_expected=o["write_expected"], stdout=self.stdout, stderr=self.stderr)
+            if rc:
+                raise CommandError("the expected figures drifted (see the DRIFT lines)")
+            return
         if o["method"] == "list":
             self.stdout.write(registry.format_specs(kind="retriever", language="la"), ending="")
             return

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .classifier import N_CLASSES, check_training
+N_CLASSES = 3  # (no match, cit., cf.), as the classifiers (classifier.py imports this module: no import back here)
 
 
 def _one_thread():
@@ -34,7 +34,7 @@ def _one_thread():
 
 
 def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -60, 60)))
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
 
 
 def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray, order: np.ndarray, *,
@@ -88,6 +88,8 @@ class PairwiseLinearRanker:
         (first-stage rank of each row; default: row order)."""
         from sklearn.linear_model import LogisticRegression
 
+        from .classifier import check_training
+
         X, y = check_training(X, y)
         groups = np.zeros(len(y), np.int64) if groups is None else np.asarray(groups)
         order = np.arange(len(y)) if order is None else np.asarray(order)
@@ -125,11 +127,13 @@ class PairwiseLinearRanker:
 
     def predict_proba(self, X) -> np.ndarray:
         Z = (np.asarray(X, np.float64) - self.mean_) / self.scale_
-        p = _sigmoid(self.platt_[0] * (Z @ self.w_) + self.platt_[1])
+        z = self.platt_[0] * (Z @ self.w_) + self.platt_[1]
+        p = _sigmoid(z)
         q = (_sigmoid(Z @ self.type_w_ + self.type_b_) if self.type_w_ is not None
              else np.full(len(p), self.cf_prior_))
         out = np.zeros((len(p), N_CLASSES))
-        out[:, 0], out[:, 1], out[:, 2] = 1 - p, p * (1 - q), p * q
+        # P(no match) computed as sigmoid(-z), not 1 - p: near 1, p saturates to ties that would hide the order
+        out[:, 0], out[:, 1], out[:, 2] = _sigmoid(-z), p * (1 - q), p * q
         return out
 
     def to_dict(self) -> dict:
