@@ -23,7 +23,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", help="benchmark name, e.g. loci-similes-545 (required)")
         parser.add_argument("--benchmark-version", dest="bversion", default=None, help="version (default: the latest)")
-        add_method_arguments(parser, what="retriever")
+        add_method_arguments(parser, default="", what="retriever")  # required unless --suite (checked below)
         parser.add_argument("--reranker", default="", help="'lexical-rule' or empty for retrieval only")
         parser.add_argument("--ks", default="1,5,10,20,50,100", help="comma-separated cut-offs")
         parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
@@ -59,6 +59,8 @@ class Command(BaseCommand):
         if o["method"] == "list":
             self.stdout.write(registry.format_specs(kind="retriever", language="la"), ending="")
             return
+        if not o["method"]:
+            raise CommandError("--method is required (or --suite; --method list prints the retrievers)")
         if not o["benchmark"]:
             raise CommandError("--benchmark is required (--method list prints the retrievers)")
         with command_errors():
