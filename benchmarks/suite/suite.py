@@ -14,7 +14,8 @@ Method strings:
   ``depth``, 1000), **within** the benchmark: fold f's model trains on the
   other folds' queries (their candidates and gold) and ranks fold f's;
 - ``FIRST>RERANKER@lobo``: **leave one benchmark out**: trained on every other benchmark's queries (all folds),
-  applied to this one. The featurizer's corpus statistics are refitted on the test pool (no labels), as a
+  applied to this one. ``FIRST>RERANKER(key=value,...)`` passes the reranker parameters (validated by the
+  registry, e.g. ``feature-ltr(query_norm=true)``). The featurizer's corpus statistics are refitted on the test pool (no labels), as a
   stored model's would be on new texts.
 
 Reranked lists are the top ``k`` reordered by P(reference); measures come from :mod:`.measures` (checked
@@ -26,6 +27,7 @@ and a leak count (held-out queries among them), which must be 0.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -150,7 +152,8 @@ def candidates(bench: SuiteBenchmark, first: str, depth: int, cache: dict):
     from detection.methods.rerank import pipeline as P
 
     idx, sc = retrieve(bench, first, depth, cache)
-    return P.from_topk(bench.query_ids, bench.query_texts, bench.source_ids, bench.source_texts, idx, sc)
+    return P.from_topk(bench.query_ids, bench.query_texts, bench.source_ids, bench.source_texts, idx, sc,
+                       {"retriever": first})
 
 
 def labels_of(bench: SuiteBenchmark, cands) -> np.ndarray:
@@ -217,12 +220,16 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker: str, depth
         card.append({"benchmark": b.name, "queries": len(b.query_ids), "pool": b.pool,
                      "positives": int((ys[-1] > 0).sum()), "candidates": len(c)})
     X, y = np.vstack(Xs), np.concatenate(ys)
-    from detection.methods.rerank.thresholds import class_thresholds
+    from detection.methods.rerank.rerankers import label_shares
+    from detection.methods.rerank.thresholds import class_thresholds, decide
 
-    rr.clf = rr._fit_classifier(X, y, np.concatenate(groups), np.concatenate(orders))
+    g = np.concatenate(groups)
+    rr.clf = rr._fit_classifier(X, y, g, np.concatenate(orders))
     # thresholds of the 3-class decision on the training candidates themselves (no held-out data here)
-    rr.thresholds = class_thresholds(rr.clf.predict_proba(X), y, rr.tol, {})
+    rr.thresholds = class_thresholds(rr._predict(rr.clf, X, g), y, rr.tol, {})
     rr.training_queries = {q for b in benches for q in b.query_ids}
+    rr.first_stage = first
+    rr.label_distribution = label_shares(decide(rr._predict(rr.clf, X, g), rr.thresholds))
     return rr, {"first_stage": first, "depth": depth, "reranker": reranker, "trained_on": card,
                 "training_query_ids": {b.name: list(b.query_ids) for b in benches}}
 
@@ -239,6 +246,23 @@ def rerank_transfer(test: SuiteBenchmark, train: Sequence[SuiteBenchmark], first
 
 
 # ------------------------------------------------------------------------------------------------ the suite
+_RERANKED = re.compile(r"^(?P<first>[^>]+)>(?P<name>[\w.-]+)(?:\((?P<params>[^)]*)\))?(?P<lobo>@lobo)?$")
+
+
+def parse_reranked(spec: str) -> tuple[str, str, dict, bool]:
+    """``FIRST>RERANKER(key=value,...)@lobo`` → (first stage, reranker, its parameters as text, leave-one-out)."""
+    m = _RERANKED.match(spec)
+    if not m:
+        raise ValueError(f"method {spec!r}: write FIRST>RERANKER, FIRST>RERANKER(key=value,...) or add @lobo")
+    params = {}
+    for item in filter(None, (m["params"] or "").split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"method {spec!r}: reranker parameter {item!r} is not key=value")
+        params[key.strip()] = value.strip()
+    return m["first"], m["name"], params, bool(m["lobo"])
+
+
 def _with_tail(bench: SuiteBenchmark, res: Ranked, first: str, depth: int, cache: dict) -> Ranked:
     """The reranked top of each query followed by the first stage's ranks below it (scores below every reranked
     one), so R@1000 of a reranked row is the first stage's."""
@@ -257,14 +281,14 @@ def run_method(spec: str, bench: SuiteBenchmark, all_benches: dict[str, SuiteBen
                cache: dict, progress=None, rerank_depth: int = 100) -> Ranked:
     t = time.perf_counter()
     if ">" in spec:
-        first, rr = spec.split(">", 1)
-        if rr.endswith("@lobo"):
+        first, name, params, lobo = parse_reranked(spec)
+        if lobo:
             others = [b for n, b in all_benches.items() if n != bench.name]
             if not others:
                 raise ValueError(f"{spec}: leave-one-benchmark-out needs a second benchmark")
-            res = rerank_transfer(bench, others, first, rr[:-5], rerank_depth, cache)
+            res = rerank_transfer(bench, others, first, name, rerank_depth, cache, params)
         else:
-            res = rerank_within(bench, first, rr, rerank_depth, cache, progress=progress)
+            res = rerank_within(bench, first, name, rerank_depth, cache, params, progress=progress)
         res = _with_tail(bench, res, first, depth, cache)
     elif spec.startswith("rrf:"):
         res = Ranked(rrf(bench, spec[4:].split("+"), depth, cache))
@@ -320,18 +344,21 @@ def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, 
     return report
 
 
+def _delta(vs: dict | None) -> str:
+    return f"{vs['delta']:+.3f} ({vs['p_randomization']:.4f} / {vs['p_ttest']:.2g})" if vs else "–"
+
+
 def markdown(report: dict) -> str:
     """The suite's one table (per benchmark, per method) in Markdown."""
     head = ("| benchmark | method | R@1 | R@10 | R@100 | R@1000 | MRR@10 | nDCG@10 | fold sd MRR@10 | "
-            "global R@1000 pairs | cit. / cf. R@10 | Δ MRR@10 vs first (p rand. / t) |")
-    out = [head, "|" + "---|" * 12]
+            "global R@1000 pairs | cit. / cf. R@10 | Δ MRR@10 vs first (p rand. / t) | Δ R@10 vs first (p rand. / t) |")
+    out = [head, "|" + "---|" * 13]
     for bname, rows in report["rows"].items():
         for spec, r in rows.items():
             m = r["mean"]
             bc = r["by_class"]
             cls = " / ".join(f"{bc[v]['R@10']:.3f}" for v in ("cit.", "cf.")) if bc else "–"
-            vs = r.get("vs_first", {}).get("RR@10")
-            cmp = (f"{vs['delta']:+.3f} ({vs['p_randomization']:.4f} / {vs['p_ttest']:.2g})" if vs else "–")
+            cmp = " | ".join(_delta(r.get("vs_first", {}).get(m)) for m in ("RR@10", "R@10"))
             sd = r["fold_std"]["RR@10"]
             out.append(f"| {bname} | {spec} | {m['R@1']:.3f} | {m['R@10']:.3f} | {m['R@100']:.3f} | "
                        f"{m['R@1000']:.3f} | {m['RR@10']:.3f} | {m['nDCG@10']:.3f} | "

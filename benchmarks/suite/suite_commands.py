@@ -28,13 +28,14 @@ def validate_methods(methods) -> list[str]:
     out = []
     for spec in methods:
         spec = spec.strip()
-        first, _, rr = spec.partition(">")
+        first = spec.partition(">")[0]
         firsts = first[4:].split("+") if first.startswith("rrf:") else [first]
         try:
             for f in firsts:
                 registry.validate(f, {}, kind="retriever")
-            if rr:
-                registry.validate(rr.removesuffix("@lobo"), {}, kind="reranker")
+            if ">" in spec:
+                _, name, params, _ = S.parse_reranked(spec)
+                registry.validate(name, params, kind="reranker")
         except (KeyError, ValueError) as exc:
             raise CommandInputError(f"method {spec!r}: {exc}") from None
         out.append(spec)

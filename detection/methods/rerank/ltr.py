@@ -79,9 +79,25 @@ class PairwiseLinearRanker:
     kind = "feature-ltr"
     uses_groups = True
 
-    def __init__(self, C: float = 1.0, max_negatives: int = 50):
-        self.C, self.max_negatives = float(C), int(max_negatives)
+    def __init__(self, C: float = 1.0, max_negatives: int = 50, query_norm: bool = False):
+        self.C, self.max_negatives, self.query_norm = float(C), int(max_negatives), bool(query_norm)
         self.w_ = None
+
+    def _query_normalised(self, X: np.ndarray, groups) -> np.ndarray:
+        """With ``query_norm``: each feature as a z-score among the same query's candidates (how a candidate
+        compares with the others retrieved for its query, whatever the texts' lengths and the collection)."""
+        if not self.query_norm:
+            return X
+        if groups is None:
+            raise ValueError("a query-normalised ranker needs each row's query (groups)")
+        groups = np.asarray(groups)
+        out = np.empty_like(X)
+        for g in np.unique(groups):
+            rows = groups == g
+            block = X[rows]
+            sd = block.std(axis=0)
+            out[rows] = (block - block.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        return out
 
     def fit(self, X, y, seed: int = 0, *, groups=None, order=None) -> PairwiseLinearRanker:
         """Train on the candidates ``X`` with labels ``y`` (0/1/2), ``groups`` (query of each row) and ``order``
@@ -93,6 +109,7 @@ class PairwiseLinearRanker:
         X, y = check_training(X, y)
         groups = np.zeros(len(y), np.int64) if groups is None else np.asarray(groups)
         order = np.arange(len(y)) if order is None else np.asarray(order)
+        X = self._query_normalised(X, groups)
         self.mean_ = X.mean(axis=0)
         scale = X.std(axis=0)
         self.scale_ = np.where(scale > 0, scale, 1.0)
@@ -121,12 +138,14 @@ class PairwiseLinearRanker:
                 self.type_w_, self.type_b_ = t.coef_[0].copy(), float(t.intercept_[0])
         return self
 
-    def score(self, X) -> np.ndarray:
+    def score(self, X, groups=None) -> np.ndarray:
         """The ranking score ``w · standardised(x)``."""
-        return ((np.asarray(X, np.float64) - self.mean_) / self.scale_) @ self.w_
+        X = self._query_normalised(np.asarray(X, np.float64), groups)
+        return ((X - self.mean_) / self.scale_) @ self.w_
 
-    def predict_proba(self, X) -> np.ndarray:
-        Z = (np.asarray(X, np.float64) - self.mean_) / self.scale_
+    def predict_proba(self, X, groups=None) -> np.ndarray:
+        X = self._query_normalised(np.asarray(X, np.float64), groups)
+        Z = (X - self.mean_) / self.scale_
         z = self.platt_[0] * (Z @ self.w_) + self.platt_[1]
         p = _sigmoid(z)
         q = (_sigmoid(Z @ self.type_w_ + self.type_b_) if self.type_w_ is not None
@@ -137,7 +156,8 @@ class PairwiseLinearRanker:
         return out
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "C": self.C, "max_negatives": self.max_negatives, "mean": self.mean_.tolist(),
+        return {"kind": self.kind, "C": self.C, "max_negatives": self.max_negatives, "query_norm": self.query_norm,
+                "mean": self.mean_.tolist(),
                 "scale": self.scale_.tolist(), "w": self.w_.tolist(), "platt": list(self.platt_),
                 "cf_prior": self.cf_prior_, "type_w": None if self.type_w_ is None else self.type_w_.tolist(),
                 "type_b": self.type_b_}
@@ -146,7 +166,7 @@ class PairwiseLinearRanker:
     def from_dict(cls, d: dict) -> PairwiseLinearRanker:
         if d.get("kind") != cls.kind:
             raise ValueError(f"not a {cls.kind} model file (kind {d.get('kind')!r})")
-        m = cls(d["C"], d["max_negatives"])
+        m = cls(d["C"], d["max_negatives"], bool(d.get("query_norm", False)))
         m.mean_, m.scale_, m.w_ = np.asarray(d["mean"]), np.asarray(d["scale"]), np.asarray(d["w"])
         m.platt_ = (float(d["platt"][0]), float(d["platt"][1]))
         m.cf_prior_ = float(d["cf_prior"])

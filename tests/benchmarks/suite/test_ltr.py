@@ -1,6 +1,7 @@
 """The learning-to-rank reranker on real Loci Similes candidates: trained on four folds, stored as JSON and loaded
 back through the registry, scoring the fifth; its 3-class output and its leave-one-out model card."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -86,3 +87,54 @@ def test_leave_one_benchmark_out_card_and_leak_count(loci):
     assert card["trained_on"][0]["benchmark"] == "loci-similes" and card["trained_on"][0]["queries"] == 60
     assert card["leaked_queries"] == 0 and card["first_stage"] == "bm25-lemma"
     assert set(res.ranked) == set(lucan.query_ids)
+
+
+@needs_data
+def test_detect_lists_stored_rankers_and_warns_outside_what_a_ranker_learned(loci, tmp_path):
+    import csv
+
+    from detection.latin.latin_commands import detect_command, run_detect
+
+    cache = {}
+    cands = S.candidates(loci, "bm25-lemma", 30, cache)
+    rr = registry.build("feature-ltr", {}).prepare(loci.source_texts)
+    rr.fit(cands, S.labels_of(loci, cands))
+    assert rr.first_stage == "bm25-lemma" and abs(sum(rr.label_distribution.values()) - 1) < 1e-9
+    rr.save(tmp_path / "m" / "ltr-loci")
+    q, s = tmp_path / "q.csv", tmp_path / "s.csv"
+    for path, ids, texts in ((q, loci.query_ids[:15], loci.query_texts[:15]),
+                             (s, loci.source_ids[:200], loci.source_texts[:200])):
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["seg_id", "text"])
+            w.writerows(zip(ids, texts))
+    log = tmp_path / "log.txt"
+    with model_store.using(tmp_path / "m"), open(log, "w", encoding="utf-8") as stream:
+        run_detect(query=str(q), source=str(s), output=str(tmp_path / "out.csv"), method="tfidf-surface", top_k=10,
+                   cache_dir=tmp_path / "cache", reranker="feature-ltr", reranker_params={"model": "ltr-loci"},
+                   stream=stream)
+        import io
+
+        listing = io.StringIO()
+        detect_command({"method": "list"}, stdout=listing, stderr=listing)
+    text = log.read_text(encoding="utf-8")
+    assert re.search(r"reranked \d+ candidates with feature-ltr in \d+\.\d s", text)
+    assert "warning: feature-ltr learned to rerank bm25-lemma's candidates, not tfidf-surface's" in text
+    out = listing.getvalue()
+    assert "feature-ltr" in out and "bm25-lemma" in out
+    assert f"ltr-loci: feature-ltr, first stage bm25-lemma, {len(loci.query_ids)} training queries" in out
+
+
+def test_a_label_distribution_far_from_training_is_said():
+    from detection.methods.rerank import pipeline as P
+    from detection.methods.rerank.rerankers import use_warnings
+
+    rr = registry.build("feature-ltr", {})
+    rr.label_distribution = {"none": 0.9, "cit.": 0.08, "cf.": 0.02}
+    cands = P.from_topk(["q"], ["a"], ["s1", "s2", "s3", "s4"], ["b"] * 4, np.array([[0, 1, 2, 3]]),
+                        np.array([[4.0, 3, 2, 1]]))
+    far = P.Reranked(cands, np.zeros((4, 3)), np.array([2, 2, 2, 0], np.int8), {})
+    (w,) = use_warnings(rr, far)
+    assert "labels these 4 candidates none 25%, cit. 0%, cf. 75%" in w and "distance 0.73" in w
+    near = P.Reranked(cands, np.zeros((4, 3)), np.array([0, 0, 0, 0], np.int8), {})
+    assert use_warnings(rr, near) == ["feature-ltr labels none of the 4 candidates as a reference"]
