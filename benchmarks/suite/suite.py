@@ -9,6 +9,8 @@ the source pool, typed gold ``{query: {source: 1 cit. | 2 cf.}}`` (verse gold is
 Method strings:
 
 - ``NAME``: a registered retriever (``bm25-lemma``, ``tesserae``…), fitted on the pool (no labels);
+- ``file:FORMAT:PATH``: another tool's run read from a file (TREC, Tesserae CSV/XML, ``locisimiles``, passim),
+  scored on the benchmarks whose ids it names (the others skip it and say so);
 - ``rrf:A+B``: reciprocal-rank fusion of retrievers A and B (score Σ 1 / (60 + rank));
 - ``FIRST>RERANKER``: the reranker over FIRST's top ``rerank_depth`` (100; the first stage's ranks follow it to
   ``depth``, 1000), **within** the benchmark: fold f's model trains on the
@@ -277,6 +279,51 @@ def _with_tail(bench: SuiteBenchmark, res: Ranked, first: str, depth: int, cache
     return res
 
 
+def imported(spec: str, bench: SuiteBenchmark) -> Ranked:
+    """``file:FORMAT:PATH``: another tool's results (:mod:`.interchange` formats) mapped onto the benchmark; the
+    import report (rows, unmatched ids counted and listed) travels with the row. The path is the operator's
+    (command line), never a request's."""
+    from pathlib import Path
+
+    from .interchange import read_run, to_benchmark
+
+    _, fmt, path = spec.split(":", 2)
+    imp = to_benchmark(read_run(fmt, Path(path).read_text(encoding="utf-8")), bench.query_ids, bench.source_ids)
+    return Ranked(imp.ranked, {"mode": "import", "format": fmt, "file": Path(path).name, **imp.report()})
+
+
+def export(report_dir, bench: SuiteBenchmark, runs: dict[str, Ranked]) -> list[str]:
+    """TREC qrels (all, and per class when typed) and a BEIR folder for the benchmark and each of its folds, and
+    every method's run as a TREC run (``runs/<method>.trec``; ``>``, ``:`` and ``+`` in names become ``_``)."""
+    from pathlib import Path
+
+    from .interchange import qrels_text, trec_run_text, write_beir
+
+    d = Path(report_dir) / bench.name
+    (d / "runs").mkdir(parents=True, exist_ok=True)
+    files = []
+    views = ("all", "cit.", "cf.") if bench.typed else ("all",)
+    for v in views:
+        name = "qrels.txt" if v == "all" else f"qrels-{v.rstrip('.')}.txt"
+        (d / name).write_text(qrels_text(bench.gold, v), encoding="utf-8")
+        files.append(name)
+    texts = dict(zip(bench.query_ids, bench.query_texts))
+    for f in [None, *range(bench.n_folds)]:
+        qs = [q for q in bench.query_ids if f is None or bench.folds[q] == f]
+        sub = "beir" if f is None else f"beir-fold-{f}"
+        write_beir(d / sub, query_ids=qs, query_texts=[texts[q] for q in qs], source_ids=bench.source_ids,
+                   source_texts=bench.source_texts, gold=bench.gold)
+        if f is not None:
+            (d / f"qrels-fold-{f}.txt").write_text(qrels_text({q: bench.gold[q] for q in qs}), encoding="utf-8")
+            files.append(f"qrels-fold-{f}.txt")
+        files.append(sub + "/")
+    for spec, res in runs.items():
+        tag = re.sub(r"[^\w.-]+", "_", spec)
+        (d / "runs" / f"{tag}.trec").write_text(trec_run_text(res.ranked, tag), encoding="utf-8")
+        files.append(f"runs/{tag}.trec")
+    return [f"{bench.name}/{f}" for f in files]
+
+
 def run_method(spec: str, bench: SuiteBenchmark, all_benches: dict[str, SuiteBenchmark], depth: int,
                cache: dict, progress=None, rerank_depth: int = 100) -> Ranked:
     t = time.perf_counter()
@@ -290,6 +337,8 @@ def run_method(spec: str, bench: SuiteBenchmark, all_benches: dict[str, SuiteBen
         else:
             res = rerank_within(bench, first, name, rerank_depth, cache, params, progress=progress)
         res = _with_tail(bench, res, first, depth, cache)
+    elif spec.startswith("file:"):
+        res = imported(spec, bench)
     elif spec.startswith("rrf:"):
         res = Ranked(rrf(bench, spec[4:].split("+"), depth, cache))
     else:
@@ -321,7 +370,7 @@ def score(bench: SuiteBenchmark, res: Ranked) -> dict:
 
 
 def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, depth: int = 1000,
-              rerank_depth: int = 100, n_resamples: int = 10_000, progress=None) -> dict:
+              rerank_depth: int = 100, n_resamples: int = 10_000, progress=None, export_dir=None) -> dict:
     """Every method on every benchmark; returns the report (``rows`` per benchmark and method, paired tests
     against the first method)."""
     if not methods:
@@ -330,13 +379,22 @@ def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, 
     report = {"schema": "similia.suite/1", "methods": list(methods), "depth": depth, "rerank_depth": rerank_depth,
               "benchmarks": {n: b.describe() for n, b in benchmarks.items()}, "rows": {}}
     for name, bench in benchmarks.items():
-        rows = {}
+        rows, runs = {}, {}
         for spec in methods:
             if progress:
                 progress(f"{name}: {spec}")
-            rows[spec] = score(bench, run_method(spec, bench, benchmarks, depth, cache, progress, rerank_depth))
+            try:
+                runs[spec] = run_method(spec, bench, benchmarks, depth, cache, progress, rerank_depth)
+            except ValueError as exc:
+                if not spec.startswith("file:") or "no row names" not in str(exc):
+                    raise
+                report.setdefault("skipped", []).append(f"{name}: {spec}: {exc}")  # another benchmark's file
+                continue
+            rows[spec] = score(bench, runs[spec])
+        if export_dir:
+            report.setdefault("exported", []).extend(export(export_dir, bench, runs))
         base = methods[0]
-        for spec in methods[1:]:
+        for spec in [m for m in methods[1:] if m in rows]:
             rows[spec]["vs_first"] = {m: MS.compare(rows[spec]["per_query"][m], rows[base]["per_query"][m],
                                                     n_resamples=n_resamples)
                                       for m in ("RR@10", "R@10")}

@@ -3,6 +3,10 @@
     python -m benchmarks.suite.suite_commands [--methods bm25-lemma,rrf:bm25-lemma+tesserae,bm25-lemma>feature-ltr]
         [--benchmarks loci-similes,lucan-vergil] [--corpus-dir DIR] [--output report.json] [--markdown table.md]
         [--expected perf/expected/NAME.yaml (re-run it and fail on drift)] [--write-expected NAME.yaml]
+        [--export DIR (qrels, BEIR folders, TREC runs)]
+
+A method may be another tool's file: ``file:tesserae-csv:results.csv`` (formats: trec, tesserae-csv, tesserae-xml,
+locisimiles, passim).
 """
 from __future__ import annotations
 
@@ -28,6 +32,15 @@ def validate_methods(methods) -> list[str]:
     out = []
     for spec in methods:
         spec = spec.strip()
+        if spec.startswith("file:"):
+            from .interchange import READERS
+
+            fmt = spec.split(":")[1] if spec.count(":") >= 2 else ""
+            if fmt not in READERS:
+                raise CommandInputError(f"method {spec!r}: write file:FORMAT:PATH with FORMAT one of "
+                                        f"{', '.join(READERS)}")
+            out.append(spec)
+            continue
         first = spec.partition(">")[0]
         firsts = first[4:].split("+") if first.startswith("rrf:") else [first]
         try:
@@ -65,7 +78,7 @@ def machine_notes(seconds: float) -> dict:
 
 
 def run_suite_command(*, methods=None, benchmarks=None, corpus_dir=None, output=None, markdown=None,
-                      expected=None, write_expected=None, stdout=None, stderr=None) -> int:
+                      expected=None, write_expected=None, export=None, stdout=None, stderr=None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     t = time.perf_counter()
 
@@ -83,7 +96,12 @@ def run_suite_command(*, methods=None, benchmarks=None, corpus_dir=None, output=
         return 1 if problems else 0
     methods = validate_methods(methods or STANDARD_METHODS)
     names = list(benchmarks or S.BENCHMARKS)
-    report = S.run_suite(methods, _benchmarks(names, corpus_dir), progress=prog)
+    try:
+        report = S.run_suite(methods, _benchmarks(names, corpus_dir), progress=prog, export_dir=export)
+    except (ValueError, OSError) as exc:  # an unreadable or malformed imported file: the message names the line
+        raise CommandInputError(str(exc)) from None
+    for line in report.get("skipped", []):
+        err.write(f"skipped {line}\n")
     seconds = time.perf_counter() - t
     report["seconds"] = seconds
     table = S.markdown(report)
@@ -113,12 +131,13 @@ def main(argv=None) -> int:
     p.add_argument("--markdown")
     p.add_argument("--expected")
     p.add_argument("--write-expected")
+    p.add_argument("--export", help="folder: qrels, BEIR folders (all and per fold) and every method's TREC run")
     a = p.parse_args(argv)
     try:
         return run_suite_command(methods=a.methods.split(",") if a.methods else None,
                                  benchmarks=a.benchmarks.split(",") if a.benchmarks else None,
                                  corpus_dir=a.corpus_dir, output=a.output, markdown=a.markdown, expected=a.expected,
-                                 write_expected=a.write_expected)
+                                 write_expected=a.write_expected, export=a.export)
     except CommandInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

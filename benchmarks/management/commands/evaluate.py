@@ -42,6 +42,8 @@ class Command(BaseCommand):
         parser.add_argument("--expected", default=None,
                             help="--suite: re-run a perf/expected/*.yaml file and fail when a figure drifted")
         parser.add_argument("--write-expected", default=None, help="--suite: store the figures as an expected file")
+        parser.add_argument("--export", default=None,
+                            help="--suite: folder for qrels, BEIR folders (all and per fold) and TREC runs")
 
     def handle(self, *args, **o):
         if o["suite"]:
@@ -52,7 +54,7 @@ class Command(BaseCommand):
                     methods=o["methods"].split(",") if o["methods"] else None,
                     benchmarks=o["benchmarks"].split(",") if o["benchmarks"] else None, corpus_dir=o["corpus_dir"],
                     output=o["output"], markdown=o["markdown"], expected=o["expected"],
-                    write_expected=o["write_expected"], stdout=self.stdout, stderr=self.stderr)
+                    write_expected=o["write_expected"], export=o["export"], stdout=self.stdout, stderr=self.stderr)
             if rc:
                 raise CommandError("the expected figures drifted (see the DRIFT lines)")
             return

@@ -229,3 +229,37 @@ def test_significance_tests():
     assert abs(MS.randomization_test(a, b, n_resamples=20000) - exact) < 0.02
     assert math.isclose(MS.t_test(a, b), ttest_rel(a, b).pvalue, rel_tol=1e-12)
     assert MS.t_test(a, a) == 1.0
+
+
+@needs_data
+def test_suite_scores_other_tools_files_beside_its_methods_and_exports_everything(tmp_path):
+    import io
+
+    from benchmarks.suite.suite_commands import run_suite_command
+    from core.cli import CommandInputError
+
+    out, err = io.StringIO(), io.StringIO()
+    tess = f"file:tesserae-csv:{DATA / 'tesserae_v3_lucan.csv'}"
+    assert run_suite_command(methods=["bm25-lemma", tess], benchmarks=["lucan-vergil"], export=str(tmp_path / "x"),
+                             output=str(tmp_path / "r.json"), stdout=out, stderr=err) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    row = report["rows"]["lucan-vergil"][tess]
+    assert row["training"]["unmatched_queries"]["listed"] == ["luc. 1.1"] and row["n_queries"] == 617
+    assert f"| lucan-vergil | {tess} |" in out.getvalue()
+    d = tmp_path / "x" / "lucan-vergil"
+    assert (d / "qrels.txt").is_file() and (d / "qrels-fold-4.txt").is_file()
+    assert (d / "beir" / "corpus.jsonl").is_file() and (d / "beir-fold-0" / "qrels" / "test.tsv").is_file()
+    # the exported TREC run, read back as another tool's file, scores exactly as the method did
+    back = f"file:trec:{d / 'runs' / 'bm25-lemma.trec'}"
+    run_suite_command(methods=["bm25-lemma", back], benchmarks=["lucan-vergil"], output=str(tmp_path / "r2.json"),
+                      stdout=io.StringIO(), stderr=io.StringIO())
+    rows = json.loads((tmp_path / "r2.json").read_text())["rows"]["lucan-vergil"]
+    for m in ("R@1", "R@10", "R@100", "R@1000", "RR@10", "nDCG@10"):
+        assert abs(rows[back]["mean"][m] - rows["bm25-lemma"]["mean"][m]) < 1e-12
+    bad = tmp_path / "bad.trec"
+    bad.write_text("luc.%202.5 Q0 verg.%20aen.%2012.85 1 2.0 t\nluc.%202.5 Q0 verg.%20aen.%201.1 1 1.0 t\n")
+    with pytest.raises(CommandInputError, match="line 2: query 'luc. 2.5' has rank 1 twice"):
+        run_suite_command(methods=["bm25-lemma", f"file:trec:{bad}"], benchmarks=["lucan-vergil"],
+                          stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(CommandInputError, match="write file:FORMAT:PATH"):
+        run_suite_command(methods=[f"file:csv:{bad}"])
