@@ -41,8 +41,9 @@ class JobContext:
     #: Minimum seconds between progress writes (the final 1.0 is always written).
     PROGRESS_EVERY = 0.5
 
-    def __init__(self, job: Job):
+    def __init__(self, job: Job, echo=None):
         self.job = job
+        self.echo = echo  # a command running the job in-process also prints its progress and log lines
         self.id = job.pk
         self.owner_id = job.owner_id
         self.parent_id = job.parent_id
@@ -55,6 +56,8 @@ class JobContext:
             return
         self._last_write = now
         fraction = min(max(float(fraction), 0.0), 1.0)
+        if self.echo:
+            self.echo(f"[{fraction:4.0%}] {message}")
         updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
             progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
         )
@@ -77,6 +80,8 @@ class JobContext:
         """Append a line to the job's log (stored immediately), in the database: what is already there stays,
         such as the lines of an earlier delivery ("Worker lost … Sent again") or the plan's, for a merge."""
         Job.objects.filter(pk=self.id).update(log=log_appended(line))
+        if self.echo:
+            self.echo(line)
 
 
 class _Heartbeat(threading.Thread):
@@ -160,8 +165,9 @@ def finish(job_id: int, **fields) -> bool:
     return bool(Job.objects.filter(pk=job_id, status=Status.RUNNING).update(**fields))
 
 
-def run_job(job_id: int, *, worker: str | None = None) -> str:
-    """Run the job `job_id` to a final state and return that state."""
+def run_job(job_id: int, *, worker: str | None = None, echo=None) -> str:
+    """Run the job `job_id` to a final state and return that state (``echo``: also called with every progress
+    message and log line, for a command that runs the job in-process)."""
     now = timezone.now()
     claimed = Job.objects.filter(pk=job_id, status=Status.QUEUED).update(
         status=Status.RUNNING, started=now, heartbeat=now, worker=worker or socket.gethostname()
@@ -171,7 +177,7 @@ def run_job(job_id: int, *, worker: str | None = None) -> str:
         logger.info("job %s not claimed (status %s)", job_id, state)
         return state or "missing"
     job = Job.objects.get(pk=job_id)
-    context = JobContext(job)
+    context = JobContext(job, echo=echo)
     heartbeat = _Heartbeat(job_id, settings.JOB_HEARTBEAT_INTERVAL, job.parent_id)
     heartbeat.start()
     started = time.monotonic()

@@ -9,7 +9,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.exports import loci_report
-from benchmarks.models import BenchmarkVersion, EvaluationRun
+from benchmarks.models import EvaluationRun
+from benchmarks.selectors import benchmark_version_named
 from benchmarks.services import RunError, evaluation_run_create
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
@@ -67,10 +68,7 @@ class Command(BaseCommand):
             raise CommandError("--benchmark is required (--method list prints the retrievers)")
         with command_errors():
             params, ks = parse_params(o["param"]), list(parse_ks(o["ks"]))
-        versions = BenchmarkVersion.objects.filter(benchmark__name=o["benchmark"]).order_by("-created")
-        if o["bversion"]:
-            versions = versions.filter(version=o["bversion"])
-        version = versions.first()
+        version = benchmark_version_named(o["benchmark"], o["bversion"])
         if version is None:
             raise CommandError(f"no benchmark {o['benchmark']!r}{' version ' + o['bversion'] if o['bversion'] else ''}"
                                " in the database (load it with manage.py load_demo)")

@@ -45,7 +45,7 @@ def test_trained_stored_loaded_and_used_like_any_reranker(loci, tmp_path):
     probs = rr.predict_proba(cands.subset(te))
     assert probs.shape == (len(te), 3) and np.allclose(probs.sum(axis=1), 1.0) and (probs >= 0).all()
     # P(reference) orders a query's candidates exactly as the ranking score does
-    score = rr.clf.score(rr.features(cands.subset(te)))
+    score = rr.clf.score(rr.features(cands.subset(te)), groups=cands.subset(te).qi)
     assert np.array_equal(np.argsort(-score, kind="stable"), np.argsort(probs[:, 0], kind="stable"))
     # it ranks the held-out fold better than the first stage (measured: see docs/benchmark_suite.md)
     rer = S._reranked(cands.subset(te), probs)
