@@ -237,7 +237,8 @@ def compare_context(a: EvaluationRun, b: EvaluationRun) -> dict:
     k = 10 if 10 in ks else ks[-1]
     recall_svg, prf_svg = _curves(a, b)
     return {"a": a, "b": b, "pool_a": POOLS.get(pool_a, pool_a), "pool_b": POOLS.get(pool_b, pool_b),
-            "warnings": warnings, "metrics": C.metric_rows(a.summary, b.summary), "k": k,
+            "warnings": warnings, "k": k,
+            "metrics": C.metric_rows(C.final_summary(a.summary), C.final_summary(b.summary)),
             "gold": C.gold_differences(a.report.get("per_pair", []), b.report.get("per_pair", []), k),
             "queries": C.query_differences(a.per_query, b.per_query), "recall_svg": mark_safe(recall_svg),
             "prf_svg": mark_safe(prf_svg) if prf_svg else None}

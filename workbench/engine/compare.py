@@ -13,6 +13,18 @@ def metric_rows(summary_a: dict, summary_b: dict) -> list[dict]:
     return rows
 
 
+def final_summary(summary: dict) -> dict:
+    """A run's figures after its last stage: ``recall@10`` is the reranked ``rerank_recall@10`` where the run had
+    a reranker (so a retrieval-only run compares with a reranked one on what each delivers), the ``rerank_*``
+    keys folded in; figures only a reranker has (``rerank_cit_f1``) are kept under their own name."""
+    out = {k: v for k, v in summary.items() if not k.startswith("rerank_")}
+    for key, value in summary.items():
+        if key.startswith("rerank_"):
+            base = key[len("rerank_"):]
+            out[base if base in out else key] = value
+    return out
+
+
 def _found(rank, k: int) -> bool:
     return rank is not None and 1 <= rank <= k
 
