@@ -152,6 +152,28 @@ class MethodListApi(_Api):
         return Response({"retrievers": methods.specs("retriever"), "rerankers": methods.specs("reranker")})
 
 
+class CompareQueryApi(_Api):
+    @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
+        OpenApiParameter("a", int, required=True), OpenApiParameter("b", int, required=True),
+        OpenApiParameter("query", str, required=True)],
+        description="One query's ranked lists in two finished evaluation runs, gold marked, and the gold sources "
+                    "one list holds that the other does not.")
+    def get(self, request):
+        a, b, q = (request.query_params.get(k, "") for k in ("a", "b", "query"))
+        for name, value in (("a", a), ("b", b)):
+            if not value.isdigit():
+                raise ValidationError({name: "a run id (a positive integer) is required"})
+        if not q:
+            raise ValidationError({"query": "a query id is required"})
+        data = selectors.query_comparison(int(a), int(b), q)
+        return Response({"query_id": q, "a": {"run": data["a"].pk, "method": data["a"].method,
+                                              "reranker": data["a"].reranker, "list": data["list_a"]},
+                         "b": {"run": data["b"].pk, "method": data["b"].method, "reranker": data["b"].reranker,
+                               "list": data["list_b"]},
+                         "n_gold": data["n_gold"], "only_a": data["only_a"], "only_b": data["only_b"],
+                         "neither": data["neither"]})
+
+
 class CorpusListApi(_Api):
     @extend_schema(responses=CorpusSerializer(many=True))
     def get(self, request):

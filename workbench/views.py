@@ -207,6 +207,22 @@ def compare_page(request):
     return render(request, "workbench/compare.html", context)
 
 
+@researcher_only
+def compare_query_page(request):
+    """One query's two ranked lists side by side, gold marked (from a row of the comparison page)."""
+    from django.http import Http404
+
+    a, b, q = request.GET.get("a", ""), request.GET.get("b", ""), request.GET.get("q", "")
+    if not (a.isdigit() and b.isdigit() and q):
+        raise Http404("a, b (run ids) and q (a query id) are required")
+    try:
+        context = selectors.query_comparison(int(a), int(b), q)
+    except selectors.ComparisonNotFound as exc:
+        raise Http404(str(exc)) from None
+    context["lists"] = [("A", context["a"], context["list_a"]), ("B", context["b"], context["list_b"])]
+    return render(request, "workbench/compare_query.html", context)
+
+
 def _curves(a: EvaluationRun, b: EvaluationRun) -> tuple[str, str | None]:
     """Recall@k of both runs (mean ± std over folds, the run pages' chart) and P/R/F1 vs k of the retrieval stage."""
     from benchmarks.loci.plots import recall_curve_svg
