@@ -330,7 +330,14 @@ class ExportApi(_Api):
 
 def export_response(run, params, user, *, mode: str = "machine"):
     what = query_choice(params, "what", ["results", "verdicts"], default="results")
-    fmt = query_choice(params, "as", ["csv", "json", "locisimiles"], default="csv")
+    fmt = query_choice(params, "as", ["csv", "json", "locisimiles", "trec"], default="csv")
+    if fmt == "trec":  # a TREC run (qid Q0 docid rank score tag) for trec_eval, ir-measures, ranx
+        if what != "results":
+            raise ValidationError({"as": "trec is a results format"})
+        qs = selectors.candidates(run=run, filters=parse_filters(params), user=user)
+        response = HttpResponse(exports.results_trec(run, qs), content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="detection-{run.pk}-results.trec"'
+        return response
     if fmt == "locisimiles":  # the package's results_to_json file: {query_id: [matches]}
         if what != "results":
             raise ValidationError({"as": "locisimiles is a results format; verdicts are its ground_truth.csv (as=csv)"})
