@@ -269,25 +269,42 @@ def use_warnings(reranker, result) -> list[str]:
     """What a user should hear when a reranker is used outside what it learned from: another first stage than
     its model card names, or labels distributed far from its training candidates' (total variation distance
     above :data:`FAR_OFF`), or no positive label at all."""
+    return label_warnings(reranker.name, getattr(reranker, "first_stage", None),
+                          getattr(reranker, "label_distribution", None), result.candidates.meta.get("retriever"),
+                          result.labels)
+
+
+def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) -> list[str]:
+    """:func:`use_warnings` from a stored model's card (``params["model"]``) and labels given as text (``""``,
+    ``cit.``, ``cf.``), without loading the model (a detection job's merge)."""
+    card = {}
+    if params.get("model"):
+        try:
+            card = _read_meta(_model_dir(params["model"]))
+        except RerankerError:
+            card = {}
+    ids = {"": 0, "none": 0, "cit.": 1, "cf.": 2}
+    return label_warnings(name, card.get("first_stage"), card.get("label_distribution"), first_stage,
+                          np.asarray([ids.get(x, 0) for x in labels], np.int64))
+
+
+def label_warnings(name: str, first: str | None, train: dict | None, used: str | None, labels) -> list[str]:
     out = []
-    first = getattr(reranker, "first_stage", None)
-    used = result.candidates.meta.get("retriever")
     if first and used and first != used:
-        out.append(f"{reranker.name} learned to rerank {first}'s candidates, not {used}'s: its probabilities and "
+        out.append(f"{name} learned to rerank {first}'s candidates, not {used}'s: its probabilities and "
                    f"thresholds may not hold")
-    now = label_shares(result.labels)
-    n = len(result.labels)
-    train = getattr(reranker, "label_distribution", None)
+    now = label_shares(labels)
+    n = len(labels)
     fmt = ", ".join
     if train:
         tv = 0.5 * sum(abs(now[k] - train.get(k, 0.0)) for k in LABEL_NAMES)
         if tv > FAR_OFF:
-            out.append(f"{reranker.name} labels these {n} candidates "
+            out.append(f"{name} labels these {n} candidates "
                        f"{fmt(f'{k} {now[k]:.0%}' for k in LABEL_NAMES)}; on its training data "
                        f"{fmt(f'{k} {train.get(k, 0.0):.0%}' for k in LABEL_NAMES)} (distance {tv:.2f}): these "
                        "texts are far from what it learned from")
     if n and now["none"] == 1.0:
-        out.append(f"{reranker.name} labels none of the {n} candidates as a reference")
+        out.append(f"{name} labels none of the {n} candidates as a reference")
     return out
 
 
