@@ -119,6 +119,9 @@ def lucan():
 
 @needs_data
 def test_tesserae_csv_and_xml_map_onto_lucan_vergil(lucan):
+    # the text numbers seven lines twice; the suite keeps one query per id (a repeated id would merge two lists)
+    assert len(set(lucan.query_ids)) == len(lucan.query_ids) == 617
+    assert "luc. 7.866" in lucan.notes[1]
     for fmt, name in (("tesserae-csv", "tesserae_v3_lucan.csv"), ("tesserae-xml", "tesserae_v3_lucan.xml")):
         rows = IX.read_run(fmt, (DATA / name).read_text())
         imp = IX.to_benchmark(rows, lucan.query_ids, lucan.source_ids)
