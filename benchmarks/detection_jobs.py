@@ -37,6 +37,7 @@ import numpy as np
 from django.conf import settings
 
 from benchmarks.pool_index import fit_or_load, index_counts
+from detection.latin.units import make_units, window_size
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
@@ -139,6 +140,20 @@ class _Loaded:
     source_ids: list[str]
     source_texts: list[str]
     index: str = "built"  # "built" (fitted in this process) or "cache" (loaded from the index cache)
+    unit: str = "line"
+
+    def lines(self, ids: list[str], i: int) -> list[str]:
+        """The segment ids unit ``i`` covers (a window: it and the next n-1)."""
+        n = window_size(self.unit)
+        return ids[i:i + n]
+
+
+def _units(rows: list[tuple[str, str]], unit: str) -> list[tuple[str, str]]:
+    """(id, text) of each window of ``rows`` (a window starts at every row and keeps its id, so candidates'
+    indices stay the segments' indices)."""
+    if unit == "line":
+        return rows
+    return [(u.id, u.text) for u in make_units([i for i, _ in rows], [t for _, t in rows], unit)]
 
 
 _LOADED: dict = {}  # per worker process: key -> _Loaded; the last one only
@@ -149,19 +164,20 @@ def _load(params: dict, log) -> tuple[_Loaded, bool]:
     q, s = params["queries"], params["sources"]
     key = (_set(q).fingerprint(q["id"]), _set(s).fingerprint(s["id"]), params["method"],
            json.dumps(params["params"], sort_keys=True), params.get("reranker") or "",
-           json.dumps(params.get("reranker_params") or {}, sort_keys=True))
+           json.dumps(params.get("reranker_params") or {}, sort_keys=True), params.get("unit") or "line")
     if key in _LOADED:
         return _LOADED[key], False
     _LOADED.clear()
     started = time.monotonic()
-    sources = _set(s).rows(s["id"])
-    queries = _set(q).rows(q["id"])
+    unit = params.get("unit") or "line"
+    sources = _units(_set(s).rows(s["id"]), unit)
+    queries = _units(_set(q).rows(q["id"]), unit)
     source_ids, source_texts = [i for i, _ in sources], [t for _, t in sources]
     retriever = build_method(params["method"], params["params"])
     _, how, _ = fit_or_load(retriever, params["method"], params["params"], source_ids, source_texts, log=log)
     reranker = build_method(params["reranker"], params.get("reranker_params") or {}) if params.get("reranker") else None
     _LOADED[key] = _Loaded(retriever, reranker, [i for i, _ in queries], [t for _, t in queries],
-                           source_ids, source_texts, how)
+                           source_ids, source_texts, how, unit)
     log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {params['method']} "
         f"{how} in {time.monotonic() - started:.1f} s")
     return _LOADED[key], True
@@ -221,14 +237,28 @@ def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None,
     pause_in_shard(job)  # test-only (unset in deployments): a test kills the worker here
     wants = bool(params.get("candidates") or params.get("store"))
     share = 0.6 if wants else 1.0
-    res = loaded.retriever.search_range(loaded.query_texts, int(params["k"]), int(start), int(stop),
-                                        progress=lambda f, m="": job.progress(share * f, m))
+    explain = None
+    if wants and hasattr(loaded.retriever, "search_explained"):  # candidates that say why (``channels``)
+        res, channel_scores, side = loaded.retriever.search_explained(
+            loaded.query_texts, int(params["k"]), start=int(start), stop=int(stop),
+            progress=lambda f, m="": job.progress(share * f, m))
+        q_all, s_all = loaded.query_ids, loaded.source_ids
+
+        def explain(row: int, rank: int) -> dict:
+            j = int(res.indices[row, rank])
+            out = loaded.retriever.explain(row, j, channel_scores[row, rank], side)
+            out["query_lines"] = loaded.lines(q_all, int(start) + row)
+            out["source_lines"] = loaded.lines(s_all, j)
+            return out
+    else:
+        res = loaded.retriever.search_range(loaded.query_texts, int(params["k"]), int(start), int(stop),
+                                            progress=lambda f, m="": job.progress(share * f, m))
     arrays = {"indices": res.indices, "scores": res.scores}
     if wants:
         cands = detect_range(res.indices, res.scores, int(start), loaded.query_texts, loaded.source_ids,
                              loaded.source_texts, reranker=loaded.reranker, thresholds=params.get("thresholds"),
                              min_score=params.get("min_score"), query_ids=loaded.query_ids,
-                             progress=lambda f, m="": job.progress(share + (1 - share) * f, m))
+                             progress=lambda f, m="": job.progress(share + (1 - share) * f, m), explain=explain)
         arrays.update(cands.to_arrays())
     parent_id, index = shard_slot(job)
     path = _out_dir(parent_id) / f"shard-{index}.npz"

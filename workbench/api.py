@@ -85,7 +85,7 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = DetectionRun
         fields = ["id", "name", "owner", "query_document", "source_document", "retriever", "retriever_params",
-                  "reranker", "reranker_params", "top_k", "min_score", "thresholds", "job", "status", "summary",
+                  "reranker", "reranker_params", "top_k", "unit", "min_score", "thresholds", "job", "status", "summary",
                   "created"]
         read_only_fields = fields
 
@@ -98,6 +98,9 @@ class RunInputSerializer(serializers.Serializer):
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)
     top_k = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=10)
+    unit = serializers.ChoiceField(choices=["line", "window-2", "window-3"], required=False, default="line",
+                                   help_text="search the segments (a verse upload: its lines) or sliding windows of "
+                                             "2 or 3 of them; hits are reported on the segments they cover")
     min_score = serializers.FloatField(required=False, allow_null=True, default=None)
     thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

@@ -88,13 +88,14 @@ def _thresholds(value) -> dict:
 def detection_run_create(*, query_document: Document, source_document: Document, retriever: str,
                          retriever_params: dict | None = None, reranker: str = "", reranker_params: dict | None = None,
                          top_k: int = 10, min_score: float | None = None, thresholds: dict | None = None,
+                         unit: str = "line",
                          name: str = "", shards: int | None = None, owner=None) -> DetectionRun:
     """Validate the methods and their parameters against the registry's declarations, create the run and
     queue the one detection job (``benchmarks.detect``) over its two documents: on the queue the methods
     declare ("gpu" when either needs one), in ``shards`` shards (default: ``JOB_SHARD_QUERIES`` queries each)
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
-    from benchmarks.services.detection import DetectionError, detection_job_create, detection_method_params
+    from benchmarks.services.detection import JOB_UNITS, DetectionError, detection_job_create, detection_method_params
 
     try:
         r_params = detection_method_params(retriever, retriever_params, kind="retriever")
@@ -103,6 +104,8 @@ def detection_run_create(*, query_document: Document, source_document: Document,
         raise WorkbenchError(str(exc)) from None
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
+    if unit not in JOB_UNITS:
+        raise WorkbenchError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise WorkbenchError(f"top_k must be an integer between 1 and {MAX_TOP_K}")
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):
@@ -117,13 +120,13 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     run = DetectionRun.objects.create(
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
         retriever=retriever, retriever_params=r_params, reranker=reranker, reranker_params=rr_params, top_k=top_k,
-        min_score=min_score, thresholds=_thresholds(thresholds))
+        min_score=min_score, thresholds=_thresholds(thresholds), unit=unit)
     try:
         run.job = detection_job_create(
             queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),
             method=retriever, params=r_params, k=top_k, reranker=reranker, reranker_params=rr_params,
             thresholds=run.thresholds, min_score=min_score, store={"name": STORE, "run_id": run.pk}, shards=shards,
-            owner=owner)
+            unit=unit, owner=owner)
     except DetectionError as exc:
         raise WorkbenchError(str(exc)) from None
     run.save(update_fields=["job"])

@@ -60,6 +60,10 @@ class DetectForm(forms.Form):
     reranker = forms.ChoiceField(required=False)
     reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
     top_k = forms.IntegerField(min_value=1, max_value=1000, initial=10)
+    unit = forms.ChoiceField(choices=[("line", "line (each segment; a verse upload: each line)"),
+                                      ("window-2", "windows of 2 segments"), ("window-3", "windows of 3 segments")],
+                             initial="line", required=False,
+                             help_text="what is searched; hits are shown on the segments they cover")
     min_score = forms.FloatField(required=False, help_text="drop candidates whose retrieval score is lower")
     threshold_cit = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cit.")
     threshold_cf = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cf.")
@@ -108,7 +112,7 @@ def index(request):
                     query_document=form.document("query"), source_document=form.document("source"),
                     retriever=d["retriever"], retriever_params=d["retriever_params"], reranker=d["reranker"] or "",
                     reranker_params=d["reranker_params"] if d["reranker"] else {}, top_k=d["top_k"],
-                    min_score=d["min_score"], thresholds={"cit.": d["threshold_cit"], "cf.": d["threshold_cf"]},
+                    unit=d["unit"] or "line", min_score=d["min_score"], thresholds={"cit.": d["threshold_cit"], "cf.": d["threshold_cf"]},
                     name=d["name"], owner=request.user)
         except WorkbenchError as exc:
             form.add_error(None, str(exc))

@@ -9,6 +9,7 @@ every pair is scored with the whole query and source lists (query indices are gl
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -26,7 +27,9 @@ Progress = Callable[[float, str], None]
 class Candidates:
     """Candidate pairs as columns: query index, source index (into the inputs), rank from 1, retrieval score,
     class probabilities (n, 3) for (none, cit., cf.) or None without a reranker, label ("cit.", "cf." or ""),
-    shared content lemmas and overlap bucket (see :mod:`benchmarks.loci.lexical`)."""
+    shared content lemmas and overlap bucket (see :mod:`benchmarks.loci.lexical`), and the retriever's
+    explanation of every pair (``explain``: JSON-able dicts, see :mod:`detection.methods.multichannel`; None when
+    the retriever does not explain)."""
 
     query: np.ndarray
     source: np.ndarray
@@ -36,6 +39,7 @@ class Candidates:
     label: list[str]
     shared: np.ndarray
     bucket: list[str]
+    explain: list[dict] | None = None
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
@@ -47,6 +51,9 @@ class Candidates:
                "c_bucket": np.asarray(self.bucket, dtype="U12")}
         if self.probs is not None:
             out["c_probs"] = self.probs
+        if self.explain is not None:  # JSON text, so the arrays load without pickles
+            out["c_explain"] = np.asarray([json.dumps(e, ensure_ascii=False, separators=(",", ":"))
+                                           for e in self.explain], dtype=str)
         return out
 
     @classmethod
@@ -54,7 +61,8 @@ class Candidates:
         return cls(np.asarray(data["c_query"]), np.asarray(data["c_source"]), np.asarray(data["c_rank"]),
                    np.asarray(data["c_score"]), np.asarray(data["c_probs"]) if "c_probs" in data else None,
                    [str(x) for x in data["c_label"]], np.asarray(data["c_shared"]),
-                   [str(x) for x in data["c_bucket"]])
+                   [str(x) for x in data["c_bucket"]],
+                   [json.loads(str(x)) for x in data["c_explain"]] if "c_explain" in data else None)
 
     @classmethod
     def concat(cls, parts: Sequence[Candidates]) -> Candidates:
@@ -62,10 +70,14 @@ class Candidates:
         probs = [p.probs for p in parts]
         if any(p is None for p in probs) and not all(p is None for p in probs):
             raise ValueError("some parts are reranked and some are not")
+        explained = [p.explain for p in parts]
+        if any(e is None for e in explained) and not all(e is None for e in explained):
+            raise ValueError("some parts are explained and some are not")
         return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("query", "source", "rank", "score")),
                    None if probs[0] is None else np.concatenate(probs),
                    [x for p in parts for x in p.label], np.concatenate([p.shared for p in parts]),
-                   [x for p in parts for x in p.bucket])
+                   [x for p in parts for x in p.bucket],
+                   None if explained[0] is None else [x for e in explained for x in e])
 
 
 def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
@@ -159,13 +171,15 @@ def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndar
 def detect_range(top_indices: np.ndarray, top_scores: np.ndarray, start: int, query_texts: Sequence[str],
                  source_ids: Sequence[str], source_texts: Sequence[str], *, reranker=None,
                  thresholds: dict[str, float] | None = None, min_score: float | None = None,
-                 query_ids: Sequence[str] | None = None, progress: Progress | None = None) -> Candidates:
+                 query_ids: Sequence[str] | None = None, progress: Progress | None = None,
+                 explain=None) -> Candidates:
     """Candidates of queries ``start .. start + len(top_indices) - 1`` from their top-k rows (a fitted
     retriever's ``search_range``): drop padding and scores below ``min_score``, rerank when a reranker is
     given (labels by ``thresholds``), and measure the lexical overlap of every pair.
 
     ``query_texts``/``query_ids`` and the sources are the whole lists, so a pair is scored the same in any
-    shard; the candidates' query indices are indices into ``query_texts``."""
+    shard; the candidates' query indices are indices into ``query_texts``. ``explain(row, rank)`` (row into
+    ``top_indices``, rank from 0), when given, returns each kept pair's explanation."""
     prog = progress or (lambda f, m="": None)
     idx = np.asarray(top_indices)
     sc = np.asarray(top_scores, np.float64)
@@ -185,5 +199,6 @@ def detect_range(top_indices: np.ndarray, top_scores: np.ndarray, start: int, qu
     prog(0.8, "measuring lexical overlap")
     shared, buckets = overlap(query_texts, source_texts, qi, si)
     prog(1.0, f"{len(qi)} candidates")
+    explained = [explain(int(a), int(b)) for a, b in zip(row.tolist(), r.tolist())] if explain else None
     return Candidates(qi.astype(np.int32), si.astype(np.int32), (r + 1).astype(np.int32), score, probs, labels,
-                      shared, buckets)
+                      shared, buckets, explained)

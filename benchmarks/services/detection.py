@@ -37,6 +37,9 @@ def detection_queue(method: str, reranker: str = "") -> str:
     return "gpu" if any(registry.get_spec(n).needs_gpu for n in (method, reranker) if n) else "cpu"
 
 
+JOB_UNITS = ("line", "window-2", "window-3")  # a stored segment set is already sentences or lines
+
+
 def _positive_int(name: str, value, high: int) -> int | None:
     if value is None:
         return None
@@ -49,7 +52,8 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
                          source_corpus: Corpus | None = None, queries: dict | None = None, sources: dict | None = None,
                          reranker: str = "", reranker_params: dict | None = None, thresholds: dict | None = None,
                          min_score: float | None = None, candidates: bool = False, store: dict | None = None,
-                         shards: int | None = None, shard_size: int | None = None, owner=None) -> Job:
+                         shards: int | None = None, shard_size: int | None = None, unit: str = "line",
+                         owner=None) -> Job:
     """Queue ``benchmarks.detect``: the top ``k`` sources of every query, in shards the workers share.
 
     Args:
@@ -60,6 +64,9 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
             ``benchmarks.detection_jobs.segment_set(name, pk)`` for another registered segment set.
         candidates: also keep the candidate pairs (``min_score``, reranking labelled by ``thresholds``, lexical
             overlap); ``store``: ``{"name": ..., ...}`` of a registered result store that writes them.
+        unit: search both segment lists as their segments (``line``) or as sliding windows of 2 or 3 of them
+            (``window-2``, ``window-3``; a candidate is reported on its windows' first segments, its explanation
+            lists every segment covered).
         shards: split the queries into this many shards; else ``shard_size`` queries per shard; else
             ``settings.JOB_SHARD_QUERIES``. One shard runs inside the job itself.
     """
@@ -75,9 +82,12 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     reranker_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
     _positive_int("k", 0 if k is None else k, MAX_K)
     _positive_int("shards", shards, MAX_SHARDS)
+    if unit not in JOB_UNITS:
+        raise DetectionError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
     if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
         raise DetectionError("shard_size must be a positive integer")
     return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
         "queries": queries, "sources": sources, "method": method, "params": params, "k": k, "reranker": reranker,
         "reranker_params": reranker_params, "thresholds": thresholds, "min_score": min_score,
-        "candidates": bool(candidates or store), "store": store, "shards": shards, "shard_size": shard_size})
+        "candidates": bool(candidates or store), "store": store, "shards": shards, "shard_size": shard_size,
+        "unit": unit})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 import time
@@ -37,8 +38,15 @@ def _progress_printer(stream):
 
 def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemma", top_k: int = 100,
                params: dict | None = None, jobs: int = 1, skip_bad_rows: bool = False, cache_dir=None,
-               stream=sys.stderr, reranker: str | None = None, reranker_params: dict | None = None) -> dict:
+               stream=sys.stderr, reranker: str | None = None, reranker_params: dict | None = None,
+               unit: str = "line") -> dict:
     """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict.
+
+    ``unit``: each CSV row is a line; search them as lines, sliding windows of 2-3 lines or sentences
+    (:mod:`.units`); ids stay the rows' ids: ``query_id``/``source_id`` are a hit's first lines and, for another
+    unit than ``line``, ``query_lines``/``source_lines`` list every line it covers. A method that explains its
+    candidates (``channels``) adds an ``explain`` column (JSON); an output ending in ``.json`` is written as a
+    JSON list of rows.
 
     With ``reranker`` (a registered reranker; a supervised one needs a trained ``model`` in its params) the
     top-k are reranked and the rows also get ``retrieval_rank,retrieval_score,p_none,p_cit,p_cf,label``;
@@ -48,8 +56,12 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     """
     from detection.methods import ParamError, UnknownMethod, registry
 
+    from .units import UnitError, check_unit, make_units
+
     if top_k < 1:
         raise CommandInputError(f"--top-k must be ≥ 1, not {top_k}")
+    with user_errors(UnitError):
+        check_unit(unit)
     with user_errors(InputError, ParamError, UnknownMethod):
         spec = registry.get_spec(method)
         if spec.kind != "retriever":
@@ -60,16 +72,27 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         retriever = spec.build(params or {}, **{k: v for k, v in internal.items() if k in spec.internal})
         rr = _build_reranker(reranker, reranker_params or {}, internal["cache_dir"]) if reranker else None
     progress = _progress_printer(stream)
+    qunits = make_units([q.seg_id for q in queries], [q.text for q in queries], unit)
+    sunits = make_units([s.seg_id for s in sources], [s.text for s in sources], unit)
     t0 = time.perf_counter()
-    retriever.fit([s.seg_id for s in sources], [s.text for s in sources], progress=progress)
+    with user_errors(ParamError):
+        retriever.fit([u.id for u in sunits], [u.text for u in sunits], progress=progress)
     t1 = time.perf_counter()
-    res = retriever.search([q.text for q in queries], top_k, progress=progress)
+    explained = None
+    with user_errors(ParamError):
+        if rr is None and hasattr(retriever, "search_explained"):
+            res, channel_scores, side = retriever.search_explained([u.text for u in qunits], top_k, progress=progress)
+            explained = (retriever, channel_scores, side)
+        else:
+            res = retriever.search([u.text for u in qunits], top_k, progress=progress)
     t2 = time.perf_counter()
     if rr is not None:
+        queries = [type(q)(seg_id=u.id, text=u.text) for q, u in zip(queries, qunits)] if unit != "line" else queries
+        sources = [type(s)(seg_id=u.id, text=u.text) for s, u in zip(sources, sunits)] if unit != "line" else sources
         n = _write_reranked(Path(output), queries, sources, res, rr, progress, first_stage=spec.name, stream=stream)
     else:
-        n = _write_rankings(Path(output), res.iter_rows([q.seg_id for q in queries]))
-    summary = {"reranker": reranker,
+        n = _write_rankings(Path(output), _unit_rows(res, qunits, sunits, unit, explained))
+    summary = {"reranker": reranker, "unit": unit,
         "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name, "top_k": top_k,
         "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(output),
         "skipped_query_rows": qskipped, "skipped_source_rows": sskipped,
@@ -128,15 +151,59 @@ def _read_segments(path, side: str, skip_bad_rows: bool, stream):
     return segments, report.total_skipped if report else 0
 
 
+def _unit_rows(res, qunits, sunits, unit: str, explained):
+    """Row dicts of a search over units: ids of the first lines, the lines covered, the explanation."""
+    for i, qu in enumerate(qunits):
+        for r, (j, score) in enumerate(zip(res.indices[i], res.scores[i]), 1):
+            if j < 0:
+                break
+            su = sunits[j]
+            row = {"query_id": qu.id, "source_id": su.id, "rank": r, "score": float(score)}
+            if unit != "line":
+                row["query_lines"], row["source_lines"] = list(qu.lines), list(su.lines)
+            if explained is not None:
+                retriever, channel_scores, side = explained
+                ex = retriever.explain(i, int(j), channel_scores[i, r - 1], side)
+                ex["query_lines"], ex["source_lines"] = list(qu.lines), list(su.lines)
+                row["explain"] = ex
+            yield row
+
+
 def _write_rankings(out: Path, rows) -> int:
+    """``query_id,source_id,rank,score`` (+ ``query_lines,source_lines``, ``explain`` when the rows have them) as
+    CSV, or a JSON list when ``out`` ends in ``.json``."""
     out.parent.mkdir(parents=True, exist_ok=True)
     n = 0
+    if out.suffix.lower() == ".json":
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write("[")
+            for row in rows:
+                fh.write(("," if n else "") + "\n" + json.dumps(row, ensure_ascii=False))
+                n += 1
+            fh.write("\n]\n")
+        return n
     with open(out, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["query_id", "source_id", "rank", "score"])
-        for qid, sid, rank, score in rows:
-            w.writerow([qid, sid, rank, f"{score:.6g}"])
+        header = None
+        for row in rows:
+            if header is None:
+                header = ["query_id", "source_id", "rank", "score"] + [
+                    c for c in ("query_lines", "source_lines", "explain") if c in row]
+                w.writerow(header)
+            cells = []
+            for c in header:
+                v = row[c]
+                if c == "score":
+                    v = f"{v:.6g}"
+                elif c in ("query_lines", "source_lines"):
+                    v = " | ".join(v)
+                elif c == "explain":
+                    v = json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+                cells.append(v)
+            w.writerow(cells)
             n += 1
+        if header is None:
+            w.writerow(["query_id", "source_id", "rank", "score"])
     return n
 
 
@@ -157,6 +224,8 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="source CSV (seg_id,text)")
     add_method_arguments(p, default="bm25-lemma", what="retriever")
     p.add_argument("--top-k", type=int, default=100, help="sources written per query")
+    p.add_argument("--unit", default="line", help="search each text as: line (every CSV row), window-2, window-3 "
+                   "(sliding windows of rows) or sentence; hits are reported on the rows they cover")
     p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
     p.add_argument("--jobs", type=int, default=1, help="processes for sparse retrievers")
     p.add_argument("--skip-bad-rows", action="store_true",
@@ -210,7 +279,7 @@ def detect_command(options: dict, *, stdout, stderr) -> dict | None:
                       method=options["method"], top_k=options["top_k"], params=parse_params(options["param"]),
                       jobs=options["jobs"], skip_bad_rows=options["skip_bad_rows"], cache_dir=options["cache_dir"],
                       stream=stderr, reranker=options.get("reranker"),
-                      reranker_params=parse_params(options.get("reranker_param")))
+                      reranker_params=parse_params(options.get("reranker_param")), unit=options.get("unit") or "line")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,49 @@ register(MethodSpec(
             Param("seed", "int", 42, "random seed", min=0, max=2**31 - 1)),
     internal=("cache_dir", "block_size", "workers", "model_path", "word_vectors")))
 
+
+
+def _channels(**kw):
+    from .multichannel import MultiChannelRetriever
+
+    return MultiChannelRetriever(**kw)
+
+
+def _channel_params():
+    from .channels import CHANNELS
+
+    out = [Param("profile", "choice", "verse", "default weights for a text type (verse: with line position)",
+                 choices=("verse", "prose")),
+           Param("candidates", "choice", "union", "candidates: the union of every channel's top list under one "
+                 "budget (k), or the fused score's top k alone", choices=("union", "fused")),
+           Param("vectors", "model", "la-lemma-cbow100", "word vectors (reference rarity, synonyms, semantics); "
+                 "default: Latin Library lemma vectors shipped in data/vectors", nullable=True),
+           Param("synonyms", "str", "vectors", "synonyms: 'vectors' (neighbours in the word vectors) or the name "
+                 "of a Tesserae synonym list placed in the data directory's latin_synonyms/", nullable=True),
+           Param("rare_min", "float", 7.0, "rarity (log of reference tokens per occurrence) from which one shared "
+                 "lemma is enough (channel 'rare')", min=0.0, max=30.0),
+           Param("encoder", "model", None, "a sentence encoder in the models directory (channel 'encoder'; "
+                 "null: off)", nullable=True)]
+    for ch in CHANNELS:
+        if ch != "encoder":
+            out.append(Param(ch, "bool", True, f"channel '{ch}' on or off"))
+        out.append(Param(f"{ch}_weight", "float", None, f"weight of channel '{ch}' (null: the profile's; 0: off)",
+                         min=0.0, max=100.0, nullable=True))
+    out.append(Param("context_weight", "float", None, "weight of the neighbouring line pairs' scores (a parallel "
+                     "running over lines); null: the profile's (verse 0.35, prose 0)", min=0.0, max=100.0,
+                     nullable=True))
+    out.append(Param("budget", "int", 1000, "candidates per query drawn from the channels' lists (the union, "
+                     "filled with the best scores) before the cut at k; k when larger", min=1, max=100_000))
+    return tuple(out)
+
+
+register(MethodSpec(
+    "channels", "retriever", _channels,
+    "Multi-channel Latin detection: lemma, rare lemma, form, quotation run, sound, edit distance, synonyms, "
+    "word order, verse position, static-vector semantics (and an encoder when set), weighted by reference "
+    "rarity; candidates from every channel; each candidate explained",
+    languages=LATIN, params=_channel_params(), internal=("cache_dir", "block_size")))
+
 # ----------------------------------------------------------------------------------- Greek pair scorers
 
 

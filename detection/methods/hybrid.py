@@ -31,6 +31,7 @@ import numpy as np
 from detection.latin.analysis import Analyzer
 
 from . import dense
+from .registry import ParamError
 from .retriever import Progress, Retriever, TopK
 from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table
 from .word_vectors import WordVectors, load_vectors
@@ -131,7 +132,8 @@ class HybridRetriever(Retriever):
         from . import get_retriever
 
         if candidates == "union" and semantic not in ("sif", "usif"):
-            raise ValueError("candidates='union' needs a dense semantic score (sif or usif)")
+            raise ParamError(f"candidates='union' needs a dense semantic score: set semantic=sif or semantic=usif "
+                             f"(semantic={semantic!r} scores only a given candidate list)", "candidates")
         self.wv = _vectors(model, vectors)
         self.model, self.semantic, self.candidates = model, semantic, candidates
         self.fusion, self.norm, self.depth, self.threshold = fusion, normalise, int(depth), float(threshold)

@@ -97,6 +97,9 @@ def _read(path: str, fmt: str, prefix: str | None, stem: str) -> list[Segment]:
     if fmt == "tess":
         units = read_tess(path)
         verse = bool(units) and sum(len(u.text) for u in units) / len(units) < 80  # short lines: verse
-        return segment_units(units, prefix if prefix is not None else (tess_prefix(path) or stem), verse=verse)
+        pre = prefix if prefix is not None else (tess_prefix(path) or stem)
+        if verse:  # a poem is searched line by line (a run may join them into windows: its ``unit``)
+            return [Segment(seg_id=f"{pre} {u.ref}", text=u.text, ref=u.ref) for u in units if u.text.strip()]
+        return segment_units(units, pre, verse=False)
     units = read_tei(path) if fmt == "tei" else read_plain(path)
     return segment_units(units, prefix if prefix is not None else stem)
