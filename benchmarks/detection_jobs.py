@@ -215,6 +215,13 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     store = params.get("store")
     if store:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
+        if params.get("reranker"):  # a reranker used outside what it learned from says so, in the job's log
+            from detection.methods.rerank.rerankers import card_warnings
+
+            merged["warnings"] = card_warnings(params["reranker"], params.get("reranker_params") or {},
+                                               params["method"], list(cands.label))
+            for w in merged["warnings"]:
+                context.log(f"warning: {w}")
         merged.update(RESULT_STORES[store["name"]](context, params, cands, merged))
     shutil.rmtree(root / "detections" / f"job-{context.id}", ignore_errors=True)  # the parts are in the merge
     return merged

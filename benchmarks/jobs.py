@@ -2,7 +2,7 @@
 Similes evaluation is sharded (`jobs.sharding`; `benchmarks.services.evaluation_shards`), as is the detection
 job (`benchmarks.detection_jobs`)."""
 from benchmarks.models import PilotRun, SimilarityRun
-from benchmarks.services import evaluation_shards, runs, training
+from benchmarks.services import evaluation_shards, runs, suite_jobs, training
 from jobs.registry import job_kind
 from jobs.sharding import sharded_job_kind
 
@@ -39,3 +39,9 @@ def pilot_sweep(job, *, run_id: int) -> dict:
           "fold) and register it.", visible=benchmark_job_visible)
 def train_model(job, **params) -> dict:
     return training.training_run_execute(job_id=job.id, progress=job.progress, log=job.log, **params)
+
+
+@job_kind(suite_jobs.SUITE_KIND, queue="cpu", description="The benchmark suite: a list of methods over every chosen "
+          "benchmark, one table with fold spread and paired tests.", visible=benchmark_job_visible)
+def benchmark_suite(job, *, methods: list, benchmarks: list) -> dict:
+    return suite_jobs.suite_job_execute(job, methods=methods, benchmarks=benchmarks)

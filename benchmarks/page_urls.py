@@ -20,6 +20,7 @@ urlpatterns = [
     path("similarity-runs/<int:pk>/report.json", views.similarity_run_json, name="similarity-run-json"),
     path("similarity-runs/<int:pk>/predictions.csv", views.similarity_run_csv, name="similarity-run-csv"),
     path("models/", views.trained_models, name="models"),
+    path("suite/", views.suite_page, name="suite"),
     path("pilots/", views.pilot_index, name="pilots"),
     path("pilots/<int:pk>/", views.pilot_detail, name="pilot"),
     path("pilots/<int:pk>/rows.csv", views.pilot_csv, name="pilot-csv"),

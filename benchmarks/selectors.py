@@ -20,6 +20,16 @@ _HAS_REPORT = ExpressionWrapper(Q(report__isnull=False), output_field=BooleanFie
 
 
 # ----------------------------------------------------------------------------------------- registries
+def benchmark_version_named(name: str, version: str | None = None):
+    """The latest version of benchmark ``name`` (or that ``version``), or None."""
+    from benchmarks.models import BenchmarkVersion
+
+    versions = BenchmarkVersion.objects.filter(benchmark__name=name).order_by("-created")
+    if version:
+        versions = versions.filter(version=version)
+    return versions.first()
+
+
 def method_specs(kind: str | None = None, language: str | None = None) -> list[dict]:
     """Declarations of the registered detection methods (``detection.methods.registry``)."""
     from detection.methods import registry

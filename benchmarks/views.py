@@ -370,3 +370,41 @@ def trained_models(request):
         "models": trained_model_list(kind=kind)[:500], "kind": kind,
         "kinds": ["feature-classifier", "cross-encoder", "bi-encoder"],
         "rerankers": selectors.method_specs(kind="reranker")})
+
+
+class SuiteForm(forms.Form):
+    methods = forms.CharField(initial="bm25-lemma,rrf:bm25-lemma+tesserae,bm25-lemma>feature-ltr,"
+                              "bm25-lemma>feature-ltr@lobo", max_length=2000,
+                              help_text="comma-separated: a retriever, rrf:A+B, FIRST>RERANKER (k-fold inside each "
+                                        "benchmark), FIRST>RERANKER@lobo (trained on the other benchmarks)")
+    benchmarks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, choices=())
+
+    def __init__(self, *args, **kwargs):
+        from benchmarks.suite.suite import BENCHMARKS
+
+        super().__init__(*args, **kwargs)
+        self.fields["benchmarks"].choices = [(n, n) for n in BENCHMARKS]
+        self.fields["benchmarks"].initial = list(BENCHMARKS)
+
+
+@researcher_pages
+def suite_page(request):
+    """The benchmark suite: launch a run (a job), read the tables of the recent ones."""
+    from benchmarks.services.suite_jobs import SUITE_KIND, suite_job_create
+    from jobs.models import Job
+
+    form = SuiteForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = suite_job_create(owner=request.user, **form.cleaned_data)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            error = job_enqueue_error(job)
+            if error:
+                messages.error(request, f"Suite job {job.pk} was not started: {error}")
+            else:
+                messages.success(request, f"Suite job {job.pk} queued.")
+            return redirect("benchmarks:suite")
+    jobs = list(Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")[:10])
+    return render(request, "benchmarks/suite.html", {"jobs": jobs, "form": form, "can_launch": _can_launch(request)})

@@ -50,8 +50,9 @@ class JobContext:
     #: Minimum seconds between progress writes (the final 1.0 is always written).
     PROGRESS_EVERY = 0.5
 
-    def __init__(self, job: Job):
+    def __init__(self, job: Job, echo=None):
         self.job = job
+        self.echo = echo  # a command running the job in-process also prints its progress and log lines
         self.id = job.pk
         self.owner_id = job.owner_id
         self.parent_id = job.parent_id
@@ -64,6 +65,8 @@ class JobContext:
             return
         self._last_write = now
         fraction = min(max(float(fraction), 0.0), 1.0)
+        if self.echo:
+            self.echo(f"[{fraction:4.0%}] {message}")
         try:
             updated = Job.objects.filter(pk=self.id, status=Status.RUNNING).update(
                 progress=fraction, progress_message=message[:500], heartbeat=timezone.now()
@@ -90,6 +93,8 @@ class JobContext:
         """Append a line to the job's log (stored immediately), in the database: what is already there stays,
         such as the lines of an earlier delivery ("Worker lost … Sent again") or the plan's, for a merge."""
         _retrying_writes(f"job {self.id}: log line", lambda: Job.objects.filter(pk=self.id).update(log=log_appended(line)))
+        if self.echo:
+            self.echo(line)
 
 
 class Heartbeat(threading.Thread):

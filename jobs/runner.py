@@ -48,14 +48,15 @@ def public_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}"[:4000]
 
 
-def run_job(job_id: int, *, worker: str | None = None) -> str:
-    """Run the job `job_id` to a final state and return that state."""
+def run_job(job_id: int, *, worker: str | None = None, echo=None) -> str:
+    """Run the job `job_id` to a final state and return that state (``echo``: also called with every progress
+    message and log line, for a command that runs the job in-process)."""
     if not claim(job_id, worker=worker or socket.gethostname()):
         state = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
         logger.info("job %s not claimed (status %s)", job_id, state)
         return state or "missing"
     job = Job.objects.get(pk=job_id)
-    context = JobContext(job)
+    context = JobContext(job, echo=echo)
     heartbeat = Heartbeat(job_id, settings.JOB_HEARTBEAT_INTERVAL, job.parent_id)
     heartbeat.start()
     started = time.monotonic()

@@ -162,6 +162,28 @@ class MethodListApi(_Api):
                          "models": methods.local_models()})
 
 
+class CompareQueryApi(_Api):
+    @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
+        OpenApiParameter("a", int, required=True), OpenApiParameter("b", int, required=True),
+        OpenApiParameter("query", str, required=True)],
+        description="One query's ranked lists in two finished evaluation runs, gold marked, and the gold sources "
+                    "one list holds that the other does not.")
+    def get(self, request):
+        a, b, q = (request.query_params.get(k, "") for k in ("a", "b", "query"))
+        for name, value in (("a", a), ("b", b)):
+            if not value.isdigit():
+                raise ValidationError({name: "a run id (a positive integer) is required"})
+        if not q:
+            raise ValidationError({"query": "a query id is required"})
+        data = selectors.query_comparison(int(a), int(b), q)
+        return Response({"query_id": q, "a": {"run": data["a"].pk, "method": data["a"].method,
+                                              "reranker": data["a"].reranker, "list": data["list_a"]},
+                         "b": {"run": data["b"].pk, "method": data["b"].method, "reranker": data["b"].reranker,
+                               "list": data["list_b"]},
+                         "n_gold": data["n_gold"], "only_a": data["only_a"], "only_b": data["only_b"],
+                         "neither": data["neither"]})
+
+
 class CorpusListApi(_Api):
     @extend_schema(responses=CorpusSerializer(many=True))
     def get(self, request):
@@ -343,7 +365,14 @@ class ExportApi(_Api):
 
 def export_response(run, params, user, *, mode: str = "machine"):
     what = query_choice(params, "what", ["results", "verdicts"], default="results")
-    fmt = query_choice(params, "as", ["csv", "json", "locisimiles"], default="csv")
+    fmt = query_choice(params, "as", ["csv", "json", "locisimiles", "trec"], default="csv")
+    if fmt == "trec":  # a TREC run (qid Q0 docid rank score tag) for trec_eval, ir-measures, ranx
+        if what != "results":
+            raise ValidationError({"as": "trec is a results format"})
+        qs = selectors.candidates(run=run, filters=parse_filters(params), user=user)
+        response = HttpResponse(exports.results_trec(run, qs), content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="detection-{run.pk}-results.trec"'
+        return response
     if fmt == "locisimiles":  # the package's results_to_json file: {query_id: [matches]}
         if what != "results":
             raise ValidationError({"as": "locisimiles is a results format; verdicts are its ground_truth.csv (as=csv)"})

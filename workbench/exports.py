@@ -76,3 +76,18 @@ def verdicts_csv(run: DetectionRun, *, mode: str = MACHINE) -> str:
     empty label makes pandas read the column as floats, and the package then reads "0.0" as a positive label."""
     return csv_text(VERDICT_HEADER, [v for v in verdicts(run) if v["label"] is not None], mode=mode,
                     float_format="{:.6f}")
+
+
+def results_trec(run: DetectionRun, qs) -> str:
+    """The run's candidates as a TREC run (``benchmarks.suite.interchange``: sequential ranks, ids
+    percent-encoded), each query's sources in the run's order; the score is P(cit.) + P(cf.) after a reranker,
+    the retrieval score without one."""
+    from benchmarks.suite.interchange import trec_run_text
+
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    reranked = bool(run.reranker)
+    rows = sorted(selectors.export_rows(qs), key=lambda r: (r[0], r[4]))
+    for qid, _qtext, sid, _stext, _rank, score, p_cit, p_cf, _label, _shared, _bucket in rows:
+        value = (p_cit + p_cf) if reranked and p_cit is not None else score
+        ranked.setdefault(qid, []).append((sid, float(value)))
+    return trec_run_text(ranked, f"similia-detection-{run.pk}")

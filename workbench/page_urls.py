@@ -11,4 +11,5 @@ urlpatterns = [
     path("runs/<int:pk>/export/", views.run_export, name="export"),
     path("runs/<int:pk>/promote/", views.run_promote, name="promote"),
     path("compare/", views.compare_page, name="compare"),
+    path("compare/query/", views.compare_query_page, name="compare-query"),
 ]

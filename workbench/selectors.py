@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from benchmarks.models import Corpus, EvaluationRun
+from core.errors import DomainError
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
 PAGE_SIZE = 50
@@ -140,3 +141,34 @@ def comparable_runs() -> QuerySet[EvaluationRun]:
     """Finished Loci Similes runs, newest first (the compare page's choices)."""
     return (EvaluationRun.objects.filter(report__isnull=False).select_related("version__benchmark")
             .defer("report", "per_query", "per_fold").order_by("-created", "-id"))
+
+
+class ComparisonNotFound(DomainError):
+    """A run or a query the comparison names does not exist (an API answers 404)."""
+
+    status = 404
+
+
+def query_comparison(a_id, b_id, query_id: str) -> dict:
+    """Two finished evaluation runs' ranked heads for one query, with gold marked (``engine.compare.query_lists``)
+    and what each finds that the other misses. Raises :class:`ComparisonNotFound` naming what is missing."""
+    from workbench.engine.compare import query_lists
+
+    runs = {}
+    for name, pk in (("a", a_id), ("b", b_id)):
+        run = EvaluationRun.objects.filter(pk=pk, report__isnull=False).select_related("version__benchmark").first()
+        if run is None:
+            raise ComparisonNotFound(f"{name}: no finished evaluation run {pk}")
+        runs[name] = run
+    rows = {name: {r.get("query_id"): r for r in run.per_query} for name, run in runs.items()}
+    if query_id not in rows["a"] and query_id not in rows["b"]:
+        raise ComparisonNotFound(f"query: neither run holds the query {query_id!r}")
+    gold = {}
+    for run in runs.values():
+        for p in (run.report or {}).get("per_pair", []):
+            if p.get("query_id") == query_id:
+                gold[p.get("source_id")] = p.get("label")
+    out = query_lists(rows["a"].get(query_id), rows["b"].get(query_id), gold)
+    return {"query_id": query_id, "a": runs["a"], "b": runs["b"], **{f"list_{k}": v for k, v in out.items()
+                                                                   if k in ("a", "b")},
+            **{k: v for k, v in out.items() if k not in ("a", "b")}}

@@ -5,6 +5,7 @@ from workbench import api
 
 urlpatterns = [
     path("workbench/methods/", api.MethodListApi.as_view(), name="api-workbench-methods"),
+    path("workbench/compare/", api.CompareQueryApi.as_view(), name="api-workbench-compare"),
     path("workbench/corpora/", api.CorpusListApi.as_view(), name="api-workbench-corpora"),
     path("workbench/documents/", api.DocumentListApi.as_view(), name="api-workbench-documents"),
     path("workbench/runs/", api.RunListApi.as_view(), name="api-workbench-runs"),

@@ -224,6 +224,22 @@ def compare_page(request):
     return render(request, "workbench/compare.html", context)
 
 
+@researcher_only
+def compare_query_page(request):
+    """One query's two ranked lists side by side, gold marked (from a row of the comparison page)."""
+    from django.http import Http404
+
+    a, b, q = request.GET.get("a", ""), request.GET.get("b", ""), request.GET.get("q", "")
+    if not (a.isdigit() and b.isdigit() and q):
+        raise Http404("a, b (run ids) and q (a query id) are required")
+    try:
+        context = selectors.query_comparison(int(a), int(b), q)
+    except selectors.ComparisonNotFound as exc:
+        raise Http404(str(exc)) from None
+    context["lists"] = [("A", context["a"], context["list_a"]), ("B", context["b"], context["list_b"])]
+    return render(request, "workbench/compare_query.html", context)
+
+
 def _curves(a: EvaluationRun, b: EvaluationRun) -> tuple[str, str | None]:
     """Recall@k of both runs (mean ± std over folds, the run pages' chart) and P/R/F1 vs k of the retrieval stage."""
     from benchmarks.loci.plots import recall_curve_svg
@@ -254,7 +270,8 @@ def compare_context(a: EvaluationRun, b: EvaluationRun) -> dict:
     k = 10 if 10 in ks else ks[-1]
     recall_svg, prf_svg = _curves(a, b)
     return {"a": a, "b": b, "pool_a": POOLS.get(pool_a, pool_a), "pool_b": POOLS.get(pool_b, pool_b),
-            "warnings": warnings, "metrics": C.metric_rows(a.summary, b.summary), "k": k,
+            "warnings": warnings, "k": k,
+            "metrics": C.metric_rows(C.final_summary(a.summary), C.final_summary(b.summary)),
             "gold": C.gold_differences(a.report.get("per_pair", []), b.report.get("per_pair", []), k),
             "queries": C.query_differences(a.per_query, b.per_query), "recall_svg": mark_safe(recall_svg),
             "prf_svg": mark_safe(prf_svg) if prf_svg else None}

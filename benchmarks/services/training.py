@@ -6,7 +6,8 @@ optionally one on all folds (``<name>/all``, the model to apply to new texts). F
 only when every fold is done is the folder moved to ``MODELS_DIR/<name>`` and the models registered
 (:class:`detection.models.TrainedModel`, one row per fold), in one transaction: a failed job registers nothing.
 
-Kinds: ``feature-classifier`` (``method`` feature-logreg / feature-hgb; cpu queue), ``cross-encoder`` (3 classes)
+Kinds: ``feature-classifier`` (``method`` feature-logreg / feature-hgb / feature-ltr, the learning-to-rank model;
+cpu queue), ``cross-encoder`` (3 classes)
 and ``bi-encoder`` (sentence-transformers), both on the gpu queue (the CPU when a worker has no GPU, saying so).
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ from jobs.services import job_create
 
 TRAIN_KIND = "benchmarks.train_model"
 KINDS = ("feature-classifier", "cross-encoder", "bi-encoder")
-FEATURE_METHODS = ("feature-logreg", "feature-hgb")
+FEATURE_METHODS = ("feature-logreg", "feature-hgb", "feature-ltr")
 NEURAL_DEFAULTS = {
     "cross-encoder": {"epochs": 4, "lr": 2e-5, "batch_size": 32, "effective_batch": 64, "max_length": 256,
                       "class_probs": "0.8,0.1,0.1", "neg_ratio": 4, "seed": 42, "max_steps": None},
@@ -93,7 +94,7 @@ def _check_name(name: str) -> str:
 def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, method: str = "",
                         base_model: str = "", params: dict | None = None, retriever: str = "bm25-lemma",
                         retriever_params: dict | None = None, k: int = 100, final_model: bool | None = None,
-                        owner=None) -> Job:
+                        owner=None, enqueue: bool = True) -> Job:
     """Validate a training request and queue its job (``gpu`` for neural kinds, ``cpu`` for features).
 
     ``retriever`` / ``retriever_params`` give the first stage whose candidates a reranker learns from; a
@@ -130,10 +131,13 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
     if final and per_fold and not has_all and kind != "bi-encoder":
         raise TrainingError(f"a final model needs the first stage {retriever_params['model']}/all, which does not "
                             f"exist: train the bi-encoder with a final model, or ask for none")
-    return job_create(kind=TRAIN_KIND, owner=owner, queue=queue, params={
+    job_params = {
         "version_id": version.pk, "kind": kind, "name": name, "method": method, "base_model": base_model,
         "params": params, "retriever": retriever, "retriever_params": _user_params(retriever, retriever_params),
-        "k": int(k), "final_model": final})
+        "k": int(k), "final_model": final}
+    if not enqueue:  # the train_model command runs it in-process (jobs.runner.run_job)
+        return Job.objects.create(kind=TRAIN_KIND, owner=owner, queue=queue, params=job_params)
+    return job_create(kind=TRAIN_KIND, owner=owner, queue=queue, params=job_params)
 
 
 def _stored_per_fold(retriever_params: dict) -> tuple[bool, bool]:

@@ -94,7 +94,7 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     if rr is not None:
         queries = [type(q)(seg_id=u.id, text=u.text) for q, u in zip(queries, qunits)] if unit != "line" else queries
         sources = [type(s)(seg_id=u.id, text=u.text) for s, u in zip(sources, sunits)] if unit != "line" else sources
-        n = _write_reranked(Path(output), queries, sources, res, rr, progress)
+        n = _write_reranked(Path(output), queries, sources, res, rr, progress, first_stage=spec.name, stream=stream)
     else:
         n = _write_rankings(Path(output), _unit_rows(res, qunits, sunits, unit, explained))
     summary = {"reranker": reranker, "unit": unit,
@@ -119,12 +119,18 @@ def _build_reranker(name: str, params: dict, cache_dir):
         return spec.build(params, **({"cache_dir": cache_dir} if "cache_dir" in spec.internal else {}))
 
 
-def _write_reranked(out: Path, queries, sources, res, reranker, progress) -> int:
+def _write_reranked(out: Path, queries, sources, res, reranker, progress, *, first_stage: str, stream) -> int:
     from detection.methods.rerank import pipeline as P
+    from detection.methods.rerank.rerankers import use_warnings
 
     cands = P.from_topk([q.seg_id for q in queries], [q.text for q in queries], [s.seg_id for s in sources],
-                        [s.text for s in sources], res.indices, res.scores)
-    rows = P.rows(P.rerank(reranker, cands, progress=progress))
+                        [s.text for s in sources], res.indices, res.scores, {"retriever": first_stage})
+    t = time.perf_counter()
+    result = P.rerank(reranker, cands, progress=progress)
+    print(f"reranked {len(cands)} candidates with {reranker.name} in {time.perf_counter() - t:.1f} s", file=stream)
+    for w in use_warnings(reranker, result):
+        print(f"warning: {w}", file=stream)
+    rows = P.rows(result)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh)
@@ -259,12 +265,20 @@ def main(argv=None) -> int:
     return 0
 
 
+def _listing(registry) -> str:
+    """``detect --method list``: the retrievers, the rerankers and the stored reranker models."""
+    from detection.methods.rerank.rerankers import format_stored_rerankers
+
+    return (registry.format_specs(kind="retriever", language="la") + "\n"
+            + registry.format_specs(kind="reranker", language="la") + "\n" + format_stored_rerankers())
+
+
 def detect_command(options: dict, *, stdout, stderr) -> dict | None:
     """``detect`` from parsed options (shared by ``python -m`` and ``manage.py detect``)."""
     from detection.methods import registry
 
     if not method_command(options, required=("query", "source", "output"), stdout=stdout,
-                          listing=lambda: registry.format_specs(kind="retriever", language="la")):
+                          listing=lambda: _listing(registry)):
         return None
     return run_detect(query=options["query"], source=options["source"], output=options["output"],
                       method=options["method"], top_k=options["top_k"], params=parse_params(options["param"]),

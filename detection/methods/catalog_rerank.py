@@ -80,6 +80,17 @@ register(MethodSpec(
             Param("learning_rate", "float", 0.1, "shrinkage", min=1e-4, max=1.0)) + _FEATURES,
     internal=("cache_dir", "featurizer")))
 register(MethodSpec(
+    "feature-ltr", "reranker", _feature("feature-ltr"),
+    "Learning to rank: a linear model trained on pairwise differences of the same per-pair features inside each "
+    "query (logistic loss), Platt-scaled to the 3-class output; stored as JSON",
+    languages=LATIN, supervised=True,
+    params=(_MODEL, Param("C", "float", 1.0, "inverse regularisation strength", min=1e-4, max=1e4),
+            Param("max_negatives", "int", 50, "negatives paired with each positive of a query (hard ones first)",
+                  min=1, max=1000),
+            Param("query_norm", "bool", True, "features as z-scores among the same query's candidates (chosen by "
+                  "measurement: it transfers across benchmarks, docs/benchmark_suite.md)")) + _FEATURES,
+    internal=("cache_dir", "featurizer")))
+register(MethodSpec(
     "lexical-rule", "reranker", _lexical_rule,
     "No training: TF-IDF lemma cosine, typed cit. by the §3.3 proximity rule, else cf.",
     languages=LATIN, params=(Param("gap", "int", 3, "the rule's window in content words", min=1, max=20), _TOL),

@@ -24,3 +24,13 @@ def gold_set(db):
 
     gold_set, _ = gold_set_import_file(path=STS_FILE, name="dbbe-sts")
     return gold_set
+
+
+@pytest.fixture
+def models_dir(tmp_path):
+    """An empty models directory for the test (trained models are written there)."""
+    from detection.methods import model_store
+
+    with model_store.using(tmp_path / "models") as path:
+        path.mkdir()
+        yield path

@@ -5,7 +5,6 @@ import pytest
 
 from benchmarks.services import RunError, evaluation_run_create
 from benchmarks.services.training import TrainingError, training_run_create
-from detection.methods import model_store
 from detection.models import TrainedModel
 from jobs.models import Job
 from jobs.runner import run_job
@@ -23,11 +22,6 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture
-def models_dir(tmp_path):
-    with model_store.using(tmp_path / "models") as path:
-        path.mkdir()
-        yield path
 
 
 @pytest.mark.django_db

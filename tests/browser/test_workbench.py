@@ -115,6 +115,22 @@ def test_launch_two_runs_on_a_pool_and_compare(live_server, page, make_user, set
     assert "recall@10" in text and "B − A" in text
     assert page.locator(".chart svg").count() == 2
     page.screenshot(path=str(SHOTS / "workbench-compare.png"), full_page=True)
+    # drill down from a query row to that query's two ranked lists, gold marked (issue 25)
+    first = page.locator("#query-diff a.drill").first
+    query = first.inner_text()
+    first.click()
+    page.wait_for_url("**/workbench/compare/query/**")
+    assert page.inner_text("h1") == f"Query {query}"
+    rows_a, rows_b = page.locator("#list-a tbody tr"), page.locator("#list-b tbody tr")
+    assert rows_a.count() == rows_b.count() == 10
+    gold = {p["source_id"] for p in a.report["per_pair"] if p["query_id"] == query}
+    marked = {page.locator("#list-a tbody tr.gold td").nth(1 + 5 * i).inner_text()
+              for i in range(page.locator("#list-a tbody tr.gold").count())}
+    top_a = [s for s, _ in next(r for r in a.per_query if r["query_id"] == query)["top"]]
+    assert marked == gold & set(top_a)
+    assert "gold source" in page.inner_text("#gold-summary")
+    page.click("text=← Comparison of runs")
+    page.wait_for_selector("#gold-diff")
 
 
 def test_pilot_with_an_uploaded_verses_file(live_server, page, make_user, settings, tmp_path):

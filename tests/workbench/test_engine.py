@@ -182,6 +182,14 @@ def test_compare_reports():
     assert rows == [{"query_id": "q1", "fold": None, "rr_a": 1.0, "rr_b": 0.0, "delta": -1.0}]
     assert C.metric_rows({"recall@10": 0.5, "pool": "gold"}, {"recall@10": 0.75}) == [
         {"metric": "recall@10", "a": 0.5, "b": 0.75, "delta": 0.25}]
+    # a retrieval-only run against the same first stage with a reranker: compared on what each delivers
+    first = {"mrr@10": 0.876, "recall@10": 0.931}
+    reranked = {"mrr@10": 0.876, "recall@10": 0.931, "rerank_mrr@10": 0.906, "rerank_recall@10": 0.95,
+                "rerank_cit_f1": 0.7}
+    rows = {r["metric"]: r for r in C.metric_rows(C.final_summary(first), C.final_summary(reranked))}
+    assert rows["mrr@10"]["b"] == 0.906 and abs(rows["mrr@10"]["delta"] - 0.030) < 1e-12
+    assert rows["recall@10"]["b"] == 0.95 and "rerank_mrr@10" not in rows
+    assert C.final_summary(reranked)["rerank_cit_f1"] == 0.7
 
 
 def test_registry_rerankers_get_flat_candidates_with_texts_scores_and_ranks():

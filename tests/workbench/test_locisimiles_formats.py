@@ -66,3 +66,21 @@ def test_a_loci_run_exports_results_and_gold_the_package_reads(client_for, loci_
     assert (results["judgment_score"] == 1.0).all()
     found = set(zip(results["query_id"], results["source_id"])) & set(zip(gold["query_id"], gold["source_id"]))
     assert len(found) == sum(1 for p in run.report["per_pair"] if p["rank"] and p["rank"] <= 10) > 400
+
+
+def test_results_as_a_trec_run_read_back_in_the_runs_order(client_for, finished_detection):
+    from benchmarks.suite.interchange import read_run, to_benchmark
+
+    run = finished_detection
+    resp = client_for("researcher").get(f"/api/v1/workbench/runs/{run.pk}/export/?as=trec")
+    assert resp.status_code == 200 and resp["Content-Disposition"].endswith('.trec"')
+    text = resp.content.decode()
+    rows = list(Candidate.objects.filter(run=run).select_related("query", "source").order_by("query_position", "rank"))
+    assert len(text.splitlines()) == len(rows)
+    back = to_benchmark(read_run("trec", text), {c.query.seg_id for c in rows}, {c.source.seg_id for c in rows},
+                        strict=True)
+    for qid, pairs in back.ranked.items():
+        want = [c.source.seg_id for c in rows if c.query.seg_id == qid]
+        assert [s for s, _ in pairs] == want
+    assert client_for("researcher").get(f"/api/v1/workbench/runs/{run.pk}/export/?as=trec&what=verdicts"
+                                        ).status_code == 400

@@ -72,18 +72,22 @@ def test_run_page_shows_candidates_filters_and_progress(client, users, finished_
     assert export.status_code == 200 and export["Content-Disposition"].endswith('-results.csv"')
 
 
-def test_compare_page(client, users, loci_version):
+def _two_runs(version, owner, ks):
+    """BM25-lemma and TF-IDF-surface evaluated on the version, run in-process."""
     from benchmarks.models import EvaluationRun
     from benchmarks.services import evaluation_run_create
     from jobs.runner import run_job
 
     runs = []
     for method in ("bm25-lemma", "tfidf-surface"):
-        run = evaluation_run_create(version=loci_version, method=method, ks=[1, 10, 100], owner=users["researcher"],
-                                    enqueue=False)
+        run = evaluation_run_create(version=version, method=method, ks=ks, owner=owner, enqueue=False)
         assert run_job(run.job_id) == "succeeded"
         runs.append(EvaluationRun.objects.get(pk=run.pk))
-    a, b = runs
+    return runs
+
+
+def test_compare_page(client, users, loci_version):
+    a, b = _two_runs(loci_version, users["researcher"], [1, 10, 100])
     client.force_login(users["researcher"])
     html = client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()
     assert "recall@10" in html and "B − A" in html and html.count("<svg") == 2
@@ -108,3 +112,27 @@ def test_demo_loader_is_idempotent(make_user, settings):
     assert Document.objects.count() == 2 and DetectionRun.objects.count() == 1
     assert DetectionRun.objects.get().reranker == "lexical-rule"
     assert DetectionRun.objects.get().owner.username == "lead"
+
+
+def test_compare_drills_down_to_one_querys_two_lists_page_and_api(client, users, loci_version):
+    from urllib.parse import quote
+
+    a, b = _two_runs(loci_version, users["researcher"], [1, 10])
+    client.force_login(users["researcher"])
+    html = client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()
+    assert "/workbench/compare/query/?a=" in html
+    # a query where the two runs' reciprocal ranks differ
+    rr_b = {r["query_id"]: r["rr"] for r in b.per_query}
+    q = next(r["query_id"] for r in a.per_query if r["rr"] != rr_b.get(r["query_id"]))
+    page = client.get(f"/workbench/compare/query/?a={a.pk}&b={b.pk}&q={quote(q)}").content.decode()
+    top_a = [s for s, _ in next(r for r in a.per_query if r["query_id"] == q)["top"]]
+    assert 'id="list-a"' in page and 'id="list-b"' in page and top_a[0] in page and "gold " in page
+    data = client.get("/api/v1/workbench/compare/", {"a": a.pk, "b": b.pk, "query": q}).json()
+    assert [r["source_id"] for r in data["a"]["list"]] == top_a
+    gold = {p["source_id"] for p in a.report["per_pair"] if p["query_id"] == q}
+    assert {r["source_id"] for r in data["a"]["list"] if r["gold"]} == gold & set(top_a)
+    assert set(data["only_a"]) == (gold & set(top_a)) - {r["source_id"] for r in data["b"]["list"]}
+    assert client.get("/api/v1/workbench/compare/", {"a": a.pk, "b": b.pk, "query": "nope"}).status_code == 404
+    bad = client.get("/api/v1/workbench/compare/", {"a": "x", "b": b.pk, "query": q})
+    assert bad.status_code == 400 and "a" in bad.json()
+    assert client.get(f"/workbench/compare/query/?a={a.pk}&b=999999&q={quote(q)}").status_code == 404

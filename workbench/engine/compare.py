@@ -13,6 +13,18 @@ def metric_rows(summary_a: dict, summary_b: dict) -> list[dict]:
     return rows
 
 
+def final_summary(summary: dict) -> dict:
+    """A run's figures after its last stage: ``recall@10`` is the reranked ``rerank_recall@10`` where the run had
+    a reranker (so a retrieval-only run compares with a reranked one on what each delivers), the ``rerank_*``
+    keys folded in; figures only a reranker has (``rerank_cit_f1``) are kept under their own name."""
+    out = {k: v for k, v in summary.items() if not k.startswith("rerank_")}
+    for key, value in summary.items():
+        if key.startswith("rerank_"):
+            base = key[len("rerank_"):]
+            out[base if base in out else key] = value
+    return out
+
+
 def _found(rank, k: int) -> bool:
     return rank is not None and 1 <= rank <= k
 
@@ -50,3 +62,24 @@ def query_differences(per_query_a: list[dict], per_query_b: list[dict], limit: i
 def recall_curves(report: dict) -> dict[int, float]:
     """k → pooled recall@k of a report."""
     return {int(k): report.get(f"recall@{k}") for k in report.get("ks", []) if report.get(f"recall@{k}") is not None}
+
+
+def query_lists(row_a: dict | None, row_b: dict | None, gold: dict[str, str]) -> dict:
+    """One query's two ranked heads side by side (``top``: [[source_id, score], …] of each run's per-query row),
+    every source marked with its gold type (None when not gold) and its rank in the other list; and the gold
+    sources one head holds that the other does not."""
+    def head(row):
+        return [(str(s), float(sc)) for s, sc in ((row or {}).get("top") or [])]
+
+    a, b = head(row_a), head(row_b)
+    rank_a = {s: r for r, (s, _) in enumerate(a, 1)}
+    rank_b = {s: r for r, (s, _) in enumerate(b, 1)}
+
+    def rows(items, other):
+        return [{"rank": r, "source_id": s, "score": sc, "gold": gold.get(s), "rank_other": other.get(s)}
+                for r, (s, sc) in enumerate(items, 1)]
+
+    return {"a": rows(a, rank_b), "b": rows(b, rank_a), "n_gold": len(gold),
+            "only_a": sorted(s for s in gold if s in rank_a and s not in rank_b),
+            "only_b": sorted(s for s in gold if s in rank_b and s not in rank_a),
+            "neither": sorted(s for s in gold if s not in rank_a and s not in rank_b)}

@@ -9,8 +9,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.exports import loci_report
-from benchmarks.models import BenchmarkVersion, EvaluationRun
+from benchmarks.models import EvaluationRun
 from benchmarks.run_limits import EVALUATION_N_FOLDS
+from benchmarks.selectors import benchmark_version_named
 from benchmarks.services import RunError, evaluation_run_create
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
@@ -24,7 +25,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", help="benchmark name, e.g. loci-similes-545 (required)")
         parser.add_argument("--benchmark-version", dest="bversion", default=None, help="version (default: the latest)")
-        add_method_arguments(parser, what="retriever")
+        add_method_arguments(parser, default="", what="retriever")  # required unless --suite (checked below)
         parser.add_argument("--reranker", default="", help="'lexical-rule' or empty for retrieval only")
         parser.add_argument("--ks", default="1,5,10,20,50,100", help="comma-separated cut-offs")
         parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
@@ -33,19 +34,42 @@ class Command(BaseCommand):
         parser.add_argument("--pool", default="gold", choices=["gold", "corpus"],
                             help="rank against the cited sources only (gold) or the version's whole source corpus")
         parser.add_argument("--output", default=None, help="report JSON path (default: stdout)")
+        parser.add_argument("--suite", action="store_true",
+                            help="run a list of methods over every registered benchmark and print one table "
+                                 "(benchmarks.suite; --methods, --benchmarks, --corpus-dir, --markdown, --expected)")
+        parser.add_argument("--methods", default=None, help="--suite: comma-separated method strings")
+        parser.add_argument("--benchmarks", default=None, help="--suite: comma-separated benchmark names")
+        parser.add_argument("--corpus-dir", default=None, help="--suite: Loci Similes against this whole corpus")
+        parser.add_argument("--markdown", default=None, help="--suite: also write the table here")
+        parser.add_argument("--expected", default=None,
+                            help="--suite: re-run a perf/expected/*.yaml file and fail when a figure drifted")
+        parser.add_argument("--write-expected", default=None, help="--suite: store the figures as an expected file")
+        parser.add_argument("--export", default=None,
+                            help="--suite: folder for qrels, BEIR folders (all and per fold) and TREC runs")
 
     def handle(self, *args, **o):
+        if o["suite"]:
+            from benchmarks.suite.suite_commands import run_suite_command
+
+            with command_errors():
+                rc = run_suite_command(
+                    methods=o["methods"].split(",") if o["methods"] else None,
+                    benchmarks=o["benchmarks"].split(",") if o["benchmarks"] else None, corpus_dir=o["corpus_dir"],
+                    output=o["output"], markdown=o["markdown"], expected=o["expected"],
+                    write_expected=o["write_expected"], export=o["export"], stdout=self.stdout, stderr=self.stderr)
+            if rc:
+                raise CommandError("the expected figures drifted (see the DRIFT lines)")
+            return
         if o["method"] == "list":
             self.stdout.write(registry.format_specs(kind="retriever", language="la"), ending="")
             return
+        if not o["method"]:
+            raise CommandError("--method is required (or --suite; --method list prints the retrievers)")
         if not o["benchmark"]:
             raise CommandError("--benchmark is required (--method list prints the retrievers)")
         with command_errors():
             params, ks = parse_params(o["param"]), list(parse_ks(o["ks"]))
-        versions = BenchmarkVersion.objects.filter(benchmark__name=o["benchmark"]).order_by("-created")
-        if o["bversion"]:
-            versions = versions.filter(version=o["bversion"])
-        version = versions.first()
+        version = benchmark_version_named(o["benchmark"], o["bversion"])
         if version is None:
             raise CommandError(f"no benchmark {o['benchmark']!r}{' version ' + o['bversion'] if o['bversion'] else ''}"
                                " in the database (load it with manage.py load_demo)")

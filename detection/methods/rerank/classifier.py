@@ -185,3 +185,13 @@ def load_classifier(directory):
     if kind not in CLASSIFIERS:
         raise ValueError(f"unknown classifier kind {kind!r} in {Path(directory).name}")
     return CLASSIFIERS[kind].load(directory)
+
+
+def _register_ranker() -> None:
+    """The learning-to-rank model (:mod:`ltr`) is stored and loaded like the classifiers above."""
+    from .ltr import PairwiseLinearRanker
+
+    CLASSIFIERS[PairwiseLinearRanker.kind] = PairwiseLinearRanker
+
+
+_register_ranker()

@@ -22,7 +22,7 @@ import numpy as np
 from .classifier import CLASSIFIERS, load_classifier
 from .features import Analysed, PairFeaturizer, analyse_texts
 from .pipeline import Candidates
-from .thresholds import class_thresholds
+from .thresholds import class_thresholds, decide
 
 RERANKER_FILE = "reranker.json"
 
@@ -71,14 +71,15 @@ def _missing_positives(cands: Candidates, gold: dict | None) -> dict:
 
 
 class FeatureReranker:
-    """Per-pair features + a scikit-learn classifier (``classifier``: ``feature-logreg`` or ``feature-hgb``)."""
+    """Per-pair features + a scikit-learn classifier (``classifier``: ``feature-logreg`` or ``feature-hgb``) or the
+    pairwise learning-to-rank model (``feature-ltr``, :mod:`ltr`)."""
 
     supervised = True
 
     def __init__(self, classifier: str = "feature-logreg", model: str | None = None, rare_df: int = 50,
                  gap: int = 3, tol: float = 0.01, C: float = 1.0, max_iter: int = 200, learning_rate: float = 0.1,
                  seed: int = 0, inner_folds: int = 4, vectors: str | None = None, cache_dir=None,
-                 featurizer: PairFeaturizer | None = None):
+                 featurizer: PairFeaturizer | None = None, max_negatives: int = 50, query_norm: bool = False):
         if classifier not in CLASSIFIERS:
             raise RerankerError(f"classifier must be one of {', '.join(CLASSIFIERS)}")
         self.classifier_kind = classifier
@@ -86,12 +87,15 @@ class FeatureReranker:
         self.rare_df, self.gap, self.tol, self.seed = rare_df, gap, tol, seed
         self.C, self.max_iter, self.learning_rate = C, max_iter, learning_rate
         self.inner_folds = inner_folds
+        self.max_negatives, self.query_norm = max_negatives, query_norm
         self.vectors = vectors or None  # a word-vector model: adds the SIF embedding cosine to the features
         self.cache_dir = cache_dir
         self.featurizer = featurizer
         self.clf = None
         self.thresholds: dict = {}
         self.training_queries: set[str] = set()
+        self.first_stage: str | None = None
+        self.label_distribution: dict | None = None
         self._analysed: dict[str, Analysed] = {}
         if model is not None:
             self._load(_model_dir(model))
@@ -127,7 +131,17 @@ class FeatureReranker:
     def _new_classifier(self):
         if self.classifier_kind == "feature-logreg":
             return CLASSIFIERS["feature-logreg"](C=self.C)
+        if self.classifier_kind == "feature-ltr":
+            return CLASSIFIERS["feature-ltr"](C=self.C, max_negatives=self.max_negatives, query_norm=self.query_norm)
         return CLASSIFIERS["feature-hgb"](max_iter=self.max_iter, learning_rate=self.learning_rate)
+
+    def _fit_classifier(self, X, y, groups, order):
+        """A new classifier fitted on these rows; a ranker (``uses_groups``) also gets each row's query and
+        first-stage rank."""
+        clf = self._new_classifier()
+        if getattr(clf, "uses_groups", False):
+            return clf.fit(X, y, seed=self.seed, groups=groups, order=order)
+        return clf.fit(X, y, seed=self.seed)
 
     def fit(self, cands: Candidates, labels, *, gold: dict | None = None, X: np.ndarray | None = None,
             progress=None) -> FeatureReranker:
@@ -137,24 +151,27 @@ class FeatureReranker:
         if not (labels > 0).any():
             raise RerankerError("the training folds hold no positive pair among the retrieved candidates")
         groups = cands.qi
-        oof = self._out_of_fold(X, labels, groups)
+        order = np.asarray(cands.rank)
+        oof = self._out_of_fold(X, labels, groups, order)
         self.thresholds = class_thresholds(oof, labels, self.tol, _missing_positives(cands, gold))
-        self.clf = self._new_classifier().fit(X, labels, seed=self.seed)
+        self.clf = self._fit_classifier(X, labels, groups, order)
         self.training_queries = {cands.query_ids[q] for q in np.unique(groups)}
+        self.first_stage = cands.meta.get("retriever")
+        self.label_distribution = label_shares(decide(oof, self.thresholds))
         return self
 
-    def _out_of_fold(self, X, y, groups) -> np.ndarray:
+    def _out_of_fold(self, X, y, groups, order) -> np.ndarray:
         from sklearn.model_selection import GroupKFold
 
         uniq = np.unique(groups)
         n_splits = min(self.inner_folds, len(uniq))
         oof = np.zeros((len(y), 3))
         if n_splits < 2:
-            return self._new_classifier().fit(X, y, seed=self.seed).predict_proba(X)
+            return self._predict(self._fit_classifier(X, y, groups, order), X, groups)
         for tr, te in GroupKFold(n_splits=n_splits).split(X, y, groups):
             if not (y[tr] > 0).any() or len(np.unique(y[tr])) < 2:
                 continue
-            oof[te] = self._new_classifier().fit(X[tr], y[tr], seed=self.seed).predict_proba(X[te])
+            oof[te] = self._predict(self._fit_classifier(X[tr], y[tr], groups[tr], order[tr]), X[te], groups[te])
         return oof
 
     def predict_proba(self, cands: Candidates, *, X: np.ndarray | None = None, progress=None) -> np.ndarray:
@@ -162,7 +179,14 @@ class FeatureReranker:
             raise RerankerError(f"reranker {self.name} has no trained model: train it or name one with 'model'")
         if len(cands) == 0:
             return np.zeros((0, 3))
-        return self.clf.predict_proba(self.features(cands) if X is None else X)
+        return self._predict(self.clf, self.features(cands) if X is None else X, cands.qi)
+
+    @staticmethod
+    def _predict(clf, X, groups) -> np.ndarray:
+        """A ranker (``uses_groups``) also gets each row's query (its features may be normalised per query)."""
+        if getattr(clf, "uses_groups", False):
+            return clf.predict_proba(X, groups=groups)
+        return clf.predict_proba(X)
 
     # ------------------------------------------------------------------------------------- storage
     def save(self, directory) -> list[str]:
@@ -173,7 +197,8 @@ class FeatureReranker:
         (d / RERANKER_FILE).write_text(json.dumps({
             "kind": "feature-classifier", "reranker": self.classifier_kind, "thresholds": self.thresholds,
             "feature_names": self.featurizer.feature_names, "vectors": self.featurizer.vectors,
-            "training_queries": sorted(self.training_queries)}),
+            "training_queries": sorted(self.training_queries), "first_stage": self.first_stage,
+            "label_distribution": self.label_distribution}),
             encoding="utf-8")
         return files + ["featurizer.json", RERANKER_FILE]
 
@@ -195,6 +220,92 @@ class FeatureReranker:
         self.vectors = stored
         self.thresholds = meta["thresholds"]
         self.training_queries = set(meta.get("training_queries", []))
+        self.first_stage = meta.get("first_stage")
+        self.label_distribution = meta.get("label_distribution")
+
+
+def stored_rerankers() -> list[dict]:
+    """Every stored reranker model in the models directory (``NAME`` or ``NAME/all``, ``NAME/fold-<f>``): its name,
+    kind, the first stage it learned from and how many queries it trained on."""
+    from detection.methods import model_store
+
+    root = model_store.models_dir()
+    out = []
+    if not root.is_dir():
+        return out
+    for meta_file in sorted(root.glob("*/reranker.json")) + sorted(root.glob("*/*/reranker.json")):
+        try:
+            meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        out.append({"name": meta_file.parent.relative_to(root).as_posix(),
+                    "kind": meta.get("reranker") or meta.get("kind"), "first_stage": meta.get("first_stage"),
+                    "training_queries": len(meta.get("training_queries", []))})
+    return out
+
+
+def format_stored_rerankers() -> str:
+    rows = stored_rerankers()
+    if not rows:
+        return "stored reranker models: none (train one with manage.py train_model or the models page)\n"
+    lines = ["stored reranker models (use with --reranker KIND --reranker-param model=NAME):"]
+    lines += [f"  {r['name']}: {r['kind']}, first stage {r['first_stage'] or 'not recorded'}, "
+              f"{r['training_queries']} training queries" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+LABEL_NAMES = ("none", "cit.", "cf.")
+FAR_OFF = 0.25  # total variation distance between label distributions that earns a warning
+
+
+def label_shares(labels) -> dict[str, float]:
+    """Share of each decision (``none``, ``cit.``, ``cf.``) among the candidates."""
+    lab = np.asarray(labels, np.int64)
+    n = max(lab.size, 1)
+    return {name: float((lab == i).sum() / n) for i, name in enumerate(LABEL_NAMES)}
+
+
+def use_warnings(reranker, result) -> list[str]:
+    """What a user should hear when a reranker is used outside what it learned from: another first stage than
+    its model card names, or labels distributed far from its training candidates' (total variation distance
+    above :data:`FAR_OFF`), or no positive label at all."""
+    return label_warnings(reranker.name, getattr(reranker, "first_stage", None),
+                          getattr(reranker, "label_distribution", None), result.candidates.meta.get("retriever"),
+                          result.labels)
+
+
+def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) -> list[str]:
+    """:func:`use_warnings` from a stored model's card (``params["model"]``) and labels given as text (``""``,
+    ``cit.``, ``cf.``), without loading the model (a detection job's merge)."""
+    card = {}
+    if params.get("model"):
+        try:
+            card = _read_meta(_model_dir(params["model"]))
+        except RerankerError:
+            card = {}
+    ids = {"": 0, "none": 0, "cit.": 1, "cf.": 2}
+    return label_warnings(name, card.get("first_stage"), card.get("label_distribution"), first_stage,
+                          np.asarray([ids.get(x, 0) for x in labels], np.int64))
+
+
+def label_warnings(name: str, first: str | None, train: dict | None, used: str | None, labels) -> list[str]:
+    out = []
+    if first and used and first != used:
+        out.append(f"{name} learned to rerank {first}'s candidates, not {used}'s: its probabilities and "
+                   f"thresholds may not hold")
+    now = label_shares(labels)
+    n = len(labels)
+    fmt = ", ".join
+    if train:
+        tv = 0.5 * sum(abs(now[k] - train.get(k, 0.0)) for k in LABEL_NAMES)
+        if tv > FAR_OFF:
+            out.append(f"{name} labels these {n} candidates "
+                       f"{fmt(f'{k} {now[k]:.0%}' for k in LABEL_NAMES)}; on its training data "
+                       f"{fmt(f'{k} {train.get(k, 0.0):.0%}' for k in LABEL_NAMES)} (distance {tv:.2f}): these "
+                       "texts are far from what it learned from")
+    if n and now["none"] == 1.0:
+        out.append(f"{name} labels none of the {n} candidates as a reference")
+    return out
 
 
 class LexicalRuleReranker:

@@ -1,0 +1,1 @@
+"""The benchmark suite: every registered benchmark, one metric table, runs in and out (pure: no Django)."""

@@ -1,0 +1,147 @@
+"""Command line of the suite (pure; ``manage.py evaluate --suite`` calls :func:`run_suite_command`)::
+
+    python -m benchmarks.suite.suite_commands [--methods bm25-lemma,rrf:bm25-lemma+tesserae,bm25-lemma>feature-ltr]
+        [--benchmarks loci-similes,lucan-vergil] [--corpus-dir DIR] [--output report.json] [--markdown table.md]
+        [--expected perf/expected/NAME.yaml (re-run it and fail on drift)] [--write-expected NAME.yaml]
+        [--export DIR (qrels, BEIR folders, TREC runs)]
+
+A method may be another tool's file: ``file:tesserae-csv:results.csv`` (formats: trec, tesserae-csv, tesserae-xml,
+locisimiles, passim).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+
+from core.cli import CommandInputError
+
+from . import expected as E
+from . import suite as S
+
+STANDARD_METHODS = ("bm25-lemma", "tesserae", "rrf:bm25-lemma+tesserae", "bm25-lemma>feature-logreg",
+                    "bm25-lemma>feature-ltr", "bm25-lemma>feature-ltr@lobo")
+
+
+def validate_methods(methods) -> list[str]:
+    """Every part of every method string names a registered method of the right kind."""
+    from detection.methods import registry
+
+    out = []
+    for spec in methods:
+        spec = spec.strip()
+        if spec.startswith("file:"):
+            from .interchange import READERS
+
+            fmt = spec.split(":")[1] if spec.count(":") >= 2 else ""
+            if fmt not in READERS:
+                raise CommandInputError(f"method {spec!r}: write file:FORMAT:PATH with FORMAT one of "
+                                        f"{', '.join(READERS)}")
+            out.append(spec)
+            continue
+        first = spec.partition(">")[0]
+        firsts = first[4:].split("+") if first.startswith("rrf:") else [first]
+        try:
+            for f in firsts:
+                registry.validate(f, {}, kind="retriever")
+            if ">" in spec:
+                _, name, params, _ = S.parse_reranked(spec)
+                registry.validate(name, params, kind="reranker")
+        except (KeyError, ValueError) as exc:
+            raise CommandInputError(f"method {spec!r}: {exc}") from None
+        out.append(spec)
+    if not out:
+        raise CommandInputError("no method given")
+    return out
+
+
+def _benchmarks(names, corpus_dir):
+    out = {}
+    for n in names:
+        if n not in S.BENCHMARKS:
+            raise CommandInputError(f"unknown benchmark {n!r}: one of {', '.join(S.BENCHMARKS)}")
+        out[n] = S.BENCHMARKS[n](**({"corpus_dir": corpus_dir} if n == "loci-similes" else {}))
+    return out
+
+
+def machine_notes(seconds: float) -> dict:
+    import numpy
+    import scipy
+    import sklearn
+
+    return {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {platform.system()}",
+            "python": platform.python_version(),
+            "libraries": {"numpy": numpy.__version__, "scipy": scipy.__version__, "scikit-learn": sklearn.__version__},
+            "seconds": round(seconds, 1)}
+
+
+def run_suite_command(*, methods=None, benchmarks=None, corpus_dir=None, output=None, markdown=None,
+                      expected=None, write_expected=None, export=None, stdout=None, stderr=None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    t = time.perf_counter()
+
+    def prog(msg):
+        err.write(f"[{time.perf_counter() - t:7.1f} s] {msg}\n")
+
+    if expected:
+        spec = E.load(expected)
+        report = E.run_expected(spec, progress=prog)
+        problems = E.drift(spec, report)
+        for p in problems:
+            out.write(f"DRIFT {p}\n")
+        out.write(f"{spec['name']}: {'drift in ' + str(len(problems)) + ' figures' if problems else 'all figures hold'}"
+                  f" ({time.perf_counter() - t:.0f} s)\n")
+        return 1 if problems else 0
+    methods = validate_methods(methods or STANDARD_METHODS)
+    names = list(benchmarks or S.BENCHMARKS)
+    try:
+        report = S.run_suite(methods, _benchmarks(names, corpus_dir), progress=prog, export_dir=export)
+    except (ValueError, OSError) as exc:  # an unreadable or malformed imported file: the message names the line
+        raise CommandInputError(str(exc)) from None
+    for line in report.get("skipped", []):
+        err.write(f"skipped {line}\n")
+    seconds = time.perf_counter() - t
+    report["seconds"] = seconds
+    table = S.markdown(report)
+    out.write(table)
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=1, default=float)
+    if markdown:
+        with open(markdown, "w", encoding="utf-8") as fh:
+            fh.write(table)
+    if write_expected:
+        command = (f"manage.py evaluate --suite --methods '{','.join(methods)}' --benchmarks {','.join(names)}"
+                   + (f" --corpus-dir {corpus_dir}" if corpus_dir else ""))
+        with open(write_expected, "w", encoding="utf-8") as fh:
+            fh.write(E.render(str(write_expected).rsplit("/", 1)[-1].removesuffix(".yaml"), command,
+                              {"methods": methods, "benchmarks": names, "corpus_dir": corpus_dir, "depth": 1000,
+                               "rerank_depth": 100}, report, tolerance=0.0005, measured=machine_notes(seconds)))
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.suite.suite_commands")
+    p.add_argument("--methods", default=None, help=f"comma-separated (default: {','.join(STANDARD_METHODS)})")
+    p.add_argument("--benchmarks", default=None, help=f"comma-separated (default: {','.join(S.BENCHMARKS)})")
+    p.add_argument("--corpus-dir", default=None)
+    p.add_argument("--output")
+    p.add_argument("--markdown")
+    p.add_argument("--expected")
+    p.add_argument("--write-expected")
+    p.add_argument("--export", help="folder: qrels, BEIR folders (all and per fold) and every method's TREC run")
+    a = p.parse_args(argv)
+    try:
+        return run_suite_command(methods=a.methods.split(",") if a.methods else None,
+                                 benchmarks=a.benchmarks.split(",") if a.benchmarks else None,
+                                 corpus_dir=a.corpus_dir, output=a.output, markdown=a.markdown, expected=a.expected,
+                                 write_expected=a.write_expected, export=a.export)
+    except CommandInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

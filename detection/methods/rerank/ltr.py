@@ -1,0 +1,189 @@
+"""Learning to rank: a linear ranker trained on pairwise differences inside each query (RankNet/RankSVM
+style, logistic loss), stored as JSON, keeping the rerankers' 3-class (no match, ``cit.``, ``cf.``) output.
+
+Training (one call to :meth:`PairwiseLinearRanker.fit` with the candidates' query groups):
+
+1. **Ranking objective.** Features are standardised (mean/scale of the training pairs). For every query with at
+   least one positive and one negative candidate, every positive is paired with up to ``max_negatives`` negatives
+   (the best-ranked by the first stage first: the hard ones, then the rest by a seeded draw). A logistic
+   regression without intercept learns ``w`` from the differences ``x_pos - x_neg`` (label 1) and their
+   negations (label 0), so ``s(x) = w · x`` orders a query's candidates. Each query weighs the same in total
+   (its pairs share a weight of 1), so a query with many gold sources does not dominate.
+2. **Probabilities.** ``P(reference) = sigmoid(a s + b)`` (Platt scaling of the ranking score on the training
+   pairs, a one-feature logistic regression); the type split ``P(cf. | reference)`` is a logistic regression on
+   the positives' features (``cit.`` vs ``cf.``; the training share of ``cf.`` when one type is missing). The
+   three columns are ``1 - p``, ``p (1 - q)``, ``p q``. Ranking by ``P(reference)`` is ranking by ``s``.
+
+Nothing here imports Django; scikit-learn is imported inside ``fit`` only (predicting needs numpy).
+Licence: the code is ours (scikit-learn, BSD-3-Clause, does the logistic fits).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+N_CLASSES = 3  # (no match, cit., cf.), as the classifiers (classifier.py imports this module: no import back here)
+
+
+def _one_thread():
+    from .classifier import _one_thread as one
+
+    return one()
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
+
+
+def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray, order: np.ndarray, *,
+                         max_negatives: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Differences ``x_pos - x_neg`` for the pairs of every query, and one weight per difference.
+
+    Args:
+        X: (n, d) standardised features.
+        relevant: (n,) bool, a gold pair.
+        groups: (n,) query of each row.
+        order: (n,) first-stage rank of each row (smaller = better); the hard negatives come first.
+        max_negatives: negatives per positive, at most.
+        seed: seeds the draw of negatives beyond the hard ones.
+
+    Returns:
+        (m, d) differences and (m,) weights (each query's weights sum to 1).
+    """
+    rng = np.random.default_rng(seed)
+    diffs, weights = [], []
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        pos = rows[relevant[rows]]
+        neg = rows[~relevant[rows]]
+        if pos.size == 0 or neg.size == 0:
+            continue
+        neg = neg[np.argsort(order[neg], kind="stable")]
+        if neg.size > max_negatives:
+            hard = neg[: max_negatives // 2]
+            rest = rng.choice(neg[max_negatives // 2:], max_negatives - hard.size, replace=False)
+            neg = np.concatenate([hard, rest])
+        d = (X[pos][:, None, :] - X[neg][None, :, :]).reshape(-1, X.shape[1])
+        diffs.append(d)
+        weights.append(np.full(d.shape[0], 1.0 / d.shape[0]))
+    if not diffs:
+        return np.zeros((0, X.shape[1])), np.zeros(0)
+    return np.vstack(diffs), np.concatenate(weights)
+
+
+class PairwiseLinearRanker:
+    """A linear scoring function learned from pairwise preferences, with Platt-scaled 3-class probabilities."""
+
+    kind = "feature-ltr"
+    uses_groups = True
+
+    def __init__(self, C: float = 1.0, max_negatives: int = 50, query_norm: bool = False):
+        self.C, self.max_negatives, self.query_norm = float(C), int(max_negatives), bool(query_norm)
+        self.w_ = None
+
+    def _query_normalised(self, X: np.ndarray, groups) -> np.ndarray:
+        """With ``query_norm``: each feature as a z-score among the same query's candidates (how a candidate
+        compares with the others retrieved for its query, whatever the texts' lengths and the collection)."""
+        if not self.query_norm:
+            return X
+        if groups is None:
+            raise ValueError("a query-normalised ranker needs each row's query (groups)")
+        groups = np.asarray(groups)
+        out = np.empty_like(X)
+        for g in np.unique(groups):
+            rows = groups == g
+            block = X[rows]
+            sd = block.std(axis=0)
+            out[rows] = (block - block.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        return out
+
+    def fit(self, X, y, seed: int = 0, *, groups=None, order=None) -> PairwiseLinearRanker:
+        """Train on the candidates ``X`` with labels ``y`` (0/1/2), ``groups`` (query of each row) and ``order``
+        (first-stage rank of each row; default: row order)."""
+        from sklearn.linear_model import LogisticRegression
+
+        from .classifier import check_training
+
+        X, y = check_training(X, y)
+        groups = np.zeros(len(y), np.int64) if groups is None else np.asarray(groups)
+        order = np.arange(len(y)) if order is None else np.asarray(order)
+        X = self._query_normalised(X, groups)
+        self.mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        Z = (X - self.mean_) / self.scale_
+        rel = y > 0
+        D, wts = pairwise_differences(Z, rel, groups, order, max_negatives=self.max_negatives, seed=seed)
+        if D.shape[0] == 0:
+            from .classifier import TrainingError
+
+            raise TrainingError("no query holds both a positive and a negative candidate: nothing to rank")
+        Dx = np.vstack([D, -D])
+        Dy = np.concatenate([np.ones(len(D)), np.zeros(len(D))])
+        Dw = np.concatenate([wts, wts])
+        with _one_thread():
+            m = LogisticRegression(C=self.C, fit_intercept=False, max_iter=500, solver="lbfgs")
+            m.fit(Dx, Dy, sample_weight=Dw * (len(Dw) / Dw.sum()))
+            self.w_ = m.coef_[0].copy()
+            s = Z @ self.w_
+            platt = LogisticRegression(C=1e4, max_iter=500, class_weight="balanced").fit(s[:, None], rel)
+            self.platt_ = (float(platt.coef_[0, 0]), float(platt.intercept_[0]))
+            pos_cls = y[rel]
+            self.cf_prior_ = float((pos_cls == 2).mean())
+            self.type_w_, self.type_b_ = None, None
+            if len(np.unique(pos_cls)) == 2:
+                t = LogisticRegression(C=self.C, max_iter=500, class_weight="balanced").fit(Z[rel], pos_cls == 2)
+                self.type_w_, self.type_b_ = t.coef_[0].copy(), float(t.intercept_[0])
+        return self
+
+    def score(self, X, groups=None) -> np.ndarray:
+        """The ranking score ``w · standardised(x)``."""
+        X = self._query_normalised(np.asarray(X, np.float64), groups)
+        return ((X - self.mean_) / self.scale_) @ self.w_
+
+    def predict_proba(self, X, groups=None) -> np.ndarray:
+        X = self._query_normalised(np.asarray(X, np.float64), groups)
+        Z = (X - self.mean_) / self.scale_
+        z = self.platt_[0] * (Z @ self.w_) + self.platt_[1]
+        p = _sigmoid(z)
+        q = (_sigmoid(Z @ self.type_w_ + self.type_b_) if self.type_w_ is not None
+             else np.full(len(p), self.cf_prior_))
+        out = np.zeros((len(p), N_CLASSES))
+        # P(no match) computed as sigmoid(-z), not 1 - p: near 1, p saturates to ties that would hide the order
+        out[:, 0], out[:, 1], out[:, 2] = _sigmoid(-z), p * (1 - q), p * q
+        return out
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "C": self.C, "max_negatives": self.max_negatives, "query_norm": self.query_norm,
+                "mean": self.mean_.tolist(),
+                "scale": self.scale_.tolist(), "w": self.w_.tolist(), "platt": list(self.platt_),
+                "cf_prior": self.cf_prior_, "type_w": None if self.type_w_ is None else self.type_w_.tolist(),
+                "type_b": self.type_b_}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PairwiseLinearRanker:
+        if d.get("kind") != cls.kind:
+            raise ValueError(f"not a {cls.kind} model file (kind {d.get('kind')!r})")
+        m = cls(d["C"], d["max_negatives"], bool(d.get("query_norm", False)))
+        m.mean_, m.scale_, m.w_ = np.asarray(d["mean"]), np.asarray(d["scale"]), np.asarray(d["w"])
+        m.platt_ = (float(d["platt"][0]), float(d["platt"][1]))
+        m.cf_prior_ = float(d["cf_prior"])
+        m.type_w_ = None if d["type_w"] is None else np.asarray(d["type_w"])
+        m.type_b_ = d["type_b"]
+        if not (m.w_.shape == m.mean_.shape == m.scale_.shape) or (
+                m.type_w_ is not None and m.type_w_.shape != m.w_.shape):
+            raise ValueError("corrupt ranker file: weight shapes do not match")
+        return m
+
+    def save(self, directory) -> list[str]:
+        Path(directory, "classifier.json").write_text(json.dumps(self.to_dict()), encoding="utf-8")
+        return ["classifier.json"]
+
+    @classmethod
+    def load(cls, directory) -> PairwiseLinearRanker:
+        try:
+            return cls.from_dict(json.loads(Path(directory, "classifier.json").read_text(encoding="utf-8")))
+        except (KeyError, TypeError, IndexError, json.JSONDecodeError) as exc:
+            raise ValueError(f"corrupt ranker file in {Path(directory).name}: {exc}") from None

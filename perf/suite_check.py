@@ -1,0 +1,36 @@
+"""Re-run every stored expected result (``perf/expected/*.yaml``) and fail on drift; prints each file's time.
+
+    .venv/bin/python perf/suite_check.py [perf/expected/suite_dev.yaml ...]
+
+Each file names the command that produced it, its figures, a tolerance and the machine and libraries it was
+measured with; the test suite re-runs only ``suite_short.yaml``. Exit status 1 when any figure moved.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.suite import expected as E  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    files = [Path(a) for a in argv] or sorted((Path(__file__).parent / "expected").glob("*.yaml"))
+    bad = 0
+    for f in files:
+        spec = E.load(f)
+        t = time.perf_counter()
+        report = E.run_expected(spec, progress=lambda m: print(f"  {m}", flush=True))
+        problems = E.drift(spec, report)
+        print(f"{f.name}: {len(problems)} drifted figures, {time.perf_counter() - t:.1f} s "
+              f"(stored run: {spec.get('measured', {}).get('seconds')} s)")
+        for p in problems:
+            print(f"  DRIFT {p}")
+        bad += bool(problems)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
