@@ -162,8 +162,33 @@ class MethodListApi(_Api):
                          "models": methods.local_models()})
 
 
+class _ComparedRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    source_id = serializers.CharField()
+    score = serializers.FloatField()
+    gold = serializers.CharField(allow_null=True, help_text="the gold type (cit./cf.), null when not gold")
+    rank_other = serializers.IntegerField(allow_null=True, help_text="its rank in the other run's list, or null")
+
+
+class _ComparedRunSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    method = serializers.CharField()
+    reranker = serializers.CharField(allow_blank=True)
+    list = _ComparedRowSerializer(many=True)
+
+
+class QueryComparisonSerializer(serializers.Serializer):
+    query_id = serializers.CharField()
+    a = _ComparedRunSerializer()
+    b = _ComparedRunSerializer()
+    n_gold = serializers.IntegerField()
+    only_a = serializers.ListField(child=serializers.CharField(), help_text="gold sources only run a's list holds")
+    only_b = serializers.ListField(child=serializers.CharField(), help_text="gold sources only run b's list holds")
+    neither = serializers.ListField(child=serializers.CharField(), help_text="gold sources neither list holds")
+
+
 class CompareQueryApi(_Api):
-    @extend_schema(responses=OpenApiTypes.OBJECT, parameters=[
+    @extend_schema(responses=QueryComparisonSerializer, parameters=[
         OpenApiParameter("a", int, required=True), OpenApiParameter("b", int, required=True),
         OpenApiParameter("query", str, required=True)],
         description="One query's ranked lists in two finished evaluation runs, gold marked, and the gold sources "
@@ -171,7 +196,7 @@ class CompareQueryApi(_Api):
     def get(self, request):
         a, b, q = (request.query_params.get(k, "") for k in ("a", "b", "query"))
         for name, value in (("a", a), ("b", b)):
-            if not value.isdigit():
+            if not (value.isascii() and value.isdigit()):  # "²".isdigit() is True
                 raise ValidationError({name: "a run id (a positive integer) is required"})
         if not q:
             raise ValidationError({"query": "a query id is required"})

@@ -87,7 +87,7 @@ def results_trec(run: DetectionRun, qs) -> str:
     ranked: dict[str, list[tuple[str, float]]] = {}
     reranked = bool(run.reranker)
     rows = sorted(selectors.export_rows(qs), key=lambda r: (r[0], r[4]))
-    for qid, _qtext, sid, _stext, _rank, score, p_cit, p_cf, _label, _shared, _bucket in rows:
+    for qid, _qtext, sid, _stext, _rank, score, p_cit, p_cf, _label, _shared, _bucket, _explain in rows:
         value = (p_cit + p_cf) if reranked and p_cit is not None else score
         ranked.setdefault(qid, []).append((sid, float(value)))
     return trec_run_text(ranked, f"similia-detection-{run.pk}")

@@ -230,7 +230,7 @@ def compare_query_page(request):
     from django.http import Http404
 
     a, b, q = request.GET.get("a", ""), request.GET.get("b", ""), request.GET.get("q", "")
-    if not (a.isdigit() and b.isdigit() and q):
+    if not (a.isascii() and a.isdigit() and b.isascii() and b.isdigit() and q):  # "²".isdigit() is True
         raise Http404("a, b (run ids) and q (a query id) are required")
     try:
         context = selectors.query_comparison(int(a), int(b), q)

@@ -70,7 +70,7 @@ def _read_checked(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict
 
 
 def _check_fold(name: str, line: int, value: str) -> None:
-    if value and not value.lstrip("-").isdigit():
+    if value and not (value.isascii() and value.lstrip("-").isdigit()):
         raise BenchmarkImportError(f"{name}:{line}: fold_id {value!r} is not an integer")
 
 

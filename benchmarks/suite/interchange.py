@@ -158,7 +158,7 @@ def read_trec_run(text: str) -> list[RawRow]:
                                       f"has {len(parts)}")
         q, _, s, r, sc, _ = parts
         q, s = unquote(q), unquote(s)
-        if not r.lstrip("-").isdigit():
+        if not (r.isascii() and r.lstrip("-").isdigit()):
             raise InterchangeError(n, f"rank {r!r} is not an integer")
         rank = int(r)
         if rank < 0:
@@ -242,7 +242,7 @@ def read_locisimiles_csv(text: str) -> list[RawRow]:
         score = _float(prob, n, "probability") if prob else _float(r["similarity"].strip(), n, "similarity")
         rank = None
         if (r.get("rank") or "").strip():
-            if not r["rank"].strip().isdigit():
+            if not (r["rank"].strip().isascii() and r["rank"].strip().isdigit()):
                 raise InterchangeError(n, f"rank {r['rank']!r} is not an integer")
             rank = int(r["rank"])
         rows.append(RawRow(n, q, s, score, rank))

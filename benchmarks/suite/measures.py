@@ -37,7 +37,7 @@ def relevant(gold_q: Mapping[str, int], view: str = "all") -> set[str]:
 
 def _parse(measure: str) -> tuple[str, int]:
     name, _, k = measure.partition("@")
-    if name not in ("R", "RR", "nDCG") or not k.isdigit():
+    if name not in ("R", "RR", "nDCG") or not (k.isascii() and k.isdigit()):
         raise ValueError(f"unknown measure {measure!r}: use R@k, RR@k or nDCG@k")
     return name, int(k)
 

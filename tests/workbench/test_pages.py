@@ -135,4 +135,5 @@ def test_compare_drills_down_to_one_querys_two_lists_page_and_api(client, users,
     assert client.get("/api/v1/workbench/compare/", {"a": a.pk, "b": b.pk, "query": "nope"}).status_code == 404
     bad = client.get("/api/v1/workbench/compare/", {"a": "x", "b": b.pk, "query": q})
     assert bad.status_code == 400 and "a" in bad.json()
+    assert client.get("/api/v1/workbench/compare/", {"a": "²", "b": b.pk, "query": q}).status_code == 400
     assert client.get(f"/workbench/compare/query/?a={a.pk}&b=999999&q={quote(q)}").status_code == 404
