@@ -283,18 +283,10 @@ def features(doc: Doc, rarity: Rarity, *, rare_min: float, side: str, synonyms: 
         for g in char_trigrams(tok):
             f["sound"][g] = f["sound"].get(g, 0.0) + 1.0
             words["sound"].setdefault(g, tok)
-        if synonyms is not None:
-            if side == "query":
-                for syn in synonyms.related(lem):
-                    put("synonym", syn, r, tok)
-            else:
-                put("synonym", lem, r, tok)
-        if variants is not None:
-            if side == "query":
-                for var in variants.related(tok):
-                    put("edit", var, r, tok)
-            else:
-                put("edit", tok, r, tok)
+        for channel, table, key in (("synonym", synonyms, lem), ("edit", variants, tok)):
+            if table is not None:  # a query word reaches its related keys; a source word is indexed as itself
+                for k in (table.related(key) if side == "query" else (key,)):
+                    put(channel, k, r, tok)
     for a in range(len(toks) - 2):
         key = " ".join(toks[a:a + 3])
         put("quote", key, 1.0, key)
