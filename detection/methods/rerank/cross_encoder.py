@@ -114,30 +114,48 @@ def load(model_dir, device: str = "cpu"):
 
 def predict_proba(tokenizer, model, queries: Sequence[str], candidates: Sequence[str], *, batch_size: int = 64,
                   max_length: int = 256, device: str = "cpu", progress: Callable | None = None) -> np.ndarray:
-    """(n, 3) softmax probabilities; batches sorted by length (dynamic padding); batch halves on OOM."""
+    """(n, 3) softmax probabilities; batches sorted by length (dynamic padding); batch halves on OOM.
+
+    The next batch is tokenised in a second thread while the model scores the current one (the fast tokenizer
+    releases the GIL), so a GPU does not wait for the CPU between batches; the probabilities are the same as
+    with one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import torch
 
     n = len(queries)
     out = np.zeros((n, 3), np.float32)
     max_length = fit_length(model, max_length)
     order = np.argsort([len(q) + len(c) for q, c in zip(queries, candidates)], kind="stable")
+
+    def encode(rows):
+        return encode_pairs(tokenizer, [queries[i] for i in rows], [candidates[i] for i in rows], max_length)
+
     start, bs = 0, int(batch_size)
-    while start < n:
-        rows = order[start:start + bs]
-        try:
-            enc = encode_pairs(tokenizer, [queries[i] for i in rows], [candidates[i] for i in rows], max_length)
-            with torch.no_grad(), neural.autocast(device):
-                logits = model(**{k: v.to(device) for k, v in enc.items()}).logits
-            out[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-        except RuntimeError as exc:
-            if not neural.is_oom(exc) or bs == 1:
-                raise
-            neural.free_cuda()
-            bs //= 2
-            continue
-        start += len(rows)
-        if progress is not None:
-            progress(start / n, f"scored {start}/{n} pairs")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = None  # (start, size, future) of the batch tokenised in advance
+        while start < n:
+            rows = order[start:start + bs]
+            if ahead is not None and ahead[0] == start and ahead[1] == len(rows):
+                enc = ahead[2].result()
+            else:
+                enc = encode(rows)
+            after = start + len(rows)
+            ahead = (after, len(order[after:after + bs]), pool.submit(encode, order[after:after + bs])) \
+                if after < n else None
+            try:
+                with torch.no_grad(), neural.autocast(device):
+                    logits = model(**{k: v.to(device) for k, v in enc.items()}).logits
+                out[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+            except RuntimeError as exc:
+                if not neural.is_oom(exc) or bs == 1:
+                    raise
+                neural.free_cuda()
+                bs //= 2
+                continue
+            start = after
+            if progress is not None:
+                progress(start / n, f"scored {start}/{n} pairs")
     return out
 
 

@@ -92,6 +92,11 @@ def test_cross_encoder_trains_checkpoints_resumes_and_scores(tiny, pairs, tmp_pa
     assert card["kind"] == "cross-encoder" and card["versions"]["torch"]
     p = CE.predict_proba(tok, model, Q[:6], C[:6], max_length=48, batch_size=4)
     assert p.shape == (6, 3) and np.allclose(p.sum(1), 1, atol=1e-5)
+    # the next batch is tokenised in a second thread: any batch size gives each pair the probabilities it gets alone
+    one_by_one = np.vstack([CE.predict_proba(tok, model, [q], [c], max_length=48, batch_size=1)
+                            for q, c in zip(Q[:6], C[:6])])
+    assert np.allclose(CE.predict_proba(tok, model, Q[:6], C[:6], max_length=48, batch_size=6), one_by_one, atol=1e-5)
+    assert np.allclose(p, one_by_one, atol=1e-5)
 
 
 def test_cross_encoder_bad_inputs_fail_clearly(tiny, pairs, tmp_path):
