@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = re.compile(r"""<(?:script|img|link|iframe|source)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.I)
 
@@ -68,12 +70,7 @@ def test_the_readme_is_short_and_its_links_resolve():
 
 
 def _results_pages():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import results_pages
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    return results_pages
+    return load_script("results_pages")
 
 
 def _leaves(node):
