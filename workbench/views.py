@@ -30,6 +30,7 @@ from workbench.engine import compare as C
 from workbench.engine.uploads import FORMATS
 from workbench.models import Document
 from workbench.services import (
+    WorkbenchError,
     detection_run_create,
     document_from_corpus,
     document_upload,
@@ -201,7 +202,7 @@ def run_promote(request, pk: int):
 
     return page_action(request, lambda: gold_promote(run=run, base=base, user=request.user,
                                                      version=(request.POST.get("version") or "").strip()[:50]),
-                       done=promoted, back=reverse("workbench:run", args=[pk]))
+                       done=promoted, back=reverse("workbench:run", args=[pk]), errors=WorkbenchError)
 
 
 @researcher_only
