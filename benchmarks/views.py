@@ -240,14 +240,16 @@ def run_report_json(request, pk: int):
     return response
 
 
-def _queue_from_form(request, form, create, *, label: str, url_name: str):
-    """On a valid POST, create the run from the form's data (``create(owner=..., **cleaned_data)``), say it is
-    queued or why its job could not be queued (the job is then failed), and redirect to it. Otherwise None: the
-    page is shown again, with the service's refusal as a form error."""
+def _queue_from_form(request, form, create, *, label: str, url_name: str | None = None, redirect_to: str = ""):
+    """On a valid POST, create the run (or the bare job) from the form's data (``create(owner=...,
+    **cleaned_data)``), say it is queued or why its job could not be queued (the job is then failed), and redirect
+    to the run's page (``url_name``) or to ``redirect_to``. Otherwise None: the page is shown again, with the
+    service's refusal as a form error."""
 
-    def queued(run):
-        say_queued(request, f"{label} {run.pk}", job_enqueue_error(run.job), job_id=run.job_id)
-        return redirect(url_name, pk=run.pk)
+    def queued(made):
+        job = getattr(made, "job", made)  # a run and its job, or the job itself
+        say_queued(request, f"{label} {made.pk}", job_enqueue_error(job), job_id=None if job is made else job.pk)
+        return redirect(url_name, pk=made.pk) if url_name else redirect(redirect_to)
 
     return form_action(request, form, lambda data: create(owner=request.user, **data), done=queued)
 
@@ -384,13 +386,9 @@ def suite_page(request):
     from benchmarks.services.suite_jobs import SUITE_KIND, suite_job_create
     from jobs.models import Job
 
-    def queued(job):
-        say_queued(request, f"Suite job {job.pk}", job_enqueue_error(job))
-        return redirect("benchmarks:suite")
-
     form = SuiteForm(request.POST or None)
-    answered = form_action(request, form, lambda data: suite_job_create(owner=request.user, **data), done=queued)
-    if answered:
-        return answered
+    queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
+    if queued:
+        return queued
     jobs = list(Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")[:10])
     return render(request, "benchmarks/suite.html", {"jobs": jobs, "form": form, "can_launch": _can_launch(request)})

@@ -37,6 +37,9 @@ def _cell(value) -> str:
         return repr(value)
     if isinstance(value, list):  # names (methods, benchmarks) as code: `a>b(x_y)` stays as written
         return ", ".join(_code(v) if isinstance(v, str) else _cell(v) for v in value) or "–"
+    if isinstance(value, dict):  # a mapping inside a table's cell: "key: value; …", a deeper one in parentheses
+        return "; ".join(f"{_cell(k)}: ({_cell(v)})" if isinstance(v, dict) else f"{_cell(k)}: {_cell(v)}"
+                         for k, v in value.items()) or "–"
     text = str(value).replace("|", "\\|").replace("\n", " ")
     return text
 
@@ -61,16 +64,23 @@ def _key_value_table(items: list[tuple[str, object]], *, code_keys=("command",))
     return lines
 
 
-def _grid(mapping: dict, corner: str) -> list[str]:
-    """A mapping of mappings of scalars as one table: a row per outer key, a column per inner key."""
+def _grid(mapping: dict, corner: str, *, named_rows: bool = True) -> list[str]:
+    """A mapping of mappings as one table: a row per outer key (a name, as code), a column per inner key."""
     columns: list = []
     for row in mapping.values():
         columns += [c for c in row if c not in columns]
     lines = [f"| {corner} | " + " | ".join(_cell(c) for c in columns) + " |",
              "|---|" + "---|" * len(columns)]
     for name, row in mapping.items():
-        lines.append(f"| {_code(name)} | " + " | ".join(_cell(row.get(c)) for c in columns) + " |")
+        lines.append(f"| {_code(name) if named_rows else _cell(name)} | "
+                     + " | ".join(_cell(row.get(c)) for c in columns) + " |")
     return lines
+
+
+def _rows(items: list) -> list[str]:
+    """A list of mappings (or values) as one table, numbered."""
+    rows = {n + 1: item if isinstance(item, dict) else {"value": item} for n, item in enumerate(items)}
+    return _grid(rows, "#", named_rows=False)
 
 
 def _is_grid(mapping: dict) -> bool:
@@ -87,11 +97,7 @@ def _section(mapping: dict, level: int, corner: str) -> list[str]:
         if _scalar(value):
             continue
         lines += [*([""] if lines else []), f"{'#' * min(level, 6)} {_cell(key)}", ""]
-        if isinstance(value, dict):
-            lines += _section(value, level + 1, corner)
-        else:  # a list of mappings: one table, a column per key
-            rows = {f"{n + 1}": item if isinstance(item, dict) else {"value": item} for n, item in enumerate(value)}
-            lines += _grid(rows, "#")
+        lines += _section(value, level + 1, corner) if isinstance(value, dict) else _rows(value)
     return lines
 
 
@@ -114,10 +120,7 @@ def render(data: dict, source: str) -> str:
         if _scalar(value):
             continue
         lines += [f"## {LABELS.get(key, _cell(key))}", ""]
-        if isinstance(value, dict):
-            lines += _section(value, 3, "method" if key == "figures" else "")
-        else:
-            lines += _section({key: value}, 3, "")
+        lines += _section(value, 3, "method" if key == "figures" else "") if isinstance(value, dict) else _rows(value)
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -117,7 +117,7 @@ def test_a_stale_or_hand_typed_results_page_stops_the_build(tmp_path):
     (tmp_path / "docs" / "results" / "kernel_speed.yaml").write_text(yaml.safe_dump({
         "name": "kernel speed", "description": "Seconds per run, same-run ratio against bm25s.",
         "command": "perf/kernel_bench.py", "figures": {"fused": {"seconds": 1.75, "ratio": 5.2}},
-        "runs": [{"n": 850, "seconds": 1.7}, {"n": 40000, "seconds": 9.5}]}, sort_keys=False), encoding="utf-8")
+        "runs": [{"n": 850, "seconds": 1.7, "machine": {"cores": 2}}, {"n": 40000, "seconds": 9.5}]}, sort_keys=False), encoding="utf-8")
     generator = _results_pages()
     assert generator.write(tmp_path)
     assert generator.stale(tmp_path) == []
@@ -127,6 +127,7 @@ def test_a_stale_or_hand_typed_results_page_stops_the_build(tmp_path):
     assert "<td>0.1234</td>" in short
     speed = (tmp_path / "site" / "results" / "kernel_speed.html").read_text(encoding="utf-8")
     assert all(f"<td>{v}</td>" in speed for v in ("1.75", "5.2", "850", "40000", "9.5"))
+    assert "<td>cores: 2</td>" in speed and "<td>–</td>" in speed  # a mapping in a row; a row without it
     assert "Seconds per run" in speed and 'href="kernel_speed.html"' in short  # in the Results menu
     # a page typed by hand in docs/results/ is refused, and so is an edit of a generated one
     (tmp_path / "docs" / "results" / "typed.md").write_text("# Typed\n\nR@10 0.99\n", encoding="utf-8")
