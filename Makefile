@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 
-.PHONY: run test venv migrate demo worker perf clean
+.PHONY: run test venv migrate demo worker perf docs clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ run: demo
 test: venv
 	./scripts/ensure_system_deps.sh
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+docs: venv
+	$(PY) scripts/results_pages.py
+	$(PY) scripts/reference_pages.py
+	$(PY) -m mkdocs build --strict
 
 perf: venv
 	for script in perf/*.py; do $(PY) $$script || exit 1; done

@@ -81,6 +81,18 @@ class VerseImportSerializer(serializers.Serializer):
     create_batches = serializers.BooleanField(default=True)
 
 
+class VerseImportSummarySerializer(serializers.Serializer):
+    """What `verses_import` answers (schema only)."""
+
+    format = serializers.CharField(help_text="the file format recognised")
+    created = serializers.IntegerField(help_text="verses added")
+    unchanged = serializers.IntegerField(help_text="verses already in the project with the same text")
+    batches = serializers.ListField(child=serializers.CharField(), help_text="names of the batches made from the file")
+    batch_jobs = serializers.ListField(child=serializers.IntegerField(),
+                                       help_text="jobs making the batches too large to make in the request")
+    notes = serializers.ListField(child=serializers.CharField(), help_text="what was repaired while reading")
+
+
 class BatchInputSerializer(serializers.Serializer):
     reference_id = serializers.CharField(help_text="DBBE-style verse id of the reference, e.g. '16977 1'")
     candidate_ids = serializers.ListField(child=serializers.CharField(), min_length=2)
@@ -272,7 +284,7 @@ class VerseImportApi(APIView):
     permission_classes = [IsLead]
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": VerseImportSerializer}, responses={201: dict})
+    @extend_schema(request={"multipart/form-data": VerseImportSerializer}, responses={201: VerseImportSummarySerializer})
     def post(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
         refused = upload_refusal(request)
@@ -336,10 +348,40 @@ class BatchDetailApi(APIView):
         return Response(BatchSerializer(batch).data)
 
 
+class BatchProgressSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    reference_id = serializers.CharField()
+    reference_text = serializers.CharField()
+    pilot = serializers.BooleanField()
+    status = serializers.CharField()
+    n_candidates = serializers.IntegerField()
+    n_pairs = serializers.IntegerField()
+    judgements = serializers.IntegerField(help_text="live judgements (attention checks left out)")
+    pairs_covered = serializers.IntegerField(help_text="pairs judged at least once")
+    pairs_progress = serializers.FloatField(help_text="pairs_covered / n_pairs")
+    planned_judgements = serializers.IntegerField()
+
+
+class AnnotatorProgressSerializer(serializers.Serializer):
+    batch = serializers.IntegerField(help_text="the batch's id")
+    annotator__username = serializers.CharField()
+    judgements = serializers.IntegerField()
+    sets = serializers.IntegerField(help_text="sets with live judgements")
+
+
+class ProjectProgressSerializer(serializers.Serializer):
+    """What `selectors.project_progress` answers (schema only)."""
+
+    batches = BatchProgressSerializer(many=True)
+    annotators = AnnotatorProgressSerializer(many=True, help_text="one row per annotator × batch")
+    n_annotators = serializers.IntegerField()
+
+
 class ProgressApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses=ProjectProgressSerializer)
     def get(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
         return Response(selectors.project_progress(project=project))
@@ -430,11 +472,22 @@ class UndoApi(APIView):
         return Response(JudgementSerializer(judgement).data)
 
 
+class MyBatchSerializer(serializers.Serializer):
+    """One row of `selectors.annotator_batches` (schema only)."""
+
+    project = serializers.CharField(help_text="the project's name")
+    batch_id = serializers.IntegerField()
+    batch = serializers.CharField(help_text="the batch's name")
+    status = serializers.CharField()
+    n_pairs = serializers.IntegerField()
+    my_judgements = serializers.IntegerField(help_text="your live judgements in the batch")
+
+
 class MyProjectsApi(APIView):
     """Projects and batches the current annotator may work on, with their own counts."""
 
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses=MyBatchSerializer(many=True))
     def get(self, request):
         return Response(selectors.annotator_batches(user=request.user))

@@ -23,6 +23,7 @@ from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Proje
 from core.pagination import Pagination
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
+from core.schema import OpenEndedSerializer
 from jobs.models import Job
 
 FILTERS = [
@@ -300,10 +301,46 @@ def _judgement_row(r: dict) -> dict:
             "attention_passed": None if check is None else r["chosen__verse_id"] == check}
 
 
+class AgreementFiguresSerializer(OpenEndedSerializer):
+    """`analytics.agreement_report` (schema only): without judgements only `annotators` and `n_judgements`."""
+
+    extra_values = {}
+    extra_help = "further statistics as the dashboard shows them (each an object or a list of rows)"
+    annotators = serializers.ListField(child=serializers.CharField())
+    n_judgements = serializers.IntegerField()
+    symmetric = serializers.JSONField(required=False, help_text="the headline figures, invariant to which candidate "
+                                      "is called a: every registered statistic and cohen_symmetric")
+    orientation_rule = serializers.CharField(required=False, help_text="how the classic coefficients orient a pair")
+    cohen = serializers.JSONField(required=False, help_text="mean pairwise Cohen's κ: kappa, n_shared, mean")
+    fleiss = serializers.JSONField(required=False)
+    krippendorff = serializers.JSONField(required=False)
+    retest = serializers.ListField(child=serializers.JSONField(), required=False,
+                                   help_text="test–retest agreement per annotator")
+    split_half = serializers.ListField(child=serializers.JSONField(), required=False,
+                                       help_text="split-half reliability per batch")
+
+
+class TriadsSerializer(serializers.Serializer):
+    per_annotator = serializers.ListField(child=serializers.JSONField(),
+                                         help_text="circular triads per annotator × batch (`triads` listed empty)")
+    majority = serializers.ListField(child=serializers.JSONField(), help_text="circular triads of the pooled majority")
+
+
+class AgreementSerializer(serializers.Serializer):
+    """What the agreement report answers (schema only): the last analytics run's figures when no filter is given
+    (`source` stored, with `computed_at` and `job`), else computed now (`source` live)."""
+
+    agreement = AgreementFiguresSerializer()
+    triads = TriadsSerializer()
+    source = serializers.ChoiceField(choices=["stored", "live"])
+    computed_at = serializers.DateTimeField(required=False, help_text="stored figures: when they were computed")
+    job = serializers.IntegerField(required=False, help_text="stored figures: the analytics job")
+
+
 class ProjectAgreementApi(_ExportBase):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
 
-    @extend_schema(parameters=FILTERS[:4], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=FILTERS[:4], responses=AgreementSerializer)
     def get(self, request, pk: int):
         project = self.project(pk)
         filters = self.filters()

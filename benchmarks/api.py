@@ -31,6 +31,7 @@ from benchmarks.services.runs import POOLS
 from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
+from core.schema import OpenEndedSerializer
 from jobs.services import job_enqueue_error
 
 
@@ -112,6 +113,69 @@ class EvaluationRunInputSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, default=0)
     pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
     shards = EVALUATION_SHARDS.serializer_field()
+
+
+class LociQueryRowSerializer(OpenEndedSerializer):
+    extra_help = "recall@k of the query for every k of the run's ks"
+    query_id = serializers.CharField()
+    fold = serializers.IntegerField()
+    n_gold = serializers.IntegerField()
+    n_cit = serializers.IntegerField()
+    n_cf = serializers.IntegerField()
+    rr = serializers.FloatField(allow_null=True, help_text="reciprocal rank of the first gold source")
+    top = serializers.ListField(child=serializers.ListField(child=serializers.JSONField(), min_length=2, max_length=2),
+                                required=False, help_text="the head of the ranked list: [source_id, score] best first")
+
+
+class LociRunIdentitySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    method = serializers.CharField()
+    params = serializers.JSONField()
+    reranker = serializers.CharField(allow_blank=True)
+    reranker_params = serializers.JSONField()
+    split = serializers.CharField()
+    n_folds = serializers.IntegerField()
+    ks = serializers.ListField(child=serializers.IntegerField())
+    seed = serializers.IntegerField()
+    code_version = serializers.CharField(allow_blank=True)
+    job = serializers.IntegerField(allow_null=True)
+
+
+class LociReportSerializer(OpenEndedSerializer):
+    """`exports.loci_report` (schema only): the pure evaluation's JSON (`benchmarks.loci.evaluate`), its
+    per-query rows and the run's identity; sections a run did not compute are absent."""
+
+    extra_help = "recall@k and mrr@k over every query, for every k of the run's ks"
+    run = LociRunIdentitySerializer()
+    per_query = LociQueryRowSerializer(many=True)
+    schema = serializers.CharField(required=False, help_text="the report format's version")
+    ks = serializers.ListField(child=serializers.IntegerField(), required=False)
+    ties = serializers.CharField(required=False, help_text="how equal scores are ranked")
+    seed = serializers.IntegerField(required=False)
+    code_version = serializers.CharField(required=False)
+    benchmark = serializers.JSONField(required=False, help_text="the benchmark's summary")
+    split = serializers.JSONField(required=False, help_text="the cross-validation split")
+    method = serializers.JSONField(required=False, help_text="the method as it describes itself")
+    pool = serializers.JSONField(required=False, help_text="what each query was ranked against")
+    by_type = serializers.JSONField(required=False, help_text="recall@k and mrr@k per reference type")
+    metrics = serializers.JSONField(required=False, help_text="every metric per reference type: mean and fold spread")
+    folds = serializers.ListField(child=serializers.JSONField(), required=False, help_text="one row per fold")
+    per_pair = serializers.ListField(child=serializers.JSONField(), required=False,
+                                     help_text="each gold link: query_id, source_id, label, fold, rank (null: not found)")
+    audit = serializers.JSONField(required=False, help_text="the lexical-overlap audit of the gold pairs")
+    strata = serializers.JSONField(required=False, help_text="every metric per overlap bucket")
+    author_pairs = serializers.ListField(child=serializers.JSONField(), required=False)
+    spearman = serializers.JSONField(required=False, help_text="shared lemmas against correctness")
+    pairwise = serializers.JSONField(required=False, help_text="the pairwise classification section")
+    rerank = serializers.JSONField(required=False, help_text="the reranker's section, when the run has one")
+    timing = serializers.JSONField(required=False, help_text="seconds per stage")
+
+
+class TrainingQueuedSerializer(serializers.Serializer):
+    job = serializers.IntegerField(help_text="the training job")
+    queue = serializers.CharField()
+    status = serializers.CharField()
 
 
 class GoldSetSerializer(serializers.ModelSerializer):
@@ -238,7 +302,7 @@ class EvaluationRunDetailApi(_Api, APIView):
 
 
 class EvaluationRunReportApi(_Api, APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+    @extend_schema(responses={200: LociReportSerializer, 409: OpenApiTypes.OBJECT},
                    description="The full report: the pure evaluation's JSON plus per_query rows.")
     def get(self, request, pk: int):
         run = get_object_or_404(EvaluationRun, pk=pk)
@@ -411,7 +475,7 @@ class TrainedModelListApi(_Api, ListAPIView):
 
         return trained_model_list()
 
-    @extend_schema(request=TrainingInputSerializer, responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(request=TrainingInputSerializer, responses={202: TrainingQueuedSerializer, 400: OpenApiTypes.OBJECT})
     def post(self, request):
         from benchmarks.services.training import training_run_create
 

@@ -17,7 +17,6 @@ from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
 from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
 from benchmarks.services import (
-    GoldPublishError,
     RunError,
     evaluation_run_create,
     pilot_run_create,
@@ -35,17 +34,19 @@ from benchmarks.services.runs import (
     run_pool,
 )
 from core.csv_export import SPREADSHEET
+from core.page_actions import form_action, say_queued
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 
 
-def researcher_pages(view):
-    """Login required; GET for researchers and leads, POST for researchers; others 403."""
+def researcher_pages(view, *, leads_post: bool = False):
+    """Login required; GET for researchers and leads, POST for researchers (and leads: `leads_post`, where the
+    service decides who may); others 403."""
 
     @login_required
     @wraps(view)
     def wrapped(request, *args, **kwargs):
-        allowed = (RESEARCHER,) if request.method == "POST" else (RESEARCHER, LEAD)
+        allowed = (RESEARCHER,) if request.method == "POST" and not leads_post else (RESEARCHER, LEAD)
         if not has_role(request.user, *allowed):
             raise PermissionDenied("Benchmarks are for researchers (leads may read).")
         return view(request, *args, **kwargs)
@@ -156,15 +157,12 @@ def index(request):
     })
 
 
-@researcher_pages
+@partial(researcher_pages, leads_post=True)
 def version_approve_page(request, pk: int):
-    """POST: a lead approves a version promoted from a workbench run."""
+    """POST: a lead approves a version promoted from a workbench run (`version_approve` refuses anyone else)."""
     version = get_object_or_404(selectors.versions_visible_to(request.user), pk=pk)
     if request.method == "POST":
-        try:
-            version_approve(version=version, user=request.user)
-        except GoldPublishError as exc:
-            raise PermissionDenied(str(exc)) from exc
+        version_approve(version=version, user=request.user)  # refused: a 403 page with the reason (core.middleware)
         messages.success(request, f"{version} is approved: every user now sees it.")
     return redirect("benchmarks:version", pk=pk)
 
@@ -242,23 +240,18 @@ def run_report_json(request, pk: int):
     return response
 
 
-def _queue_from_form(request, form, create, *, label: str, url_name: str):
-    """On a valid POST, create the run from the form's data (``create(owner=..., **cleaned_data)``), say it is
-    queued or why its job could not be queued (the job is then failed), and redirect to it. Otherwise None: the
-    page is shown again, with the service's refusal as a form error."""
-    if request.method != "POST" or not form.is_valid():
-        return None
-    try:
-        run = create(owner=request.user, **form.cleaned_data)
-    except RunError as exc:
-        form.add_error(None, str(exc))
-        return None
-    error = job_enqueue_error(run.job)
-    if error:
-        messages.error(request, f"{label} {run.pk} was not started: {error}")
-    else:
-        messages.success(request, f"{label} {run.pk} queued (job {run.job_id}).")
-    return redirect(url_name, pk=run.pk)
+def _queue_from_form(request, form, create, *, label: str, url_name: str | None = None, redirect_to: str = ""):
+    """On a valid POST, create the run (or the bare job) from the form's data (``create(owner=...,
+    **cleaned_data)``), say it is queued or why its job could not be queued (the job is then failed), and redirect
+    to the run's page (``url_name``) or to ``redirect_to``. Otherwise None: the page is shown again, with the
+    service's refusal as a form error."""
+
+    def queued(made):
+        job = getattr(made, "job", made)  # a run and its job, or the job itself
+        say_queued(request, f"{label} {made.pk}", job_enqueue_error(job), job_id=None if job is made else job.pk)
+        return redirect(url_name, pk=made.pk) if url_name else redirect(redirect_to)
+
+    return form_action(request, form, lambda data: create(owner=request.user, **data), done=queued)
 
 
 def _csv_download(text: str, filename: str) -> HttpResponse:
@@ -394,17 +387,8 @@ def suite_page(request):
     from jobs.models import Job
 
     form = SuiteForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            job = suite_job_create(owner=request.user, **form.cleaned_data)
-        except RunError as exc:
-            form.add_error(None, str(exc))
-        else:
-            error = job_enqueue_error(job)
-            if error:
-                messages.error(request, f"Suite job {job.pk} was not started: {error}")
-            else:
-                messages.success(request, f"Suite job {job.pk} queued.")
-            return redirect("benchmarks:suite")
+    queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
+    if queued:
+        return queued
     jobs = list(Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")[:10])
     return render(request, "benchmarks/suite.html", {"jobs": jobs, "form": form, "can_launch": _can_launch(request)})

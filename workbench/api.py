@@ -8,7 +8,7 @@ import math
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -25,6 +25,7 @@ from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
+from detection.api import MethodOutputSerializer
 from workbench import exports, methods, selectors
 from workbench.engine import explain
 from workbench.engine.highlight import highlight_pair
@@ -114,6 +115,15 @@ class RunInputSerializer(serializers.Serializer):
                                                 "share (default: one per JOB_SHARD_QUERIES segments)")
 
 
+class VerdictSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Verdict
+        fields = ["id", "candidate", "user", "decision", "note", "created", "updated"]
+        read_only_fields = fields
+
+
 class CandidateSerializer(serializers.ModelSerializer):
     query_id = serializers.CharField(source="query.seg_id")
     query_text = serializers.CharField(source="query.text")
@@ -129,17 +139,81 @@ class CandidateSerializer(serializers.ModelSerializer):
                   "score", "p_none", "p_cit", "p_cf", "label", "shared_lemmas", "bucket", "explain", "verdicts"]
         read_only_fields = fields
 
+    @extend_schema_field(VerdictSerializer(many=True))
     def get_verdicts(self, c) -> list[dict]:
         return [VerdictSerializer(v).data for v in getattr(c, "verdict_list", [])]
 
 
-class VerdictSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", read_only=True)
+class CandidatePageSerializer(serializers.Serializer):
+    """The one page shape (`core/pagination.py`) of the candidate list (schema only)."""
 
-    class Meta:
-        model = Verdict
-        fields = ["id", "candidate", "user", "decision", "note", "created", "updated"]
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = CandidateSerializer(many=True)
+
+
+class ExplainedChannelSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    score = serializers.FloatField(allow_null=True)
+    weight = serializers.FloatField(allow_null=True)
+    contribution = serializers.FloatField(allow_null=True)
+    matches = serializers.ListField(child=serializers.ListField(child=serializers.CharField()),
+                                    help_text="[query word, source word] pairs")
+    share = serializers.FloatField(help_text="share of the summed positive contributions (the bar)")
+
+
+class ExplanationSerializer(serializers.Serializer):
+    channels = ExplainedChannelSerializer(many=True)
+    uniqueness = serializers.IntegerField(allow_null=True)
+    rarity = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()),
+                                   help_text="[word, rarity] of the matched words, rarest first")
+
+
+class HighlightSerializer(serializers.Serializer):
+    shared_lemmas = serializers.ListField(child=serializers.CharField())
+    query = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()),
+                                  help_text="the query text as [piece, shared, channels] pieces; joined: the text")
+    source = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()),
+                                   help_text="the source text, the same way")
+
+
+class CandidateDetailSerializer(CandidateSerializer):
+    """A candidate as the side-by-side view reads it (schema only)."""
+
+    highlight = HighlightSerializer()
+    explanation = ExplanationSerializer(allow_null=True, help_text="null without an explanation")
+
+    class Meta(CandidateSerializer.Meta):
+        fields = CandidateSerializer.Meta.fields + ["highlight", "explanation"]
         read_only_fields = fields
+
+
+class LocalModelSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["word vectors", "model"])
+    language = serializers.CharField(required=False, help_text="word vectors: ISO 639 code")
+    unit = serializers.CharField(required=False, help_text="word vectors: lemma or form")
+    vocab_size = serializers.IntegerField(required=False, allow_null=True)
+    shipped = serializers.BooleanField(required=False, help_text="word vectors: shipped in data/vectors/")
+
+
+class WorkbenchMethodsSerializer(serializers.Serializer):
+    retrievers = MethodOutputSerializer(many=True)
+    rerankers = MethodOutputSerializer(many=True)
+    models = LocalModelSerializer(many=True, help_text="what a parameter of type model may name")
+
+
+class PromotedVersionSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="the new benchmark version")
+    benchmark = serializers.CharField()
+    version = serializers.CharField()
+    n_gold = serializers.IntegerField()
+    added = serializers.IntegerField(help_text="confirmed parallels the base version did not hold")
+    awaiting_approval = serializers.BooleanField(help_text="hidden from others until a lead approves it")
 
 
 class VerdictInputSerializer(serializers.Serializer):
@@ -154,7 +228,7 @@ class PromoteInputSerializer(serializers.Serializer):
 
 # ------------------------------------------------------------------------------------------------ views
 class MethodListApi(_Api):
-    @extend_schema(responses=OpenApiTypes.OBJECT,
+    @extend_schema(responses=WorkbenchMethodsSerializer,
                    description="Registered retrievers and rerankers with their declared parameters, and the models "
                                "this installation has (`models`: what a parameter of type model may name).")
     def get(self, request):
@@ -319,7 +393,8 @@ class CandidateListApi(_Api):
 
     @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("page", OpenApiTypes.INT),
                                                OpenApiParameter("page_size", OpenApiTypes.INT)],
-                   responses=OpenApiTypes.OBJECT,
+                   responses={(200, "application/json"): CandidatePageSerializer,
+                              (200, "text/csv"): OpenApiTypes.STR},
                    description="Candidates in query order then rank, or the whole run by score (order=score), the "
                                "one page shape: {count, page, pages, page_size, next, previous, results}; each "
                                "with its explanation (`explain`, {} without one). `?format=csv`: every filtered "
@@ -351,7 +426,7 @@ def _candidate(request, pk: int) -> Candidate:
 
 
 class CandidateDetailApi(_Api):
-    @extend_schema(responses=OpenApiTypes.OBJECT,
+    @extend_schema(responses=CandidateDetailSerializer,
                    description="One candidate with both texts cut into [piece, shared, channels] pieces (shared-lemma "
                                "words marked, each word with the channels that matched it) and `explanation`: every "
                                "channel's contribution and share, the uniqueness and the matched words' rarity (null "
@@ -420,7 +495,7 @@ def export_response(run, params, user, *, mode: str = "machine"):
 
 
 class PromoteApi(_Api):
-    @extend_schema(request=PromoteInputSerializer, responses={201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    @extend_schema(request=PromoteInputSerializer, responses={201: PromotedVersionSerializer, 400: OpenApiTypes.OBJECT},
                    description="A new version of the benchmark: the base version's gold plus this run's confirmed "
                                "parallels (the run must compare the version's own corpora).")
     def post(self, request, pk: int):

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from rest_framework.exceptions import ValidationError
 
@@ -20,6 +21,7 @@ from benchmarks.selectors import versions_visible_to
 from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
+from core.page_actions import form_action, page_action, say_queued
 from core.roles import RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
@@ -106,25 +108,23 @@ class DetectForm(forms.Form):
 @researcher_only
 def index(request):
     form = DetectForm(request.POST or None, request.FILES or None, user=request.user)
-    if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
-        try:
-            with transaction.atomic():
-                run = detection_run_create(
-                    query_document=form.document("query"), source_document=form.document("source"),
-                    retriever=d["retriever"], retriever_params=d["retriever_params"], reranker=d["reranker"] or "",
-                    reranker_params=d["reranker_params"] if d["reranker"] else {}, top_k=d["top_k"],
-                    unit=d["unit"] or "line", min_score=d["min_score"], thresholds={"cit.": d["threshold_cit"], "cf.": d["threshold_cf"]},
-                    name=d["name"], owner=request.user)
-        except WorkbenchError as exc:
-            form.add_error(None, str(exc))
-        else:
-            error = job_enqueue_error(run.job)
-            if error:
-                messages.error(request, f"Detection {run.pk} was not started: {error}")
-            else:
-                messages.success(request, f"Detection {run.pk} queued (job {run.job_id}).")
-            return redirect("workbench:run", pk=run.pk)
+
+    @transaction.atomic
+    def create(d):
+        return detection_run_create(
+            query_document=form.document("query"), source_document=form.document("source"),
+            retriever=d["retriever"], retriever_params=d["retriever_params"], reranker=d["reranker"] or "",
+            reranker_params=d["reranker_params"] if d["reranker"] else {}, top_k=d["top_k"],
+            unit=d["unit"] or "line", min_score=d["min_score"], thresholds={"cit.": d["threshold_cit"], "cf.": d["threshold_cf"]},
+            name=d["name"], owner=request.user)
+
+    def queued(run):
+        say_queued(request, f"Detection {run.pk}", job_enqueue_error(run.job), job_id=run.job_id)
+        return redirect("workbench:run", pk=run.pk)
+
+    answered = form_action(request, form, create, done=queued)
+    if answered:
+        return answered
     return render(request, "workbench/index.html", {
         "form": form, "runs": selectors.run_list(user=request.user)[:50],
         "documents": selectors.document_list(user=request.user)[:50],
@@ -183,11 +183,8 @@ def run_page(request, pk: int):
 @researcher_only
 def run_export(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
-    try:
-        return export_response(run, request.GET, request.user, mode=SPREADSHEET)
-    except ValidationError as exc:
-        messages.error(request, f"Export refused: {exc.detail}")
-        return redirect("workbench:run", pk=pk)
+    return page_action(request, lambda: export_response(run, request.GET, request.user, mode=SPREADSHEET),
+                       back=reverse("workbench:run", args=[pk]), refused="Export refused", errors=ValidationError)
 
 
 @researcher_only
@@ -196,16 +193,16 @@ def run_promote(request, pk: int):
     if request.method != "POST":
         return redirect("workbench:run", pk=pk)
     base = get_object_or_404(versions_visible_to(request.user), pk=request.POST.get("base_version") or 0)
-    try:
-        new = gold_promote(run=run, base=base, version=(request.POST.get("version") or "").strip()[:50],
-                           user=request.user)
-    except WorkbenchError as exc:
-        messages.error(request, str(exc))
-        return redirect("workbench:run", pk=pk)
-    pending = " It waits for a lead's approval; until then only you see it." if new.awaiting_approval else ""
-    messages.success(request, f"{new}: {new.gold.count()} gold references "
-                              f"({new.provenance['promoted']['added']} confirmed here).{pending}")
-    return redirect("benchmarks:version", pk=new.pk)
+
+    def promoted(new):
+        pending = " It waits for a lead's approval; until then only you see it." if new.awaiting_approval else ""
+        messages.success(request, f"{new}: {new.gold.count()} gold references "
+                                  f"({new.provenance['promoted']['added']} confirmed here).{pending}")
+        return redirect("benchmarks:version", pk=new.pk)
+
+    return page_action(request, lambda: gold_promote(run=run, base=base, user=request.user,
+                                                     version=(request.POST.get("version") or "").strip()[:50]),
+                       done=promoted, back=reverse("workbench:run", args=[pk]), errors=WorkbenchError)
 
 
 @researcher_only

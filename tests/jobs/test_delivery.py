@@ -14,6 +14,7 @@ from config.celery import app as celery_app
 from jobs.models import Job
 from jobs.runner import run_job
 from jobs.services import job_create, job_redeliver_unclaimed
+from tests.celery_broker import broker_at
 
 
 def test_messages_are_acknowledged_late_and_survive_the_time_limit():
@@ -104,17 +105,8 @@ class SilentBroker:
 @pytest.fixture
 def silent_broker():
     broker = SilentBroker()
-    conf = celery_app.conf
-    saved = (conf.broker_url, conf.broker_write_url, conf.task_always_eager)
-    # Celery also reads CELERY_BROKER_URL from the environment into the write URL (CI: Redis): set both.
-    conf.broker_url = conf.broker_write_url = f"redis://127.0.0.1:{broker.port}/0"
-    conf.task_always_eager = False
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
-    yield broker
-    conf.broker_url, conf.broker_write_url, conf.task_always_eager = saved
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
+    with broker_at(f"redis://127.0.0.1:{broker.port}/0"):
+        yield broker
     broker.close()
 
 
