@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
+from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from benchmarks.services import (
     GoldPublishError,
     RunError,
@@ -34,6 +34,7 @@ from benchmarks.services.runs import (
     pilot_verses_upload,
     run_pool,
 )
+from benchmarks.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND, training_run_create
 from core.csv_export import SPREADSHEET
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
@@ -242,10 +243,11 @@ def run_report_json(request, pk: int):
     return response
 
 
-def _queue_from_form(request, form, create, *, label: str, url_name: str):
-    """On a valid POST, create the run from the form's data (``create(owner=..., **cleaned_data)``), say it is
-    queued or why its job could not be queued (the job is then failed), and redirect to it. Otherwise None: the
-    page is shown again, with the service's refusal as a form error."""
+def _queue_from_form(request, form, create, *, label: str, url_name: str | None = None, redirect_to: str = ""):
+    """On a valid POST, create the run (or the bare job) from the form's data (``create(owner=...,
+    **cleaned_data)``), say it is queued or why its job could not be queued (the job is then failed), and redirect
+    to the run's page (``url_name``) or to ``redirect_to``. Otherwise None: the page is shown again, with the
+    service's refusal as a form error."""
     if request.method != "POST" or not form.is_valid():
         return None
     try:
@@ -253,12 +255,13 @@ def _queue_from_form(request, form, create, *, label: str, url_name: str):
     except RunError as exc:
         form.add_error(None, str(exc))
         return None
-    error = job_enqueue_error(run.job)
+    job = getattr(run, "job", run)
+    error = job_enqueue_error(job)
     if error:
         messages.error(request, f"{label} {run.pk} was not started: {error}")
     else:
-        messages.success(request, f"{label} {run.pk} queued (job {run.job_id}).")
-    return redirect(url_name, pk=run.pk)
+        messages.success(request, f"{label} {run.pk} queued" + (f" (job {job.pk})." if job is not run else "."))
+    return redirect(url_name, pk=run.pk) if url_name else redirect(redirect_to)
 
 
 def _csv_download(text: str, filename: str) -> HttpResponse:
@@ -360,15 +363,57 @@ def pilot_csv(request, pk: int):
     return _csv_download(exports.pilot_csv(run, mode=SPREADSHEET), f"pilot-{run.pk}.csv")
 
 
+class TrainingForm(forms.Form):
+    """The models page's training form: the fields of ``POST /api/v1/models/``; every check past the field types is
+    ``training_run_create``'s (the API's and ``manage.py train_model``'s), its limits from ``run_limits``."""
+
+    version = forms.ModelChoiceField(queryset=None, label="Benchmark version",
+                                     help_text="its folds: one model per fold, each trained on the other folds")
+    name = forms.CharField(max_length=100, help_text="the model's name in the models directory (no '/')")
+    kind = forms.ChoiceField(choices=[(k, k) for k in KINDS], initial="feature-classifier")
+    method = forms.ChoiceField(choices=[(m, m) for m in FEATURE_METHODS] + [("", "— (neural kinds)")],
+                               initial="feature-ltr", required=False,
+                               help_text="a feature classifier's model; feature-ltr learns to rank")
+    base_model = forms.CharField(max_length=200, required=False,
+                                 help_text="neural kinds: the stored model to fine-tune, by name")
+    params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text='JSON object of the method\'s parameters, e.g. {"query_norm": true}')
+    retriever = forms.ChoiceField(initial="bm25-lemma", help_text="the first stage the reranker learns from")
+    retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
+    k = TRAINING_K.form_field()
+    final_model = forms.TypedChoiceField(choices=[("", "default"), ("true", "yes"), ("false", "no")],
+                                         required=False, empty_value=None, coerce=lambda v: v == "true",
+                                         label="Model on all folds (NAME/all)")
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = selectors.version_list(user=user)
+        self.fields["retriever"].choices = [(n, n) for n in selectors.retrieval_method_names()]
+
+
+def _training_jobs():
+    from jobs.models import Job
+
+    return list(Job.objects.filter(kind=TRAIN_KIND).select_related("owner").order_by("-created", "-id")[:10])
+
+
 @researcher_pages
 def trained_models(request):
-    """The trained-model registry: every model a training job produced, per fold, with its metrics."""
+    """The trained-model registry: every model a training job produced, per fold, with its metrics; researchers
+    train one from the form (a job on the cpu or gpu queue, its progress in the training-jobs list)."""
     from detection.selectors import trained_model_list
 
+    form = TrainingForm(request.POST or None, user=request.user)
+    queued = _queue_from_form(request, form, training_run_create, label="Training job",
+                              redirect_to=f"{request.path}#training-jobs")
+    if queued:
+        return queued
     kind = request.GET.get("kind") or None
+    jobs = _training_jobs()
     return render(request, "benchmarks/models.html", {
         "models": trained_model_list(kind=kind)[:500], "kind": kind,
-        "kinds": ["feature-classifier", "cross-encoder", "bi-encoder"],
+        "kinds": list(KINDS), "form": form, "can_launch": _can_launch(request), "jobs": jobs,
+        "running": any(j.status in ("queued", "running") for j in jobs),
         "rerankers": selectors.method_specs(kind="reranker")})
 
 
@@ -394,17 +439,8 @@ def suite_page(request):
     from jobs.models import Job
 
     form = SuiteForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            job = suite_job_create(owner=request.user, **form.cleaned_data)
-        except RunError as exc:
-            form.add_error(None, str(exc))
-        else:
-            error = job_enqueue_error(job)
-            if error:
-                messages.error(request, f"Suite job {job.pk} was not started: {error}")
-            else:
-                messages.success(request, f"Suite job {job.pk} queued.")
-            return redirect("benchmarks:suite")
+    queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
+    if queued:
+        return queued
     jobs = list(Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")[:10])
     return render(request, "benchmarks/suite.html", {"jobs": jobs, "form": form, "can_launch": _can_launch(request)})
