@@ -424,11 +424,12 @@ class SuiteForm(forms.Form):
                                         "benchmark), FIRST>RERANKER@lobo (trained on the other benchmarks)")
     benchmarks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, choices=())
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
+        from benchmarks.services.suite_jobs import stored_benchmark_choices
         from benchmarks.suite.suite import BENCHMARKS
 
         super().__init__(*args, **kwargs)
-        self.fields["benchmarks"].choices = [(n, n) for n in BENCHMARKS]
+        self.fields["benchmarks"].choices = [(n, n) for n in BENCHMARKS] + stored_benchmark_choices(user)
         self.fields["benchmarks"].initial = list(BENCHMARKS)
 
 
@@ -438,7 +439,7 @@ def suite_page(request):
     from benchmarks.services.suite_jobs import SUITE_KIND, suite_job_create
     from jobs.models import Job
 
-    form = SuiteForm(request.POST or None)
+    form = SuiteForm(request.POST or None, user=request.user)
     queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
     if queued:
         return queued

@@ -234,7 +234,7 @@ def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, 
 
     version = BenchmarkVersion.objects.select_related("benchmark").get(pk=version_id)
     bench = _benchmark_from_db(version)
-    split = S.split_from_file(bench, "db") if "db" in bench.file_folds else S.grouped_kfold(bench, 5, 0)
+    split = S.stored_split(bench, "db")  # promoted gold on new queries gets a fold too
     root = model_store.models_dir()
     work = root / ".training" / f"job-{job_id}"
     work.mkdir(parents=True, exist_ok=True)
