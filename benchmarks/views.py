@@ -243,6 +243,18 @@ def run_report_json(request, pk: int):
     return response
 
 
+@researcher_pages
+def run_trec(request, pk: int, what: str):
+    """A stored run's head as a TREC run (``run.trec``) and the gold it was scored on as qrels (``qrels.txt``)."""
+    run = get_object_or_404(EvaluationRun.objects.filter(version__in=selectors.versions_visible_to(request.user)),
+                            pk=pk)
+    _report_or_404(run)
+    response = HttpResponse(exports.loci_trec(run, what), content_type="text/plain; charset=utf-8")
+    name = f"loci-run-{run.pk}.trec" if what == "run" else f"loci-run-{run.pk}-qrels.txt"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
 def _queue_from_form(request, form, create, *, label: str, url_name: str | None = None, redirect_to: str = ""):
     """On a valid POST, create the run (or the bare job) from the form's data (``create(owner=...,
     **cleaned_data)``), say it is queued or why its job could not be queued (the job is then failed), and redirect
