@@ -24,7 +24,7 @@ from benchmarks.models import (
     GoldSimilaritySet,
     SimilarityRun,
 )
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
+from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from benchmarks.services import evaluation_run_create, similarity_run_create, version_approve
 from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import POOLS
@@ -460,7 +460,7 @@ class TrainingInputSerializer(serializers.Serializer):
     params = serializers.JSONField(required=False, default=dict)
     retriever = serializers.CharField(max_length=100, required=False, default="bm25-lemma")
     retriever_params = serializers.JSONField(required=False, default=dict)
-    k = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
+    k = TRAINING_K.serializer_field()
     final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 

@@ -216,10 +216,11 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     if store:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
         if params.get("reranker"):  # a reranker used outside what it learned from says so, in the job's log
-            from detection.methods.rerank.rerankers import card_warnings
+            from detection.methods.rerank.rerankers import card_check
 
-            merged["warnings"] = card_warnings(params["reranker"], params.get("reranker_params") or {},
-                                               params["method"], list(cands.label))
+            check = card_check(params["reranker"], params.get("reranker_params") or {}, params["method"],
+                               list(cands.label))
+            merged["warnings"], merged["reranker_check"] = check["warnings"], check  # the run's page shows both
             for w in merged["warnings"]:
                 context.log(f"warning: {w}")
         merged.update(RESULT_STORES[store["name"]](context, params, cands, merged))

@@ -86,6 +86,24 @@ def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
     raise ValueError(f"unknown table {table!r}")
 
 
+def loci_trec(run: EvaluationRun, what: str) -> str:
+    """A stored run in the retrieval researchers' formats (:mod:`benchmarks.suite.interchange`): ``run``, the TREC run
+    of each query's stored head (the first stage's top 10, ranks 1..10, the documented tie-break), tagged with the
+    method; ``qrels``, the gold pairs it was scored on (``qid 0 docid 1``). Ids with spaces are percent-encoded."""
+    from benchmarks.suite.interchange import qrels_text, trec_run_text
+
+    if what == "run":
+        ranked = {row["query_id"]: [(str(sid), float(sc)) for sid, sc in row.get("top") or []]
+                  for row in run.per_query if row.get("query_id") is not None}
+        return trec_run_text(ranked, tag=f"similia-{run.method}".replace(" ", "_"))
+    if what == "qrels":
+        gold: dict[str, dict[str, int]] = {}
+        for p in (run.report or {}).get("per_pair", []):
+            gold.setdefault(str(p["query_id"]), {})[str(p["source_id"])] = 1
+        return qrels_text(gold)
+    raise ValueError(f"unknown export {what!r}")
+
+
 def gold_set_csv(gold_set: GoldSimilaritySet, *, mode: str = MACHINE) -> str:
     header = ["reference_id", "candidate_id", "reference_text", "candidate_text", "score"]
     return _csv(header, [list(row) for row in gold_set.pairs.values_list(*header)], mode)

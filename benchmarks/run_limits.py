@@ -15,10 +15,11 @@ class IntLimit:
     high: int
     default: int | None
     help: str
+    what: str = "an integer "  # the message's words before "between" (training's k keeps its older wording)
 
     @property
     def message(self) -> str:
-        return f"{self.name} must be an integer between {self.low} and {self.high}"
+        return f"{self.name} must be {self.what}between {self.low} and {self.high}"
 
     def check(self, value, error: type[Exception] = ValueError) -> int | None:
         """`value` if within the limit (None when optional and absent), else `error(self.message)`."""
@@ -58,3 +59,7 @@ EVALUATION_SHARDS = IntLimit(
     "rank the held-out queries in this many parts that the workers share (empty: one part per 2,000 queries; "
     "the pool is fitted once either way)")
 EVALUATION_K = IntLimit("k", 1, 10_000, None, "an evaluation cut-off")
+
+# Training a reranker (benchmarks.services.training.training_run_create: the API, the models page's form and
+# ``manage.py train_model``): the first stage's candidates per query it learns from.
+TRAINING_K = IntLimit("k", 1, 1000, 100, "candidates per query from the first stage", what="")

@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
+from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from benchmarks.services import (
     RunError,
     evaluation_run_create,
@@ -33,6 +33,7 @@ from benchmarks.services.runs import (
     pilot_verses_upload,
     run_pool,
 )
+from benchmarks.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND, training_run_create
 from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, say_queued
 from core.roles import LEAD, RESEARCHER, has_role
@@ -240,6 +241,18 @@ def run_report_json(request, pk: int):
     return response
 
 
+@researcher_pages
+def run_trec(request, pk: int, what: str):
+    """A stored run's head as a TREC run (``run.trec``) and the gold it was scored on as qrels (``qrels.txt``)."""
+    run = get_object_or_404(EvaluationRun.objects.filter(version__in=selectors.versions_visible_to(request.user)),
+                            pk=pk)
+    _report_or_404(run)
+    response = HttpResponse(exports.loci_trec(run, what), content_type="text/plain; charset=utf-8")
+    name = f"loci-run-{run.pk}.trec" if what == "run" else f"loci-run-{run.pk}-qrels.txt"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
 def _queue_from_form(request, form, create, *, label: str, url_name: str | None = None, redirect_to: str = ""):
     """On a valid POST, create the run (or the bare job) from the form's data (``create(owner=...,
     **cleaned_data)``), say it is queued or why its job could not be queued (the job is then failed), and redirect
@@ -353,15 +366,57 @@ def pilot_csv(request, pk: int):
     return _csv_download(exports.pilot_csv(run, mode=SPREADSHEET), f"pilot-{run.pk}.csv")
 
 
+class TrainingForm(forms.Form):
+    """The models page's training form: the fields of ``POST /api/v1/models/``; every check past the field types is
+    ``training_run_create``'s (the API's and ``manage.py train_model``'s), its limits from ``run_limits``."""
+
+    version = forms.ModelChoiceField(queryset=None, label="Benchmark version",
+                                     help_text="its folds: one model per fold, each trained on the other folds")
+    name = forms.CharField(max_length=100, help_text="the model's name in the models directory (no '/')")
+    kind = forms.ChoiceField(choices=[(k, k) for k in KINDS], initial="feature-classifier")
+    method = forms.ChoiceField(choices=[(m, m) for m in FEATURE_METHODS] + [("", "— (neural kinds)")],
+                               initial="feature-ltr", required=False,
+                               help_text="a feature classifier's model; feature-ltr learns to rank")
+    base_model = forms.CharField(max_length=200, required=False,
+                                 help_text="neural kinds: the stored model to fine-tune, by name")
+    params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text='JSON object of the method\'s parameters, e.g. {"query_norm": true}')
+    retriever = forms.ChoiceField(initial="bm25-lemma", help_text="the first stage the reranker learns from")
+    retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
+    k = TRAINING_K.form_field()
+    final_model = forms.TypedChoiceField(choices=[("", "default"), ("true", "yes"), ("false", "no")],
+                                         required=False, empty_value=None, coerce=lambda v: v == "true",
+                                         label="Model on all folds (NAME/all)")
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = selectors.version_list(user=user)
+        self.fields["retriever"].choices = [(n, n) for n in selectors.retrieval_method_names()]
+
+
+def _training_jobs():
+    from jobs.models import Job
+
+    return list(Job.objects.filter(kind=TRAIN_KIND).select_related("owner").order_by("-created", "-id")[:10])
+
+
 @researcher_pages
 def trained_models(request):
-    """The trained-model registry: every model a training job produced, per fold, with its metrics."""
+    """The trained-model registry: every model a training job produced, per fold, with its metrics; researchers
+    train one from the form (a job on the cpu or gpu queue, its progress in the training-jobs list)."""
     from detection.selectors import trained_model_list
 
+    form = TrainingForm(request.POST or None, user=request.user)
+    queued = _queue_from_form(request, form, training_run_create, label="Training job",
+                              redirect_to=f"{request.path}#training-jobs")
+    if queued:
+        return queued
     kind = request.GET.get("kind") or None
+    jobs = _training_jobs()
     return render(request, "benchmarks/models.html", {
         "models": trained_model_list(kind=kind)[:500], "kind": kind,
-        "kinds": ["feature-classifier", "cross-encoder", "bi-encoder"],
+        "kinds": list(KINDS), "form": form, "can_launch": _can_launch(request), "jobs": jobs,
+        "running": any(j.status in ("queued", "running") for j in jobs),
         "rerankers": selectors.method_specs(kind="reranker")})
 
 
@@ -372,11 +427,12 @@ class SuiteForm(forms.Form):
                                         "benchmark), FIRST>RERANKER@lobo (trained on the other benchmarks)")
     benchmarks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, choices=())
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
+        from benchmarks.services.suite_jobs import stored_benchmark_choices
         from benchmarks.suite.suite import BENCHMARKS
 
         super().__init__(*args, **kwargs)
-        self.fields["benchmarks"].choices = [(n, n) for n in BENCHMARKS]
+        self.fields["benchmarks"].choices = [(n, n) for n in BENCHMARKS] + stored_benchmark_choices(user)
         self.fields["benchmarks"].initial = list(BENCHMARKS)
 
 
@@ -386,7 +442,7 @@ def suite_page(request):
     from benchmarks.services.suite_jobs import SUITE_KIND, suite_job_create
     from jobs.models import Job
 
-    form = SuiteForm(request.POST or None)
+    form = SuiteForm(request.POST or None, user=request.user)
     queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
     if queued:
         return queued

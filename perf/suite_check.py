@@ -1,6 +1,7 @@
 """Re-run every stored expected result (``perf/expected/*.yaml``) and fail on drift; prints each file's time.
 
     .venv/bin/python perf/suite_check.py [perf/expected/suite_dev.yaml ...]
+    .venv/bin/python perf/suite_check.py --write-results docs/results/benchmark_suite.yaml   (no re-run)
 
 Each file names the command that produced it, its figures, a tolerance and the machine and libraries it was
 measured with; the test suite re-runs only ``suite_short.yaml``. Exit status 1 when any figure moved.
@@ -17,7 +18,13 @@ from benchmarks.suite import expected as E  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    files = [Path(a) for a in argv] or sorted((Path(__file__).parent / "expected").glob("*.yaml"))
+    expected_dir = Path(__file__).parent / "expected"
+    if argv[:1] == ["--write-results"]:  # the figures the docs quote, rounded, as data (docs/results/…)
+        target = Path(argv[1]) if len(argv) > 1 else Path("docs/results/benchmark_suite.yaml")
+        target.write_text(E.render_results(E.results_data(sorted(expected_dir.glob("*.yaml")))), encoding="utf-8")
+        print(f"wrote {target}")
+        return 0
+    files = [Path(a) for a in argv] or sorted(expected_dir.glob("*.yaml"))
     bad = 0
     for f in files:
         spec = E.load(f)

@@ -1,7 +1,8 @@
 """Cross-validation splits and per-fold evaluation documents (Appendix C).
 
 * :func:`grouped_kfold` puts every citing query (with all its references) in exactly one fold, balancing the
-  number of queries per fold (seeded); :func:`split_from_file` uses the folds given in a file.
+  number of queries per fold (seeded); :func:`split_from_file` uses the folds given in a file; :func:`stored_split` completes them for queries the file
+  gives no fold (gold promoted later).
 * :func:`build_fold_pools` builds, per fold, the pairwise evaluation documents: the fold's citing queries plus
   as many in-domain query distractors (uncited-citing segments of the same works), and the sources they cite
   plus as many uncited source segments of the same works (seeded, disjoint across folds).
@@ -58,6 +59,30 @@ def split_from_file(bench: Benchmark, name: str) -> Split:
     if missing:
         notes.append(f"{len(missing)} citing queries without a fold in the file were not evaluated")
     return Split(f"file:{name}", n, qf, None, notes)
+
+
+def stored_split(bench: Benchmark, name: str = "db", n_folds: int = 5, seed: int = 0) -> Split:
+    """The folds of a stored version: the file's folds (``bench.file_folds[name]``) where it gives them, and every
+    citing query it does not (gold added later, e.g. parallels promoted from workbench verdicts onto new queries)
+    dealt to the folds as :func:`grouped_kfold` deals (sorted, shuffled with ``seed``, round-robin from the fold
+    holding fewest queries), so no gold query is left out of training or evaluation. Without file folds:
+    ``grouped_kfold(bench, n_folds, seed)``."""
+    if name not in bench.file_folds:
+        return grouped_kfold(bench, n_folds, seed)
+    base = split_from_file(bench, name)
+    missing = sorted(set(bench.citing_query_ids()) - set(base.query_fold))
+    if not missing:
+        return base
+    random.Random(seed).shuffle(missing)
+    qf = dict(base.query_fold)
+    n = max(base.n_folds, 1)
+    sizes = Counter(qf.values())
+    start = min(range(n), key=lambda f: (sizes.get(f, 0), f))
+    for i, q in enumerate(missing):
+        qf[q] = (start + i) % n
+    notes = [x for x in base.notes if "without a fold" not in x]
+    notes.append(f"{len(missing)} citing queries without a fold in the file dealt to the {n} folds (seed {seed})")
+    return Split(f"{base.name}+dealt", n, qf, seed, notes)
 
 
 @dataclass

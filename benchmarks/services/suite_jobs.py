@@ -1,12 +1,15 @@
 """The benchmark suite as a job (``benchmarks.suite``): validate a request, queue it, run it, keep its table.
 
 Methods are the suite's method strings (:mod:`benchmarks.suite.suite`) minus ``file:``: another tool's file is
-read from the command line only (a page never names a path). The result is the one table's figures, fold
+read from the command line only (a page never names a path). Benchmarks are the suite's registered ones
+and stored versions the owner may read (``stored:NAME@VERSION``: gold a user promoted from verified workbench
+parallels, or any version loaded by the dataset recipe), read from the database. The result is the one table's figures, fold
 spread and paired tests, JSON-safe, kept as the job's result for the page.
 """
 from __future__ import annotations
 
 from benchmarks.services.runs import RunError
+from benchmarks.suite.suite_commands import STORED
 from core.cli import CommandInputError
 from core.numeric import json_safe
 from jobs.services import job_create
@@ -33,15 +36,71 @@ def _methods(methods) -> list[str]:
         raise RunError(f"methods: {exc}") from None
 
 
+def stored_key(version) -> str:
+    """The suite's name of a stored benchmark version: ``stored:NAME@VERSION``."""
+    return f"{STORED}{version.benchmark.name}@{version.version}"
+
+
+def stored_benchmark_choices(user) -> list[tuple[str, str]]:
+    """``(key, label)`` of every stored version ``user`` may read, promoted ones (gold from verified workbench
+    parallels) said so in the label."""
+    from benchmarks.selectors import version_list
+
+    out = []
+    for v in version_list(user=user):
+        promoted = (v.provenance or {}).get("promoted")
+        label = (f"{v.benchmark.name} v{v.version} ({v.n_gold} gold pairs"
+                 + (f", {promoted.get('added', 0)} promoted from workbench run {promoted.get('detection_run')}"
+                    if promoted else "") + (", awaiting approval" if v.awaiting_approval else "") + ")")
+        out.append((stored_key(v), label))
+    return out
+
+
+def _stored_version(key: str, user=None):
+    from benchmarks.selectors import benchmark_version_named, versions_visible_to
+
+    name, at, version = key.removeprefix(STORED).rpartition("@")
+    found = benchmark_version_named(name, version) if at and name and version else None
+    if found is not None and user is not None and not versions_visible_to(user).filter(pk=found.pk).exists():
+        found = None
+    if found is None:
+        raise RunError(f"benchmarks: no stored version {key!r} (write {STORED}NAME@VERSION with a version you can "
+                       "read, e.g. one listed on the suite page)")
+    return found
+
+
+def stored_suite_benchmark(key: str, user=None):
+    """The suite benchmark of a stored version (``stored:NAME@VERSION``): its gold queries (typed gold; a query
+    promoted from workbench verdicts without a fold is dealt one, ``splits.stored_split``), ranked against every
+    source segment of the version's source corpus."""
+    from benchmarks.loci import splits
+    from benchmarks.services.runs import _benchmark_from_db
+    from benchmarks.suite.suite import from_loci_benchmark
+
+    version = _stored_version(key, user)
+    bench = _benchmark_from_db(version)
+    if not bench.gold:
+        raise RunError(f"benchmarks: {key!r} holds no gold pair")
+    promoted = (version.provenance or {}).get("promoted")
+    notes = ([f"gold promoted from workbench detection run {promoted.get('detection_run')} by {promoted.get('by')} "
+              f"({promoted.get('added', 0)} pairs added to {version.provenance.get('base_version')})"]
+             if promoted else [])
+    return from_loci_benchmark(key, bench, splits.stored_split(bench, "db"), [s.seg_id for s in bench.sources],
+                               "corpus", notes)
+
+
 def suite_job_create(*, methods, benchmarks, owner=None):
     from benchmarks.suite.suite import BENCHMARKS
 
     methods = _methods(methods)
     names = list(benchmarks or [])
-    unknown = [n for n in names if n not in BENCHMARKS]
+    unknown = [n for n in names if n not in BENCHMARKS and not n.startswith(STORED)]
     if not names or unknown:
-        raise RunError(f"benchmarks: choose from {', '.join(BENCHMARKS)}"
+        raise RunError(f"benchmarks: choose from {', '.join(BENCHMARKS)} or a stored version ({STORED}NAME@VERSION)"
                        + (f" ({', '.join(map(repr, unknown))} is not one)" if unknown else ""))
+    for n in names:
+        if n.startswith(STORED):
+            _stored_version(n, owner)  # exists and the owner may read it
     return job_create(kind=SUITE_KIND, owner=owner, queue="cpu", params={"methods": methods, "benchmarks": names})
 
 
@@ -52,7 +111,8 @@ def suite_job_execute(job, *, methods: list[str], benchmarks: list[str]) -> dict
     benches = {}
     for i, name in enumerate(benchmarks):
         job.progress(0.02 + 0.08 * i / len(benchmarks), f"loading {name}")
-        benches[name] = S.BENCHMARKS[name]()
+        benches[name] = (stored_suite_benchmark(name, job.job.owner) if name.startswith(STORED)
+                         else S.BENCHMARKS[name]())
     steps = len(methods) * len(benches)
     done = [0]
 

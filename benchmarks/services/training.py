@@ -21,6 +21,7 @@ import numpy as np
 from django.db import transaction
 
 from benchmarks.models import BenchmarkVersion
+from benchmarks.run_limits import TRAINING_K
 from benchmarks.services.runs import RunError, method_params
 from core.numeric import json_safe
 from jobs.models import Job
@@ -108,8 +109,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
     name = _check_name(name)
     retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
     per_fold, has_all = _stored_per_fold(retriever_params)
-    if not 1 <= int(k) <= 1000:
-        raise TrainingError("k must be between 1 and 1000")
+    k = TRAINING_K.check(k, TrainingError)
     if kind == "feature-classifier":
         if method not in FEATURE_METHODS:
             raise TrainingError(f"a feature classifier's method is one of {', '.join(FEATURE_METHODS)}")
@@ -234,7 +234,7 @@ def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, 
 
     version = BenchmarkVersion.objects.select_related("benchmark").get(pk=version_id)
     bench = _benchmark_from_db(version)
-    split = S.split_from_file(bench, "db") if "db" in bench.file_folds else S.grouped_kfold(bench, 5, 0)
+    split = S.stored_split(bench, "db")  # promoted gold on new queries gets a fold too
     root = model_store.models_dir()
     work = root / ".training" / f"job-{job_id}"
     work.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,9 @@ more than :data:`MAX_ROWS` rows is refused at the line past the limit.
 
 Formats read: TREC run; Tesserae v3 (``read_table.pl`` CSV/TSV export: ``RESULT, TARGET_LOC, TARGET_TXT,
 SOURCE_LOC, SOURCE_TXT, SHARED, SCORE``; v5 adds ``Raw_Score``; column names are matched without case, spaces
-or underscores, so a v6 export with ``Target Locus``/``Source Locus``/``Score`` is read too), the Tesserae v3
+or underscores, so Tesserae v6's results CSV is read too: a byte-order mark, the header ``Rank, Source Locus,
+Source Text, Target Locus, Target Text, Score, Matched Words, Channels`` and every cell quoted, matched words in
+the texts marked ``**word**``; tested on an excerpt written in that layout), the Tesserae v3
 XML schema (``<tessdata score>`` with ``<phrase text="source|target" work line>``; the id is ``work line``),
 ``locisimiles`` results CSV (``query_id, source_id, similarity[, probability]``; Similia's own export adds
 ``rank``) and passim-style JSON lines (one aligned pair per line: ``id1``/``id2`` or ``query_id``/``source_id``,
@@ -339,7 +341,7 @@ def read_run(fmt: str, text: str) -> list[RawRow]:
         raise InterchangeError(None, f"unknown format {fmt!r}: one of {', '.join(READERS)}")
     if "\x00" in text:
         raise InterchangeError(text[: text.index("\x00")].count("\n") + 1, "NUL byte: not a text file")
-    return READERS[fmt](text)
+    return READERS[fmt](text.removeprefix("\ufeff"))  # a UTF-8 byte-order mark (Tesserae v6 writes one)
 
 
 # ------------------------------------------------------------------------------------------------ id mapping

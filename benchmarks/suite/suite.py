@@ -6,6 +6,11 @@ Benchmarks (:data:`BENCHMARKS`): ``loci-similes`` (the 545 Jerome/Lactantius →
 5``). Each becomes a :class:`SuiteBenchmark`: queries (the gold queries: every measure is per query over them),
 the source pool, typed gold ``{query: {source: 1 cit. | 2 cf.}}`` (verse gold is untyped: class 1) and folds.
 
+A stored benchmark version (``stored:NAME@VERSION``, e.g. gold a user promoted from verified workbench
+parallels) becomes one through :func:`from_loci_benchmark`; the Django side reads it from the database
+(``benchmarks.services.suite_jobs.stored_suite_benchmark``) and hands it in, as a loader of :func:`run_suite`'s
+benchmarks like the two above.
+
 Method strings:
 
 - ``NAME``: a registered retriever (``bm25-lemma``, ``tesserae``…), fitted on the pool (no labels);
@@ -67,6 +72,25 @@ class SuiteBenchmark:
                 "typed": self.typed, "notes": self.notes}
 
 
+GOLD_CLASSES = {"cit.": 1, "cf.": 2, "link": 1}  # any other label counts as a reference of class 1
+
+
+def from_loci_benchmark(name: str, bench, split, pool_ids: list[str], pool: str, notes=()) -> SuiteBenchmark:
+    """A :class:`SuiteBenchmark` of a ``benchmarks.loci.data.Benchmark`` (the Loci Similes files, or a stored
+    version such as gold a user promoted from workbench verdicts): the split's citing queries, ``pool_ids`` as
+    the sources, typed gold (``cit.`` 1, ``cf.`` 2)."""
+    stext = {s.seg_id: s.text for s in bench.sources}
+    qtext = {s.seg_id: s.text for s in bench.queries}
+    gold: dict[str, dict[str, int]] = {}
+    for g in bench.gold:
+        gold.setdefault(g.query_id, {})[g.source_id] = GOLD_CLASSES.get(g.label, 1)
+    qids = [q for q in bench.citing_query_ids() if q in split.query_fold]
+    return SuiteBenchmark(name, qids, [qtext[q] for q in qids], pool_ids, [stext[s] for s in pool_ids],
+                          {q: gold[q] for q in qids}, {q: split.query_fold[q] for q in qids}, pool,
+                          typed=any(c == 2 for g in gold.values() for c in g.values()),
+                          notes=list(split.notes) + list(notes))
+
+
 def loci_benchmark(corpus_dir=None, data_dir=None) -> SuiteBenchmark:
     from benchmarks.loci import data, matching, splits
     from benchmarks.loci.evaluate import source_pool
@@ -77,15 +101,7 @@ def loci_benchmark(corpus_dir=None, data_dir=None) -> SuiteBenchmark:
         bench, _ = matching.attach_corpus(bench, qc, sc)
     split = splits.split_from_file(bench, "ref_type")
     pool_ids, pool = source_pool(bench, "corpus" if corpus_dir else "gold")
-    stext = {s.seg_id: s.text for s in bench.sources}
-    qtext = {s.seg_id: s.text for s in bench.queries}
-    cls = {"cit.": 1, "cf.": 2, "link": 1}
-    gold: dict[str, dict[str, int]] = {}
-    for g in bench.gold:
-        gold.setdefault(g.query_id, {})[g.source_id] = cls.get(g.label, 1)
-    qids = [q for q in bench.citing_query_ids() if q in split.query_fold]
-    return SuiteBenchmark("loci-similes", qids, [qtext[q] for q in qids], pool_ids, [stext[s] for s in pool_ids],
-                          {q: gold[q] for q in qids}, {q: split.query_fold[q] for q in qids}, pool)
+    return from_loci_benchmark("loci-similes", bench, split, pool_ids, pool)
 
 
 def lucan_benchmark(data_dir=None) -> SuiteBenchmark:

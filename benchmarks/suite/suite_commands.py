@@ -57,11 +57,23 @@ def validate_methods(methods) -> list[str]:
     return out
 
 
-def _benchmarks(names, corpus_dir):
+STORED = "stored:"  # stored:NAME@VERSION, a benchmark version in the database (manage.py evaluate --suite only)
+
+
+def _benchmarks(names, corpus_dir, stored=None):
+    """The suite benchmarks by name; ``stored`` reads a ``stored:NAME@VERSION`` one (given by the Django command:
+    this module does not read the database)."""
     out = {}
     for n in names:
+        if n.startswith(STORED):
+            if stored is None:
+                raise CommandInputError(f"benchmark {n!r}: a stored version is read from the database: run "
+                                        "manage.py evaluate --suite")
+            out[n] = stored(n)
+            continue
         if n not in S.BENCHMARKS:
-            raise CommandInputError(f"unknown benchmark {n!r}: one of {', '.join(S.BENCHMARKS)}")
+            raise CommandInputError(f"unknown benchmark {n!r}: one of {', '.join(S.BENCHMARKS)} or "
+                                    f"{STORED}NAME@VERSION (a stored version)")
         out[n] = S.BENCHMARKS[n](**({"corpus_dir": corpus_dir} if n == "loci-similes" else {}))
     return out
 
@@ -78,7 +90,8 @@ def machine_notes(seconds: float) -> dict:
 
 
 def run_suite_command(*, methods=None, benchmarks=None, corpus_dir=None, output=None, markdown=None,
-                      expected=None, write_expected=None, export=None, stdout=None, stderr=None) -> int:
+                      expected=None, write_expected=None, export=None, stdout=None, stderr=None,
+                      stored=None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     t = time.perf_counter()
 
@@ -97,7 +110,7 @@ def run_suite_command(*, methods=None, benchmarks=None, corpus_dir=None, output=
     methods = validate_methods(methods or STANDARD_METHODS)
     names = list(benchmarks or S.BENCHMARKS)
     try:
-        report = S.run_suite(methods, _benchmarks(names, corpus_dir), progress=prog, export_dir=export)
+        report = S.run_suite(methods, _benchmarks(names, corpus_dir, stored), progress=prog, export_dir=export)
     except (ValueError, OSError) as exc:  # an unreadable or malformed imported file: the message names the line
         raise CommandInputError(str(exc)) from None
     for line in report.get("skipped", []):

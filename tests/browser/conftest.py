@@ -38,3 +38,16 @@ def login(page, base_url: str, username: str, password: str) -> None:
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{base_url}/")
+
+
+def open_loci_version_page(page, base_url: str, make_user, username: str):
+    """Import the 545-pair Loci Similes benchmark, log a new researcher ``username`` in and open the version's page
+    (where an evaluation is launched); returns the version."""
+    from benchmarks.services import benchmark_import_545
+    from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
+
+    version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")
+    make_user(username, "researcher")
+    login(page, base_url, username, f"pw-{username}")
+    page.goto(f"{base_url}/benchmarks/versions/{version.pk}/")
+    return version

@@ -5,21 +5,16 @@ import pytest
 from benchmarks.models import EvaluationRun
 from jobs.models import Job
 
-from .conftest import login
+from .conftest import open_loci_version_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_launch_a_sharded_evaluation_and_read_its_report(live_server, page, make_user, settings, tmp_path):
-    from benchmarks.services import benchmark_import_545
     from benchmarks.services.runs import MAX_SHARDS
-    from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
 
     settings.VAR_DIR = tmp_path / "var"
-    version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")
-    make_user("shardres", "researcher")
-    login(page, live_server.url, "shardres", "pw-shardres")
-    page.goto(f"{live_server.url}/benchmarks/versions/{version.pk}/")
+    open_loci_version_page(page, live_server.url, make_user, "shardres")
     shards = page.locator("#id_shards")
     assert (shards.get_attribute("min"), shards.get_attribute("max")) == ("1", str(MAX_SHARDS))
     assert "pool is fitted once" in page.inner_text("#launch")

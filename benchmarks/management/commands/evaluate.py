@@ -38,7 +38,8 @@ class Command(BaseCommand):
                             help="run a list of methods over every registered benchmark and print one table "
                                  "(benchmarks.suite; --methods, --benchmarks, --corpus-dir, --markdown, --expected)")
         parser.add_argument("--methods", default=None, help="--suite: comma-separated method strings")
-        parser.add_argument("--benchmarks", default=None, help="--suite: comma-separated benchmark names")
+        parser.add_argument("--benchmarks", default=None, help="--suite: comma-separated benchmark names "
+                            "(loci-similes, lucan-vergil, stored:NAME@VERSION for a stored version)")
         parser.add_argument("--corpus-dir", default=None, help="--suite: Loci Similes against this whole corpus")
         parser.add_argument("--markdown", default=None, help="--suite: also write the table here")
         parser.add_argument("--expected", default=None,
@@ -49,6 +50,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **o):
         if o["suite"]:
+            from benchmarks.services.suite_jobs import stored_suite_benchmark
             from benchmarks.suite.suite_commands import run_suite_command
 
             with command_errors():
@@ -56,7 +58,8 @@ class Command(BaseCommand):
                     methods=o["methods"].split(",") if o["methods"] else None,
                     benchmarks=o["benchmarks"].split(",") if o["benchmarks"] else None, corpus_dir=o["corpus_dir"],
                     output=o["output"], markdown=o["markdown"], expected=o["expected"],
-                    write_expected=o["write_expected"], export=o["export"], stdout=self.stdout, stderr=self.stderr)
+                    write_expected=o["write_expected"], export=o["export"], stdout=self.stdout, stderr=self.stderr,
+                    stored=stored_suite_benchmark)
             if rc:
                 raise CommandError("the expected figures drifted (see the DRIFT lines)")
             return

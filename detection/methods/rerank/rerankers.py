@@ -274,9 +274,11 @@ def use_warnings(reranker, result) -> list[str]:
                           result.labels)
 
 
-def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) -> list[str]:
-    """:func:`use_warnings` from a stored model's card (``params["model"]``) and labels given as text (``""``,
-    ``cit.``, ``cf.``), without loading the model (a detection job's merge)."""
+def card_check(name: str, params: dict, first_stage: str, labels: list[str]) -> dict:
+    """What a detection's labels say against a stored model's card (``params["model"]``), without loading the
+    model (a detection job's merge): the first stage it learned from and the one used, the share of each label
+    now and on its training candidates, their total variation distance, and :func:`label_warnings`. Labels are
+    given as text (``""``, ``cit.``, ``cf.``)."""
     card = {}
     if params.get("model"):
         try:
@@ -284,8 +286,22 @@ def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) 
         except RerankerError:
             card = {}
     ids = {"": 0, "none": 0, "cit.": 1, "cf.": 2}
-    return label_warnings(name, card.get("first_stage"), card.get("label_distribution"), first_stage,
-                          np.asarray([ids.get(x, 0) for x in labels], np.int64))
+    lab = np.asarray([ids.get(x, 0) for x in labels], np.int64)
+    train = card.get("label_distribution")
+    return {"reranker": name, "model": params.get("model"), "trained_first_stage": card.get("first_stage"),
+            "first_stage": first_stage, "n": int(lab.size), "labels": label_shares(lab), "training_labels": train,
+            "distance": label_distance(label_shares(lab), train) if train else None,
+            "far_off": FAR_OFF, "warnings": label_warnings(name, card.get("first_stage"), train, first_stage, lab)}
+
+
+def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) -> list[str]:
+    """:func:`use_warnings` from a stored model's card (see :func:`card_check`)."""
+    return card_check(name, params, first_stage, labels)["warnings"]
+
+
+def label_distance(now: dict, train: dict) -> float:
+    """Total variation distance between two label distributions (``none``, ``cit.``, ``cf.`` shares)."""
+    return 0.5 * sum(abs(now.get(k, 0.0) - train.get(k, 0.0)) for k in LABEL_NAMES)
 
 
 def label_warnings(name: str, first: str | None, train: dict | None, used: str | None, labels) -> list[str]:
@@ -297,7 +313,7 @@ def label_warnings(name: str, first: str | None, train: dict | None, used: str |
     n = len(labels)
     fmt = ", ".join
     if train:
-        tv = 0.5 * sum(abs(now[k] - train.get(k, 0.0)) for k in LABEL_NAMES)
+        tv = label_distance(now, train)
         if tv > FAR_OFF:
             out.append(f"{name} labels these {n} candidates "
                        f"{fmt(f'{k} {now[k]:.0%}' for k in LABEL_NAMES)}; on its training data "

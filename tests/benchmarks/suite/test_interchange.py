@@ -267,3 +267,37 @@ def test_suite_scores_other_tools_files_beside_its_methods_and_exports_everythin
                           stdout=io.StringIO(), stderr=io.StringIO())
     with pytest.raises(CommandInputError, match="write file:FORMAT:PATH"):
         run_suite_command(methods=[f"file:csv:{bad}"])
+
+
+@needs_data
+def test_tesserae_v6_results_csv_excerpt_maps_to_lucan_vergil_with_unmatched_ids_counted():
+    """A Tesserae v6 results CSV (data/tesserae_v6_lucan.csv: the layout of v6's "Export CSV": a UTF-8 byte-order
+    mark, the header Rank, Source Locus, Source Text, Target Locus, Target Text, Score, Matched Words, Channels,
+    every cell quoted, matched words marked **word**, a quote in a line doubled), over real Lucan/Aeneid lines:
+    its target is our query, its loci our ids; a line outside the benchmark (luc. 1.1) and a source outside the
+    Aeneid (verg. georg. 4.1) are counted and listed, and the rest is scored on the benchmark's gold."""
+    lucan = S.lucan_benchmark()
+    text = (DATA / "tesserae_v6_lucan.csv").read_text(encoding="utf-8")
+    assert text.startswith("\ufeffRank,Source Locus,")
+    rows = IX.read_run("tesserae-csv", text)
+    assert len(rows) == 9 and rows[0].line == 2 and (rows[0].query, rows[0].source, rows[0].score) == (
+        "luc. 2.13", "verg. aen. 12.866", 9.412)
+    assert rows[4].source == "verg. aen. 1.257" and rows[4].score == 6.53  # the doubled quote and commas of its text
+    imp = IX.to_benchmark(rows, lucan.query_ids, lucan.source_ids)
+    rep = imp.report()
+    assert rep["unmatched_queries"] == {"count": 1, "distinct": 1, "listed": ["luc. 1.1"]}
+    assert rep["unmatched_sources"] == {"count": 1, "distinct": 1, "listed": ["verg. georg. 4.1"]}
+    assert [s for s, _ in imp.ranked["luc. 2.16"]] == ["verg. aen. 4.474", "verg. aen. 3.238"]
+    assert [s for s, _ in imp.ranked["luc. 2.11"]] == ["verg. aen. 7.314", "verg. aen. 1.257"]
+    order = {q: [s for s, _ in v] for q, v in imp.ranked.items()}
+    per = MS.per_query(order, {q: lucan.gold[q] for q in ("luc. 2.5", "luc. 2.11", "luc. 2.13", "luc. 2.16")},
+                       ["RR@10", "R@10"])
+    assert per["RR@10"] == {"luc. 2.5": 0.0, "luc. 2.11": 1.0, "luc. 2.13": 1.0, "luc. 2.16": 1.0}
+    assert per["R@10"]["luc. 2.11"] == pytest.approx(2 / 3) and per["R@10"]["luc. 2.16"] == 1.0
+    with pytest.raises(IX.InterchangeError, match="line 8: unknown query 'luc. 1.1'"):
+        IX.to_benchmark(rows, lucan.query_ids, lucan.source_ids, strict=True)
+    # the same export with its locus column renamed is refused at its header, naming what it found
+    bad = text.replace("Target Locus", "Target Place", 1)
+    with pytest.raises(IX.InterchangeError, match=r"line 1: not a Tesserae results header: no column for query .*"
+                                                  r"found Rank, Source Locus, Source Text, Target Place"):
+        IX.read_run("tesserae-csv", bad)
