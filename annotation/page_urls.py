@@ -1,14 +1,24 @@
 from django.urls import path
 
-from annotation.views import annotator, dashboard, lead, planning, projects
+from annotation.views import annotator, dashboard, lead, planning, projects, study_pages
 
 app_name = "annotation"
 urlpatterns = [
     path("annotate/<int:batch_id>/", annotator.annotate, name="annotate"),
+    path("annotate/<int:batch_id>/study/", study_pages.study, name="study"),
+    path("annotate/<int:batch_id>/study/consent/", study_pages.study_consent, name="study-consent"),
+    path("annotate/<int:batch_id>/study/training/", study_pages.study_training, name="study-training"),
+    path("annotate/<int:batch_id>/study/check/", study_pages.study_check, name="study-check"),
+    path("projects/<int:pk>/study/", study_pages.study_settings, name="study-settings"),
+    path("projects/<int:pk>/study/pairs/", study_pages.study_item_add, name="study-item-add"),
+    path("projects/<int:pk>/study/gold/", study_pages.study_gold, name="study-gold"),
+    path("projects/<int:pk>/study/pairs/<int:item_id>/delete/", study_pages.study_item_delete, name="study-item-delete"),
+    path("projects/<int:pk>/study/retry/<int:user_id>/", study_pages.study_retry, name="study-retry"),
     path("projects/", projects.project_list, name="projects"),
     path("projects/new/", projects.project_create, name="project-create"),
     path("projects/<int:pk>/", projects.project_detail, name="project"),
     path("projects/<int:pk>/dashboard/", dashboard.dashboard, name="dashboard"),
+    path("projects/<int:pk>/dashboard/annotators.csv", dashboard.annotators_csv, name="dashboard-annotators-csv"),
     path("projects/<int:pk>/dashboard/progress/", dashboard.progress, name="dashboard-progress"),
     path("projects/<int:pk>/dashboard/recompute/", dashboard.recompute, name="dashboard-recompute"),
     path("projects/<int:pk>/planning/", planning.planning, name="planning"),

@@ -22,6 +22,9 @@ from annotation.forms import (
     MemberAddForm,
     ProjectCreateForm,
     ProjectSettingsForm,
+    StudyGoldForm,
+    StudyItemForm,
+    StudySettingsForm,
     VerseImportForm,
     form_errors,
 )
@@ -29,6 +32,7 @@ from annotation.importing import VerseFileError
 from annotation.models import Batch, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
+from annotation.services.study import study_rows
 from annotation.views.access import managed_project
 from core.roles import LEAD, has_role
 from core.upload_limit import upload_refusal
@@ -80,7 +84,8 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
         row["attention_checks"] = checks.get(row["id"], 0)
     forms = {"member": MemberAddForm(), "account": AccountCreateForm(), "invitation": InvitationForm(),
              "batch": BatchCreateForm(), "verses": VerseImportForm(), "batch_status": BatchStatusForm(), "batch_rename": BatchRenameForm(),
-             "settings": ProjectSettingsForm.for_project(project)}
+             "settings": ProjectSettingsForm.for_project(project), "study": StudySettingsForm.for_project(project),
+             "study_item": StudyItemForm(), "study_gold": StudyGoldForm()}
     attention_batch = refused.pop("attention_batch", None)
     forms.update(refused)
     context = {
@@ -95,8 +100,15 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
         "invite_base": request.build_absolute_uri("/invite/"),
         "forms": forms,
         "attention_batch": attention_batch,
+        **study_card(project),
     }
     return render(request, "annotation/project_detail.html", context, status=status)
+
+
+def study_card(project: Project) -> dict:
+    """What the project page's study card lists: the study pairs and the annotators who failed the check."""
+    return {"study_items": project.study_items.select_related("reference", "answer", "other").order_by("kind", "pk"),
+            "study_failed": [dict(r, username=name) for name, r in study_rows(project).items() if r["failed"]]}
 
 
 @login_required
