@@ -231,3 +231,12 @@ class StudyGoldForm(forms.Form):
         data = super().clean()
         _initial_where_empty(self, data, ["min_gap"])
         return data
+
+
+class ProjectRenameForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Name (letters, digits, - and _)")
+    title = forms.CharField(max_length=200, required=False, label="Title")
+
+
+class VerseRenameForm(forms.Form):
+    verse_id = forms.CharField(max_length=_VERSE_ID_MAX, label="New verse id")

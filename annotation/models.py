@@ -41,6 +41,7 @@ class Project(models.Model):
     training_on = models.BooleanField(default=False, help_text="annotators first judge the training pairs, with feedback")
     check_on = models.BooleanField(default=False, help_text="annotators pass the comprehension check (two attempts)")
     check_pass_share = models.FloatField(default=0.8, help_text="share of check pairs right to pass (0–1]")
+    archived_at = models.DateTimeField(null=True, blank=True, help_text="archived: no pairs served, everything kept")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

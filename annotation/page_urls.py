@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import annotator, dashboard, lead, planning, projects, study_pages
+from annotation.views import annotator, curation_pages, dashboard, lead, planning, projects, study_pages
 
 app_name = "annotation"
 urlpatterns = [
@@ -28,7 +28,14 @@ urlpatterns = [
     path("projects/<int:pk>/batches/new/", projects.batch_create, name="batch-create"),
     path("projects/<int:pk>/batches/<int:batch_id>/status/", projects.batch_status, name="batch-status"),
     path("projects/<int:pk>/batches/<int:batch_id>/rename/", projects.batch_rename, name="batch-rename"),
-    path("projects/<int:pk>/batches/<int:batch_id>/delete/", projects.batch_delete, name="batch-delete"),
+    path("projects/<int:pk>/batches/<int:batch_id>/delete/", curation_pages.batch_delete, name="batch-delete"),
+    path("projects/<int:pk>/rename/", curation_pages.project_rename, name="project-rename"),
+    path("projects/<int:pk>/archive/", curation_pages.project_archive, name="project-archive"),
+    path("projects/<int:pk>/delete/", curation_pages.project_delete, name="project-delete"),
+    path("projects/<int:pk>/verses/", curation_pages.verse_list, name="verses"),
+    path("projects/<int:pk>/verses/<int:verse_pk>/", curation_pages.verse_detail, name="verse"),
+    path("projects/<int:pk>/verses/<int:verse_pk>/rename/", curation_pages.verse_rename, name="verse-rename"),
+    path("projects/<int:pk>/verses/<int:verse_pk>/delete/", curation_pages.verse_delete, name="verse-delete"),
     path("projects/<int:pk>/settings/", lead.project_settings, name="project-settings"),
     path("projects/<int:pk>/members/<int:user_id>/remove/", lead.member_remove, name="member-remove"),
     path("projects/<int:pk>/members/new-account/", lead.account_create, name="account-create"),

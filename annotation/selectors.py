@@ -82,7 +82,9 @@ def projects_managed_by(*, user) -> QuerySet[Project]:
 
 
 def projects_to_annotate(*, user) -> QuerySet[Project]:
-    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR).distinct()
+    """Projects the user annotates, archived ones left out (they serve no pairs)."""
+    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR,
+                                  archived_at__isnull=True).distinct()
 
 
 def verses_of(*, project: Project) -> QuerySet[Verse]:

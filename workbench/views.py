@@ -12,7 +12,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError
 
 from benchmarks.models import Corpus, EvaluationRun
@@ -21,6 +23,7 @@ from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
 from core.roles import RESEARCHER, has_role
+from frontend.confirm import confirm_page
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
 from workbench.api import export_response, parse_filters
@@ -33,7 +36,10 @@ from workbench.services import (
     document_from_corpus,
     document_upload,
     gold_promote,
+    run_delete_plan,
 )
+from workbench.services import run_delete as run_delete_service
+from workbench.services import run_rename as run_rename_service
 
 
 def researcher_only(view):
@@ -188,6 +194,35 @@ def run_export(request, pk: int):
     except ValidationError as exc:
         messages.error(request, f"Export refused: {exc.detail}")
         return redirect("workbench:run", pk=pk)
+
+
+@researcher_only
+@require_POST
+def run_rename(request, pk: int):
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    try:
+        run_rename_service(run=run, user=request.user, name=request.POST.get("name", ""))
+        messages.success(request, f"Renamed: {run}. Its candidates, verdicts and exports follow it.")
+    except WorkbenchError as exc:
+        messages.error(request, f"Not renamed: {exc}")
+    return redirect("workbench:run", pk=pk)
+
+
+@researcher_only
+@require_http_methods(["GET", "POST"])
+def run_delete(request, pk: int):
+    """The run's owner deletes it after a confirmation page that says what goes and what is kept."""
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    if request.method == "GET":
+        return confirm_page(request, title=f"Delete {run}?", action=request.path,
+                            cancel=reverse("workbench:run", args=[pk]), button="Delete the run",
+                            **run_delete_plan(run))
+    try:
+        messages.success(request, run_delete_service(run=run, user=request.user))
+    except WorkbenchError as exc:
+        messages.error(request, str(exc))
+        return redirect("workbench:run", pk=pk)
+    return redirect("workbench:index")
 
 
 @researcher_only

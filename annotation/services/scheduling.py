@@ -150,6 +150,8 @@ def _open_sets(batch: Batch, annotator, now) -> list[AnnotationSet]:
 def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet | None:
     if batch.status != Batch.Status.OPEN:
         raise Conflict(f"The batch {batch.name!r} is closed.")
+    if batch.project.archived_at is not None:
+        raise Conflict(f"The project {batch.project.name!r} is archived: it takes no more judgements.")
     if study_on(batch.project):  # consent, training, comprehension check: no real pairs before them
         require_study_done(batch.project, annotator)
     now = timezone.now()

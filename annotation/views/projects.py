@@ -21,6 +21,7 @@ from annotation.forms import (
     InvitationForm,
     MemberAddForm,
     ProjectCreateForm,
+    ProjectRenameForm,
     ProjectSettingsForm,
     StudyGoldForm,
     StudyItemForm,
@@ -85,7 +86,8 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
     forms = {"member": MemberAddForm(), "account": AccountCreateForm(), "invitation": InvitationForm(),
              "batch": BatchCreateForm(), "verses": VerseImportForm(), "batch_status": BatchStatusForm(), "batch_rename": BatchRenameForm(),
              "settings": ProjectSettingsForm.for_project(project), "study": StudySettingsForm.for_project(project),
-             "study_item": StudyItemForm(), "study_gold": StudyGoldForm()}
+             "study_item": StudyItemForm(), "study_gold": StudyGoldForm(),
+             "rename": ProjectRenameForm(initial={"name": project.name, "title": project.title})}
     attention_batch = refused.pop("attention_batch", None)
     forms.update(refused)
     context = {
@@ -231,9 +233,3 @@ def batch_rename(request, pk: int, batch_id: int):
         return f"Batch {old} is now called {batch.name}; its judgements and scores follow it."
 
     return _batch_action(request, pk, batch_id, rename, "Not renamed", BatchRenameForm, "batch_rename")
-
-
-@login_required
-@require_POST
-def batch_delete(request, pk: int, batch_id: int):
-    return _batch_action(request, pk, batch_id, lambda batch: project_services.batch_delete(batch=batch), "Not deleted")

@@ -5,7 +5,6 @@ import html
 import io
 
 import pytest
-from django.test import Client
 
 from annotation.models import BatchCandidate, Project, StudyAnswer, StudyItem, StudyProgress
 from annotation.services import study
@@ -32,11 +31,6 @@ def study_project(small_project):
     return project, batch
 
 
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
 
 def _next_set(client, batch):
     return client.post(f"/api/v1/batches/{batch.pk}/next-set/")
@@ -54,10 +48,10 @@ def _check_answers(*, right: int) -> dict:
     return {f"item-{it.pk}": it.answer_id if k < right else it.other_id for k, it in enumerate(items)}
 
 
-def test_the_next_set_api_refuses_real_pairs_until_every_step_is_done(study_project, annotators):
+def test_the_next_set_api_refuses_real_pairs_until_every_step_is_done(page_client, study_project, annotators):
     project, batch = study_project
     ann = annotators[0]
-    client = _client(ann)
+    client = page_client(ann)
     refused = _next_set(client, batch)
     assert refused.status_code == 403 and "next: consent" in refused.json()["detail"]
     assert client.get(f"/annotate/{batch.pk}/").url == f"/annotate/{batch.pk}/study/"  # the page sends them there
@@ -76,10 +70,10 @@ def test_the_next_set_api_refuses_real_pairs_until_every_step_is_done(study_proj
     assert client.get(f"/annotate/{batch.pk}/").status_code == 200
 
 
-def test_two_failed_checks_mean_no_real_pairs_and_the_lead_sees_it(study_project, annotators):
+def test_two_failed_checks_mean_no_real_pairs_and_the_lead_sees_it(page_client, study_project, annotators):
     project, batch = study_project
     ann = annotators[1]
-    client = _client(ann)
+    client = page_client(ann)
     client.post(f"/annotate/{batch.pk}/study/consent/")
     _do_training(client, batch, right=True)
     first = client.post(f"/annotate/{batch.pk}/study/check/", _check_answers(right=1), follow=True)
@@ -92,7 +86,7 @@ def test_two_failed_checks_mean_no_real_pairs_and_the_lead_sees_it(study_project
     third = client.post(f"/annotate/{batch.pk}/study/check/", _check_answers(right=2))  # no third attempt
     assert third.status_code == 403
     assert StudyAnswer.objects.filter(progress__user=ann, attempt__gte=1).count() == 4
-    lead = _client(project.owner)
+    lead = page_client(project.owner)
     dashboard = lead.get(f"/projects/{project.pk}/dashboard/").content.decode()
     assert "Check attempts" in dashboard and "<strong>failed</strong>" in dashboard and ann.username in dashboard
     table = list(csv.DictReader(io.StringIO(lead.get(f"/projects/{project.pk}/dashboard/annotators.csv")
@@ -109,9 +103,9 @@ def test_two_failed_checks_mean_no_real_pairs_and_the_lead_sees_it(study_project
     assert StudyProgress.objects.get(user=ann).check_attempts == 3
 
 
-def test_training_feedback_says_right_or_wrong_and_why(study_project, annotators):
+def test_training_feedback_says_right_or_wrong_and_why(page_client, study_project, annotators):
     _, batch = study_project
-    client = _client(annotators[2])
+    client = page_client(annotators[2])
     client.post(f"/annotate/{batch.pk}/study/consent/")
     item = StudyItem.objects.filter(kind="training").order_by("pk").first()
     wrong = client.post(f"/annotate/{batch.pk}/study/training/", {"item": item.pk, "chosen": item.other_id}, follow=True)
@@ -129,9 +123,9 @@ def test_training_feedback_says_right_or_wrong_and_why(study_project, annotators
     assert StudyAnswer.objects.filter(item=second).count() == 1 and outside.status_code == 200
 
 
-def test_a_check_with_a_pair_unanswered_counts_nothing(study_project, annotators):
+def test_a_check_with_a_pair_unanswered_counts_nothing(page_client, study_project, annotators):
     _, batch = study_project
-    client = _client(annotators[3])
+    client = page_client(annotators[3])
     client.post(f"/annotate/{batch.pk}/study/consent/")
     _do_training(client, batch, right=True)
     answers = _check_answers(right=2)
@@ -163,16 +157,16 @@ def test_bad_study_settings_come_back_as_form_errors(lead_client):
     assert project.consent_text == "Consent." and study.study_on(project)
 
 
-def test_only_the_projects_lead_configures_the_study(small_project, annotators, make_user):
+def test_only_the_projects_lead_configures_the_study(page_client, small_project, annotators, make_user):
     project, _ = small_project
     other_lead = make_user("otherlead", "lead")
     for user in (annotators[0], other_lead):
-        assert _client(user).post(f"/projects/{project.pk}/study/", {"consent_text": "x"}).status_code == 403
+        assert page_client(user).post(f"/projects/{project.pk}/study/", {"consent_text": "x"}).status_code == 403
         with pytest.raises(AnnotationError):
             study.study_item_add(project=project, actor=user, kind="check", reference_id="100 0", answer_id="100 1",
                                  other_id="100 2")
     assert Project.objects.get(pk=project.pk).consent_text == ""
-    assert _client(other_lead).get(f"/annotate/{small_project[1].pk}/study/").status_code == 403
+    assert page_client(other_lead).get(f"/annotate/{small_project[1].pk}/study/").status_code == 403
 
 
 def test_pairs_drawn_from_gold_scores_take_the_higher_scored_verse_as_answer(small_project):
@@ -201,11 +195,11 @@ def test_the_last_pair_of_a_step_that_is_on_cannot_be_removed(study_project):
         study.study_item_delete(project=project, actor=project.owner, item_id=last.pk)
 
 
-def test_projects_without_a_study_set_up_serve_as_before(small_project, annotators):
+def test_projects_without_a_study_set_up_serve_as_before(page_client, small_project, annotators):
     project, batch = small_project
     assert not study.study_on(project)
     study.require_study_done(project, annotators[0])  # no query, no refusal
-    assert _next_set(_client(annotators[0]), batch).status_code == 200
+    assert _next_set(page_client(annotators[0]), batch).status_code == 200
     with pytest.raises(NotAllowed):
         project.consent_text = "Agree?"
         study.require_study_done(project, annotators[0])
