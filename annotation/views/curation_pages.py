@@ -7,7 +7,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -97,18 +96,11 @@ def batch_delete(request, pk: int, batch_id: int):
 
 # --- verses ---------------------------------------------------------------------------------------
 
-def verse_search(project, q: str):
-    """The project's verses whose id or text contains ``q`` (all when empty), ids that begin with it first."""
-    verses = selectors.verses_of(project=project)
-    q = q.strip()
-    return verses.filter(Q(verse_id__icontains=q) | Q(text__icontains=q)) if q else verses
-
-
 @login_required
 def verse_list(request, pk: int):
     project = managed_project(request, pk)
     q = request.GET.get("q", "")[:200]
-    page = Paginator(verse_search(project, q), VERSES_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.verse_search(project=project, q=q), VERSES_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "annotation/verse_list.html", {"project": project, "q": q, "page": page})
 
 

@@ -95,7 +95,6 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
         "progress": progress,
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
         "n_verses": project.verses.count(),
-        "verses": selectors.verses_of(project=project)[:2000],
         "member_roles": Membership.Role.choices,  # not "roles": that name is the menu's (context processor)
         "modes": Project.OverlapMode.choices,
         "invitations": project.invitations.filter(revoked=False).order_by("-created")[:20],
