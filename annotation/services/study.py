@@ -237,9 +237,9 @@ def _chosen_verse(item: StudyItem, chosen_pk: int) -> int:
 @transaction.atomic
 def training_answer(*, project: Project, user, item_id: int, chosen_pk: int) -> StudyAnswer:
     """Store a training answer (a repeated one returns the first) and finish training after the last pair."""
-    if pending_step(project, progress_for(project, user)) in ("consent",):
-        raise NotAllowed("Give your consent first.")
     progress = progress_for(project, user, lock=True)
+    if pending_step(project, progress) == "consent":
+        raise NotAllowed("Give your consent first.")
     item = StudyItem.objects.filter(project=project, kind=StudyItem.Kind.TRAINING, pk=item_id).first()
     if item is None:
         raise NotFound("No such training pair in this project.")

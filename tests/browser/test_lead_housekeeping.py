@@ -1,6 +1,7 @@
 """One full housekeeping path in a real browser: from the project page a lead finds a verse, renames it, deletes
 it after reading what goes and what is kept, then archives the project."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from annotation.services.projects import batch_create, project_create, verses_im
 from .conftest import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 
 
 def test_find_rename_delete_a_verse_and_archive_the_project(live_server, page, make_user):
@@ -20,6 +22,8 @@ def test_find_rename_delete_a_verse_and_archive_the_project(live_server, page, m
     batch_create(project=project, reference_id="8 0", candidate_ids=["8 1", "8 2"])
     login(page, live_server.url, "hlead", "pw-hlead")
     page.goto(f"{live_server.url}/projects/{project.pk}/")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#study").screenshot(path=str(SHOTS / "lead-study-card.png"))
     page.click("#verses-link")
     page.fill("#vl-q", "λάθ")
     page.keyboard.press("Enter")
@@ -32,6 +36,7 @@ def test_find_rename_delete_a_verse_and_archive_the_project(live_server, page, m
     page.click("#verse-delete")
     assert "Verse 8 99: its text" in page.inner_text("#confirm-goes")
     assert "Every other verse" in page.inner_text("#confirm-stays")
+    page.locator("#confirm").screenshot(path=str(SHOTS / "lead-confirm-delete-verse.png"))
     page.click("#confirm-button")
     page.wait_for_selector(".messages:has-text(\"Verse '8 99' deleted.\")")
     assert not Verse.objects.filter(project=project, verse_id__in=["stray", "8 99"]).exists()

@@ -1,6 +1,7 @@
 """The study set-up in a real browser: an annotator agrees to the consent text, trains with feedback, fails the
 comprehension check twice and gets no real pairs; another passes it and annotates exactly as today."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from annotation.services.projects import batch_create, membership_add, project_c
 from .conftest import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 
 
 @pytest.fixture
@@ -47,6 +49,8 @@ def _consent_and_train(page, base, batch, *, right: bool):
     page.wait_for_selector("#training-feedback")
     assert page.inner_text("#feedback-verdict") == ("Right" if right else "Not this time")
     assert "repeats the reference's opening" in page.inner_text("#feedback-why")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "study-training-feedback.png"), full_page=True)
     page.click("#training-next")
     page.wait_for_selector("#check-form")
 
@@ -68,6 +72,7 @@ def test_failing_the_check_twice_gives_no_real_pairs_and_passing_annotates_as_to
     _answer_check(page, right=0)
     failed = page.wait_for_selector("#check-failed")
     assert "no real pairs" in failed.inner_text()
+    page.screenshot(path=str(SHOTS / "study-check-failed.png"), full_page=True)
     page.goto(f"{base}/annotate/{batch.pk}/")  # the annotation page still sends them back
     page.wait_for_selector("#check-failed")
     status = page.evaluate("""async (url) => {
