@@ -341,7 +341,7 @@ def run_delete_plan(run: DetectionRun) -> dict:
 @transaction.atomic
 def run_delete(*, run: DetectionRun, user) -> str:
     _check_owner(run, user)
-    run = DetectionRun.objects.select_for_update().select_related("job").get(pk=run.pk)
+    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job").get(pk=run.pk)
     refused = run_delete_plan(run).get("refused")
     if refused:
         raise WorkbenchError(f"not deleted: {refused}")

@@ -153,7 +153,7 @@ def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet 
     if batch.project.archived_at is not None:
         raise Conflict(f"The project {batch.project.name!r} is archived: it takes no more judgements.")
     if study_on(batch.project):  # consent, training, comprehension check: no real pairs before them
-        require_study_done(batch.project, annotator)
+        require_study_done(batch.project, annotator, batch_id=batch.pk)
     now = timezone.now()
     # One read finds the annotator's open set and any set past its deadline; only when there is one of the
     # latter (rare) does the release run, with its locks, and the annotator's set is read again after it.

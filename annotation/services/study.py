@@ -199,16 +199,17 @@ FAILED_MESSAGE = ("You did not pass the comprehension check in {n} attempts, so 
                   "The project's lead sees this on the dashboard and may allow new attempts.")
 
 
-def require_study_done(project: Project, user) -> None:
-    """NotAllowed (403) unless every study step that is on is done: the server's check before real pairs."""
+def require_study_done(project: Project, user, *, batch_id: int | None = None) -> None:
+    """NotAllowed (403) unless every study step that is on is done: the server's check before real pairs. With
+    ``batch_id`` the message names the study page's address."""
     if not study_on(project):
         return
     step = pending_step(project, StudyProgress.objects.filter(project=project, user=user).first())
     if step == "failed":
         raise NotAllowed(FAILED_MESSAGE.format(n=MAX_CHECK_ATTEMPTS))
     if step is not None:
-        raise NotAllowed(f"Finish the study steps first (next: {step}) on the project's study page; real pairs come "
-                         "after them.")
+        where = f"/annotate/{batch_id}/study/" if batch_id is not None else "the project's study page"
+        raise NotAllowed(f"Finish the study steps first (next: {step}) on {where}; real pairs come after them.")
 
 
 @transaction.atomic

@@ -54,6 +54,7 @@ def test_the_next_set_api_refuses_real_pairs_until_every_step_is_done(page_clien
     client = page_client(ann)
     refused = _next_set(client, batch)
     assert refused.status_code == 403 and "next: consent" in refused.json()["detail"]
+    assert f"/annotate/{batch.pk}/study/" in refused.json()["detail"]
     assert client.get(f"/annotate/{batch.pk}/").url == f"/annotate/{batch.pk}/study/"  # the page sends them there
     assert client.post(f"/annotate/{batch.pk}/study/consent/").status_code == 302
     progress = StudyProgress.objects.get(project=project, user=ann)
