@@ -204,9 +204,10 @@ def require_study_done(project: Project, user, *, batch_id: int | None = None) -
     ``batch_id`` the message names the study page's address."""
     if not study_on(project):
         return
-    step = pending_step(project, StudyProgress.objects.filter(project=project, user=user).first())
+    progress = StudyProgress.objects.filter(project=project, user=user).first()
+    step = pending_step(project, progress)
     if step == "failed":
-        raise NotAllowed(FAILED_MESSAGE.format(n=MAX_CHECK_ATTEMPTS))
+        raise NotAllowed(FAILED_MESSAGE.format(n=progress.check_attempts))
     if step is not None:
         where = f"/annotate/{batch_id}/study/" if batch_id is not None else "the project's study page"
         raise NotAllowed(f"Finish the study steps first (next: {step}) on {where}; real pairs come after them.")
@@ -265,7 +266,7 @@ def check_submit(*, project: Project, user, answers: dict[int, int]) -> dict:
     progress = progress_for(project, user, lock=True)
     step = pending_step(project, progress)
     if step == "failed":
-        raise NotAllowed(FAILED_MESSAGE.format(n=MAX_CHECK_ATTEMPTS))
+        raise NotAllowed(FAILED_MESSAGE.format(n=progress.check_attempts))
     if step != "check":
         raise AnnotationError("There is no comprehension check for you to take now.")
     items = list(project.study_items.filter(kind=StudyItem.Kind.CHECK).order_by("pk"))

@@ -67,7 +67,8 @@ def study(request, batch_id: int):
         "check_items": check_items, "attempts_allowed": study_services.attempts_allowed(progress) if progress else
         study_services.MAX_CHECK_ATTEMPTS, "check_error": getattr(request, "_check_error", None),
         "n_training": project.study_items.filter(kind=StudyItem.Kind.TRAINING).count(),
-        "failed_message": study_services.FAILED_MESSAGE.format(n=study_services.MAX_CHECK_ATTEMPTS),
+        "failed_message": study_services.FAILED_MESSAGE.format(
+            n=progress.check_attempts if progress else study_services.MAX_CHECK_ATTEMPTS),
         "pass_percent": round(project.check_pass_share * 100),
     }
     return render(request, "annotation/study.html", context, status=getattr(request, "_status", 200))
