@@ -237,6 +237,16 @@ def _chosen_verse(item: StudyItem, chosen_pk: int) -> int:
 
 
 @transaction.atomic
+def training_finish_if_done(*, project: Project, user) -> StudyProgress:
+    """Close training when no training pair is left to answer (the lead may have removed the last ones)."""
+    progress = progress_for(project, user, lock=True)
+    if progress.training_done_at is None and training_next(project, progress) is None:
+        progress.training_done_at = timezone.now()
+        progress.save(update_fields=["training_done_at"])
+    return progress
+
+
+@transaction.atomic
 def training_answer(*, project: Project, user, item_id: int, chosen_pk: int) -> StudyAnswer:
     """Store a training answer (a repeated one returns the first) and finish training after the last pair."""
     progress = progress_for(project, user, lock=True)
@@ -262,7 +272,7 @@ def training_answer(*, project: Project, user, item_id: int, chosen_pk: int) -> 
 @transaction.atomic
 def check_submit(*, project: Project, user, answers: dict[int, int]) -> dict:
     """Score one attempt at the comprehension check: ``answers`` maps every check pair's id to the chosen verse.
-    Returns {"right", "n", "score", "passed", "attempts", "failed"}."""
+    Returns {"right", "n", "score", "passed", "attempts", "left" (attempts), "failed"}."""
     progress = progress_for(project, user, lock=True)
     step = pending_step(project, progress)
     if step == "failed":
@@ -284,8 +294,9 @@ def check_submit(*, project: Project, user, answers: dict[int, int]) -> dict:
     if passed:
         progress.check_passed_at = timezone.now()
     progress.save(update_fields=["check_attempts", "check_last_score", "check_passed_at"])
-    return {"right": right, "n": len(items), "score": score, "passed": passed, "attempts": attempt,
-            "failed": not passed and attempt >= attempts_allowed(progress)}
+    left = max(attempts_allowed(progress) - attempt, 0)
+    return {"right": right, "n": len(items), "score": score, "passed": passed, "attempts": attempt, "left": left,
+            "failed": not passed and left == 0}
 
 
 # --- what the lead sees -----------------------------------------------------------------------------

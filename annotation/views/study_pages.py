@@ -40,7 +40,11 @@ def _sides(item: StudyItem, user) -> list:
 @login_required
 def study(request, batch_id: int):
     """The annotator's study page: the step they are at, or the annotation page when every step is done."""
-    batch = _annotator_batch(request, batch_id)
+    return _study_page(request, _annotator_batch(request, batch_id))
+
+
+def _study_page(request, batch: Batch, *, check_error: str | None = None, status: int = 200):
+    """The study page; ``check_error`` (with ``status``) says why a comprehension-check attempt was not counted."""
     project = batch.project
     progress = StudyProgress.objects.filter(project=project, user=request.user).first()
     step = study_services.pending_step(project, progress)
@@ -55,7 +59,10 @@ def study(request, batch_id: int):
     check_items = []
     if step == "training" and feedback is None:
         item = study_services.training_next(project, progress or study_services.progress_for(project, request.user))
-    elif step == "check":
+        if item is None:  # nothing left to answer (pairs removed meanwhile): training is done
+            study_services.training_finish_if_done(project=project, user=request.user)
+            return redirect(_study_url(batch))
+    if step == "check":
         check_items = [{"item": i, "sides": _sides(i, request.user)} for i in
                        project.study_items.filter(kind=StudyItem.Kind.CHECK).select_related("reference", "answer",
                                                                                                 "other").order_by("pk")]
@@ -65,13 +72,13 @@ def study(request, batch_id: int):
         "batch": batch, "project": project, "progress": progress, "step": step, "steps": steps,
         "feedback": feedback, "item": item, "sides": _sides(item, request.user) if item else [],
         "check_items": check_items, "attempts_allowed": study_services.attempts_allowed(progress) if progress else
-        study_services.MAX_CHECK_ATTEMPTS, "check_error": getattr(request, "_check_error", None),
+        study_services.MAX_CHECK_ATTEMPTS, "check_error": check_error,
         "n_training": project.study_items.filter(kind=StudyItem.Kind.TRAINING).count(),
         "failed_message": study_services.FAILED_MESSAGE.format(
             n=progress.check_attempts if progress else study_services.MAX_CHECK_ATTEMPTS),
         "pass_percent": round(project.check_pass_share * 100),
     }
-    return render(request, "annotation/study.html", context, status=getattr(request, "_status", 200))
+    return render(request, "annotation/study.html", context, status=status)
 
 
 def _study_url(batch: Batch, **query) -> str:
@@ -129,16 +136,15 @@ def study_check(request, batch_id: int):
     try:
         result = study_services.check_submit(project=batch.project, user=request.user, answers=answers)
     except AnnotationError as exc:
-        request._check_error, request._status = str(exc), exc.status
-        request.method = "GET"
-        return study(request, batch.pk)
+        return _study_page(request, batch, check_error=str(exc), status=exc.status)
     said = f"{result['right']} of {result['n']} right."
     if result["passed"]:
         messages.success(request, f"Comprehension check passed: {said} You can now annotate.")
         return redirect("annotation:annotate", batch_id=batch.pk)
     if not result["failed"]:
+        left = result["left"]
         messages.error(request, f"Not passed: {said} You need {round(batch.project.check_pass_share * 100)} %. Read "
-                                f"the instructions again; you have one more attempt.")
+                                f"the instructions again; you have {'one more attempt' if left == 1 else f'{left} more attempts'}.")
     return redirect(_study_url(batch))
 
 
@@ -156,7 +162,7 @@ def study_settings(request, pk: int):
     if form.is_valid():  # the rules that need the project (pairs exist for a step turned on) become field errors
         for field, why in study_services.settings_problems(project, **form.cleaned_data).items():
             form.add_error(field, why)
-    if not form.is_valid() or form.errors:
+    if form.errors:
         return project_page(request, project, status=400, study=form)
     try:
         study_services.study_settings_update(project=project, actor=request.user, **form.cleaned_data)

@@ -204,3 +204,15 @@ def test_projects_without_a_study_set_up_serve_as_before(page_client, small_proj
     with pytest.raises(NotAllowed):
         project.consent_text = "Agree?"
         study.require_study_done(project, annotators[0])
+
+
+def test_training_closes_when_its_last_unanswered_pairs_are_removed(page_client, study_project, annotators):
+    project, batch = study_project
+    client = page_client(annotators[0])
+    client.post(f"/annotate/{batch.pk}/study/consent/")
+    first, second = StudyItem.objects.filter(kind="training").order_by("pk")
+    client.post(f"/annotate/{batch.pk}/study/training/", {"item": first.pk, "chosen": first.answer_id})
+    study.study_item_delete(project=project, actor=project.owner, item_id=second.pk)
+    page = client.get(f"/annotate/{batch.pk}/study/", follow=True).content.decode()
+    assert 'id="check-form"' in page  # on to the check, not stuck on an empty training step
+    assert StudyProgress.objects.get(user=annotators[0]).training_done_at is not None
