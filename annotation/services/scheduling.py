@@ -151,7 +151,7 @@ def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet 
     if batch.status != Batch.Status.OPEN:
         raise Conflict(f"The batch {batch.name!r} is closed.")
     if batch.project.archived_at is not None:
-        raise Conflict(f"The project {batch.project.name!r} is archived: it takes no more judgements.")
+        raise Conflict(f"The project {batch.project.name!r} is archived: it serves no more pairs.")
     if study_on(batch.project):  # consent, training, comprehension check: no real pairs before them
         require_study_done(batch.project, annotator, batch_id=batch.pk)
     now = timezone.now()
