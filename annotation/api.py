@@ -4,7 +4,8 @@ from __future__ import annotations
 import uuid
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -278,6 +279,34 @@ class VerseListApi(ListAPIView):
 
     def get_queryset(self):
         return selectors.verses_of(project=_project_for(self.request, self.kwargs["pk"]))
+
+
+class VersePickSerializer(serializers.ModelSerializer):
+    """A verse as the batch form's picker lists it: its database id, its id and its text."""
+
+    class Meta:
+        model = Verse
+        fields = ["id", "verse_id", "text"]
+
+
+class VerseSearchApi(ListAPIView):
+    """The project's verses whose id or text contains `q` (case-insensitive), ids beginning with it first; every
+    verse when `q` is empty. For the project's leads (the batch form's verse picker)."""
+
+    serializer_class = VersePickSerializer
+    permission_classes = [IsLead]
+
+    @extend_schema(parameters=[OpenApiParameter("q", OpenApiTypes.STR, description="part of a verse id or text "
+                                                                                      "(at most 200 characters)")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        project = _project_for(self.request, self.kwargs["pk"], manage=True)
+        q = self.request.query_params.get("q", "")
+        if len(q) > 200:
+            raise serializers.ValidationError({"q": "at most 200 characters."})
+        return selectors.verse_search(project=project, q=q)
 
 
 class VerseImportApi(APIView):

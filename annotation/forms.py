@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.models import Batch, Membership, Project, Verse
+from annotation.models import Batch, Membership, Project, StudyItem, Verse
 
 
 def form_errors(form: forms.Form) -> str:
@@ -187,3 +187,56 @@ class AttentionCheckForm(forms.Form):
             self.add_error("other_id", "Give the verse the answer is compared with.")
         _initial_where_empty(self, data, ["build"])
         return data
+
+
+class StudySettingsForm(forms.Form):
+    """The study set-up's switches (the services check that the pairs a switched-on step needs exist)."""
+
+    consent_text = forms.CharField(required=False, max_length=20_000, label="Consent text")
+    training_on = forms.BooleanField(required=False, label="Training on known-answer pairs")
+    check_on = forms.BooleanField(required=False, label="Comprehension check")
+    check_pass_share = forms.FloatField(min_value=0, max_value=1, required=False, initial=0.8,
+                                        label="Share of check pairs right to pass")
+
+    @classmethod
+    def for_project(cls, project: Project) -> StudySettingsForm:
+        return cls(initial={name: getattr(project, name) for name in cls.base_fields})
+
+    def clean(self):
+        data = super().clean()
+        _initial_where_empty(self, data, ["check_pass_share"])
+        if "check_pass_share" not in self.errors and not data["check_pass_share"] > 0:
+            self.add_error("check_pass_share", "must be greater than 0.")
+        return data
+
+
+class StudyItemForm(forms.Form):
+    """A known-answer pair for training or the comprehension check, by verse ids."""
+
+    kind = forms.ChoiceField(choices=StudyItem.Kind.choices, label="Used for")
+    reference_id = forms.CharField(max_length=_VERSE_ID_MAX, label="Reference verse id")
+    answer_id = forms.CharField(max_length=_VERSE_ID_MAX, label="More similar verse id (the answer)")
+    other_id = forms.CharField(max_length=_VERSE_ID_MAX, label="Less similar verse id")
+    explanation = forms.CharField(required=False, max_length=5_000, label="Why (shown after a training answer)")
+
+
+class StudyGoldForm(forms.Form):
+    """Pairs drawn from the batches' imported gold scores."""
+
+    kind = forms.ChoiceField(choices=StudyItem.Kind.choices, label="Used for")
+    n = forms.IntegerField(min_value=1, max_value=100, label="How many")
+    min_gap = forms.FloatField(min_value=0, required=False, initial=0.5, label="Smallest gold-score difference")
+
+    def clean(self):
+        data = super().clean()
+        _initial_where_empty(self, data, ["min_gap"])
+        return data
+
+
+class ProjectRenameForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Name (letters, digits, - and _)")
+    title = forms.CharField(max_length=200, required=False, label="Title")
+
+
+class VerseRenameForm(forms.Form):
+    verse_id = forms.CharField(max_length=_VERSE_ID_MAX, label="New verse id")

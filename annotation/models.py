@@ -35,6 +35,13 @@ class Project(models.Model):
                                          "ranking is ordered with at least this posterior probability (0.5–1)")
     stop_budget = models.PositiveIntegerField(
         null=True, blank=True, help_text="adaptive mode: a batch takes no new pairs after this many judgements")
+    # Study set-up (all optional): consent, a training phase on known-answer pairs with feedback, a comprehension
+    # check with two attempts; an annotator gets real pairs only once every step that is on is done (services/study.py).
+    consent_text = models.TextField(blank=True, help_text="empty: no consent step")
+    training_on = models.BooleanField(default=False, help_text="annotators first judge the training pairs, with feedback")
+    check_on = models.BooleanField(default=False, help_text="annotators pass the comprehension check (two attempts)")
+    check_pass_share = models.FloatField(default=0.8, help_text="share of check pairs right to pass (0–1]")
+    archived_at = models.DateTimeField(null=True, blank=True, help_text="archived: no pairs served, everything kept")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -44,6 +51,8 @@ class Project(models.Model):
             models.CheckConstraint(condition=Q(overlap_per_set__lte=models.F("set_size")), name="project_overlap_le_set"),
             models.CheckConstraint(condition=Q(adaptive_explore_share__gte=0) & Q(adaptive_explore_share__lte=1),
                                    name="project_explore_share_0_1"),
+            models.CheckConstraint(condition=Q(check_pass_share__gt=0) & Q(check_pass_share__lte=1),
+                                   name="project_check_pass_share_0_1"),
         ]
 
     def __str__(self) -> str:
@@ -264,3 +273,64 @@ class AnalyticsBatchResult(models.Model):
         ordering = ["job_id", "position"]
         constraints = [models.UniqueConstraint(fields=["job", "batch"], name="analytics_piece_unique")]
         indexes = [models.Index(fields=["job", "row_offset"])]
+
+
+class StudyItem(models.Model):
+    """A known-answer pair of a project's study set-up: a training pair (the annotator is told whether they chose
+    ``answer`` and why) or a comprehension-check pair (scored, no feedback per pair). Marked by the lead, or drawn
+    from a batch's imported gold scores (``source``)."""
+
+    class Kind(models.TextChoices):
+        TRAINING = "training"
+        CHECK = "check"
+
+    class Source(models.TextChoices):
+        MARKED = "marked", "marked by the lead"
+        GOLD = "gold", "drawn from gold scores"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="study_items")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    reference = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    answer = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    other = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    explanation = models.TextField(blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.MARKED)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "kind", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "kind", "reference", "answer", "other"],
+                                               name="study_item_unique")]
+
+
+class StudyProgress(models.Model):
+    """Where one annotator stands in a project's study set-up; the dashboard's annotator table shows it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="study_progress")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    consented_at = models.DateTimeField(null=True, blank=True)
+    training_done_at = models.DateTimeField(null=True, blank=True)
+    training_correct = models.PositiveIntegerField(default=0)
+    training_answered = models.PositiveIntegerField(default=0)
+    check_attempts = models.PositiveSmallIntegerField(default=0)
+    check_last_score = models.FloatField(null=True, blank=True)
+    check_passed_at = models.DateTimeField(null=True, blank=True)
+    check_retries = models.PositiveSmallIntegerField(default=0, help_text="times the lead allowed new attempts")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="study_progress_unique")]
+
+
+class StudyAnswer(models.Model):
+    """One answer to a study pair: ``attempt`` 0 for training, 1 or 2 for the comprehension check."""
+
+    progress = models.ForeignKey(StudyProgress, on_delete=models.CASCADE, related_name="answers")
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="+")
+    attempt = models.PositiveSmallIntegerField()
+    chosen = models.ForeignKey(Verse, on_delete=models.PROTECT, related_name="+")
+    correct = models.BooleanField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["progress", "item", "attempt"], name="study_answer_unique")]

@@ -1,14 +1,24 @@
 from django.urls import path
 
-from annotation.views import annotator, dashboard, lead, planning, projects
+from annotation.views import annotator, curation_pages, dashboard, lead, planning, projects, study_pages
 
 app_name = "annotation"
 urlpatterns = [
     path("annotate/<int:batch_id>/", annotator.annotate, name="annotate"),
+    path("annotate/<int:batch_id>/study/", study_pages.study, name="study"),
+    path("annotate/<int:batch_id>/study/consent/", study_pages.study_consent, name="study-consent"),
+    path("annotate/<int:batch_id>/study/training/", study_pages.study_training, name="study-training"),
+    path("annotate/<int:batch_id>/study/check/", study_pages.study_check, name="study-check"),
+    path("projects/<int:pk>/study/", study_pages.study_settings, name="study-settings"),
+    path("projects/<int:pk>/study/pairs/", study_pages.study_item_add, name="study-item-add"),
+    path("projects/<int:pk>/study/gold/", study_pages.study_gold, name="study-gold"),
+    path("projects/<int:pk>/study/pairs/<int:item_id>/delete/", study_pages.study_item_delete, name="study-item-delete"),
+    path("projects/<int:pk>/study/retry/<int:user_id>/", study_pages.study_retry, name="study-retry"),
     path("projects/", projects.project_list, name="projects"),
     path("projects/new/", projects.project_create, name="project-create"),
     path("projects/<int:pk>/", projects.project_detail, name="project"),
     path("projects/<int:pk>/dashboard/", dashboard.dashboard, name="dashboard"),
+    path("projects/<int:pk>/dashboard/annotators.csv", dashboard.annotators_csv, name="dashboard-annotators-csv"),
     path("projects/<int:pk>/dashboard/progress/", dashboard.progress, name="dashboard-progress"),
     path("projects/<int:pk>/dashboard/recompute/", dashboard.recompute, name="dashboard-recompute"),
     path("projects/<int:pk>/planning/", planning.planning, name="planning"),
@@ -18,7 +28,14 @@ urlpatterns = [
     path("projects/<int:pk>/batches/new/", projects.batch_create, name="batch-create"),
     path("projects/<int:pk>/batches/<int:batch_id>/status/", projects.batch_status, name="batch-status"),
     path("projects/<int:pk>/batches/<int:batch_id>/rename/", projects.batch_rename, name="batch-rename"),
-    path("projects/<int:pk>/batches/<int:batch_id>/delete/", projects.batch_delete, name="batch-delete"),
+    path("projects/<int:pk>/batches/<int:batch_id>/delete/", curation_pages.batch_delete, name="batch-delete"),
+    path("projects/<int:pk>/rename/", curation_pages.project_rename, name="project-rename"),
+    path("projects/<int:pk>/archive/", curation_pages.project_archive, name="project-archive"),
+    path("projects/<int:pk>/delete/", curation_pages.project_delete, name="project-delete"),
+    path("projects/<int:pk>/verses/", curation_pages.verse_list, name="verses"),
+    path("projects/<int:pk>/verses/<int:verse_pk>/", curation_pages.verse_detail, name="verse"),
+    path("projects/<int:pk>/verses/<int:verse_pk>/rename/", curation_pages.verse_rename, name="verse-rename"),
+    path("projects/<int:pk>/verses/<int:verse_pk>/delete/", curation_pages.verse_delete, name="verse-delete"),
     path("projects/<int:pk>/settings/", lead.project_settings, name="project-settings"),
     path("projects/<int:pk>/members/<int:user_id>/remove/", lead.member_remove, name="member-remove"),
     path("projects/<int:pk>/members/new-account/", lead.account_create, name="account-create"),

@@ -82,11 +82,28 @@ def projects_managed_by(*, user) -> QuerySet[Project]:
 
 
 def projects_to_annotate(*, user) -> QuerySet[Project]:
-    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR).distinct()
+    """Projects the user annotates, archived ones left out (they serve no pairs)."""
+    return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.ANNOTATOR,
+                                  archived_at__isnull=True).distinct()
 
 
 def verses_of(*, project: Project) -> QuerySet[Verse]:
     return Verse.objects.filter(project=project).order_by("id")
+
+
+def verse_search(*, project: Project, q: str = "") -> QuerySet[Verse]:
+    """The project's verses whose id or text contains ``q`` (case-insensitive; all when empty): ids that begin with
+    it first, then the rest, each in import order. The verse list page and the batch form's verse picker."""
+    verses = verses_of(project=project)
+    q = q.strip()
+    if not q:
+        return verses
+    from django.db.models import Case, IntegerField, Value, When
+
+    return (verses.filter(Q(verse_id__icontains=q) | Q(text__icontains=q))
+            .annotate(_starts=Case(When(verse_id__istartswith=q, then=Value(0)), default=Value(1),
+                                   output_field=IntegerField()))
+            .order_by("_starts", "id"))
 
 
 def project_progress(*, project: Project, per_annotator: bool = True) -> dict:

@@ -7,6 +7,7 @@ urlpatterns = [
     path("projects/<int:pk>/", api.ProjectDetailApi.as_view(), name="api-project-detail"),
     path("projects/<int:pk>/members/", api.MemberApi.as_view(), name="api-project-members"),
     path("projects/<int:pk>/verses/", api.VerseListApi.as_view(), name="api-project-verses"),
+    path("projects/<int:pk>/verses/search/", api.VerseSearchApi.as_view(), name="api-project-verse-search"),
     path("projects/<int:pk>/verses/import/", api.VerseImportApi.as_view(), name="api-project-verse-import"),
     path("projects/<int:pk>/batches/", api.BatchListApi.as_view(), name="api-project-batches"),
     path("projects/<int:pk>/progress/", api.ProgressApi.as_view(), name="api-project-progress"),

@@ -103,6 +103,17 @@ def trees(base: str | None):
         subprocess.run(["git", "worktree", "remove", "--force", str(tmp)], cwd=ROOT, capture_output=True)
 
 
+def measured_in(tree: Path, script: str, args: list[str], label: str, env: dict | None = None) -> dict:
+    """Run ``perf/<script> --measure-only *args`` on `tree`'s code (cwd and PYTHONPATH) and return the JSON of its
+    ``RESULT`` line; a run without one stops the benchmark with its output."""
+    done = subprocess.run([sys.executable, str(ROOT / "perf" / script), "--measure-only", *args], cwd=tree,
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(tree), **(env or {})))
+    line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    if not line:
+        raise SystemExit(f"{label} failed:\n{done.stdout}\n{done.stderr}")
+    return json.loads(line[0][7:])
+
+
 def annotation_world(name: str, annotators: int, candidates: int = 99):
     """A project with `candidates` + 1 verses and `annotators` annotator accounts; returns (project, tokens, make_batch)
     where make_batch(label) creates a fresh batch of all candidates (candidates·(candidates−1)/2 pairs)."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -27,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "perf"))
 
-from _annotation_http import BEFORE, trees  # noqa: E402
+from _annotation_http import BEFORE, measured_in, trees  # noqa: E402
 
 
 def measure(sets: int, auth: str = "token") -> dict:
@@ -105,13 +104,8 @@ def main() -> None:
     with trees(None if args.no_base else args.base) as sources:
         for _ in range(args.rounds):
             for label, tree in sources:
-                done = subprocess.run([sys.executable, str(ROOT / "perf" / "annotation_requests.py"), "--measure-only",
-                                       "--sets", str(args.sets), "--auth", args.auth], cwd=tree, capture_output=True, text=True,
-                                      env=dict(os.environ, PYTHONPATH=str(tree)))
-                line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-                if not line:
-                    raise SystemExit(f"{label} failed:\n{done.stdout}\n{done.stderr}")
-                results.setdefault(label, []).append(json.loads(line[0][7:]))
+                results.setdefault(label, []).append(measured_in(
+                    tree, "annotation_requests.py", ["--sets", str(args.sets), "--auth", args.auth], label))
     for label, runs in results.items():
         for r in runs:
             print(f"{label} ({r['vendor']}, {r['load']}): next set median {r['next']['median_ms']:.1f} ms "

@@ -61,6 +61,19 @@ def client_for(users):
     return make
 
 
+@pytest.fixture
+def page_client(db):
+    """A Django test client logged in as the given user (the pages' session login): ``page_client(user)``."""
+    from django.test import Client
+
+    def make(user) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return make
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     """Each test starts with an empty cache (login/token failure counts live there) and an empty index cache

@@ -305,3 +305,46 @@ def gold_promote(*, run: DetectionRun, base: BenchmarkVersion, version: str, use
     new.provenance["promoted"]["added"] = len(added)
     new.save(update_fields=["provenance"])
     return new
+
+
+def _check_owner(run: DetectionRun, user) -> None:
+    if not (user.is_staff or (run.owner_id is not None and run.owner_id == user.pk)):
+        raise WorkbenchError("only the run's owner can change it")
+
+
+@transaction.atomic
+def run_rename(*, run: DetectionRun, user, name: str) -> DetectionRun:
+    """A new name for a run (empty: "Detection <id>"). Its candidates, verdicts and exports follow it."""
+    _check_owner(run, user)
+    name = name.strip()
+    if len(name) > 200:
+        raise WorkbenchError("name: at most 200 characters")
+    run.name = name
+    run.save(update_fields=["name"])
+    return run
+
+
+def run_delete_plan(run: DetectionRun) -> dict:
+    """What deleting a run removes and keeps (the confirmation page shows it; `run_delete` follows it)."""
+    n_candidates = Candidate.objects.filter(run=run).count()
+    n_verdicts = Verdict.objects.filter(candidate__run=run).count()
+    plan = {"goes": [f"The run {run}: its {n_candidates:,} candidate(s) and the {n_verdicts:,} verdict(s) given on "
+                     "them (by anyone); its result and verdict exports are no longer possible — download them first."],
+            "stays": ["Its two documents (other runs may use them; a new run can compare them again).",
+                      "Benchmark versions promoted from it (they hold their own copy of the confirmed pairs).",
+                      "The job record of its detection (on /jobs/)."]}
+    if run.job_id and not run.job.is_finished:
+        plan["refused"] = "its detection job is still queued or running; wait until it finishes."
+    return plan
+
+
+@transaction.atomic
+def run_delete(*, run: DetectionRun, user) -> str:
+    _check_owner(run, user)
+    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job").get(pk=run.pk)
+    refused = run_delete_plan(run).get("refused")
+    if refused:
+        raise WorkbenchError(f"not deleted: {refused}")
+    label = str(run)
+    run.delete()
+    return f"{label} deleted with its candidates and verdicts."

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError
 
 from benchmarks.models import Corpus, EvaluationRun
@@ -23,6 +24,7 @@ from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, page_action, say_queued
 from core.roles import RESEARCHER, has_role
+from frontend.confirm import confirm_page
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
 from workbench.api import export_response, parse_filters
@@ -35,7 +37,10 @@ from workbench.services import (
     document_from_corpus,
     document_upload,
     gold_promote,
+    run_delete_plan,
 )
+from workbench.services import run_delete as run_delete_service
+from workbench.services import run_rename as run_rename_service
 
 
 def researcher_only(view):
@@ -185,6 +190,35 @@ def run_export(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
     return page_action(request, lambda: export_response(run, request.GET, request.user, mode=SPREADSHEET),
                        back=reverse("workbench:run", args=[pk]), refused="Export refused", errors=ValidationError)
+
+
+@researcher_only
+@require_POST
+def run_rename(request, pk: int):
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    try:
+        run_rename_service(run=run, user=request.user, name=request.POST.get("name", ""))
+        messages.success(request, f"Renamed: {run}. Its candidates, verdicts and exports follow it.")
+    except WorkbenchError as exc:
+        messages.error(request, f"Not renamed: {exc}")
+    return redirect("workbench:run", pk=pk)
+
+
+@researcher_only
+@require_http_methods(["GET", "POST"])
+def run_delete(request, pk: int):
+    """The run's owner deletes it after a confirmation page that says what goes and what is kept."""
+    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
+    if request.method == "GET":
+        return confirm_page(request, title=f"Delete {run}?", action=request.path,
+                            cancel=reverse("workbench:run", args=[pk]), button="Delete the run",
+                            **run_delete_plan(run))
+    try:
+        messages.success(request, run_delete_service(run=run, user=request.user))
+    except WorkbenchError as exc:
+        messages.error(request, str(exc))
+        return redirect("workbench:run", pk=pk)
+    return redirect("workbench:index")
 
 
 @researcher_only

@@ -12,6 +12,8 @@ Rules:
 - Attention checks (pairs with `attention_answer`) are not part of the pool: each set gets up to
   `project.attention_per_set` of them that the annotator has not seen in this batch, on top of the
   set's pairs. Their `planned`/`taken` counters are unused; their judgements are never scored.
+- A project's study set-up (services/study.py) comes first: no set is served while a step that is on is
+  not done, nor after a failed comprehension check.
 - A set not finished by `expires_at` is released: its open assignments expire and their pairs
   return to the pool. An annotator coming back resumes their open set.
 """
@@ -29,6 +31,7 @@ from annotation.models import AnnotationSet, Assignment, Batch, Membership, Pair
 from annotation.modes import mode_for
 from annotation.services.adaptive_batches import adaptive_fresh
 from annotation.services.errors import Conflict, NotAllowed, NotFound
+from annotation.services.study import require_study_done, study_on
 from core import rawsql
 from core.roles import ANNOTATOR, has_role
 
@@ -147,6 +150,10 @@ def _open_sets(batch: Batch, annotator, now) -> list[AnnotationSet]:
 def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet | None:
     if batch.status != Batch.Status.OPEN:
         raise Conflict(f"The batch {batch.name!r} is closed.")
+    if batch.project.archived_at is not None:
+        raise Conflict(f"The project {batch.project.name!r} is archived: it serves no more pairs.")
+    if study_on(batch.project):  # consent, training, comprehension check: no real pairs before them
+        require_study_done(batch.project, annotator, batch_id=batch.pk)
     now = timezone.now()
     # One read finds the annotator's open set and any set past its deadline; only when there is one of the
     # latter (rare) does the release run, with its locks, and the annotator's set is read again after it.

@@ -6,6 +6,7 @@ import datetime as dt
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -14,6 +15,8 @@ from annotation.dashboard_selectors import batch_progress
 from annotation.models import AnalyticsBatchResult, Batch, Project
 from annotation.modes import mode_for
 from annotation.services.adaptive_batches import batch_counts, stop_status
+from annotation.services.study import STUDY_COLUMNS, study_on, study_rows
+from core.csv_export import SPREADSHEET, csv_text
 from frontend import svg
 from jobs.models import Job
 from jobs.services import job_create
@@ -160,7 +163,39 @@ def dashboard_context(request, project: Project) -> dict:
         context["directionality_partial"] = not report.get("directionality") and report.get("n_directionality", 0) > 0
         retest = agreement.get("retest") or []
         context["show_retest"] = any(r.get("n_repeated") for r in retest)
+    context["annotator_rows"], context["study_shown"] = annotator_rows(project, report)
     return context
+
+
+def annotator_rows(project: Project, report: dict | None) -> tuple[list[dict], bool]:
+    """The annotator table: the stored report's figures per annotator, with each one's study set-up results
+    (live, not from the report) under ``study``; annotators with study results and no judgement (one who failed
+    the comprehension check) are rows too. Also whether the study columns are shown."""
+    study = study_rows(project)
+    rows = [dict(r, study=study.pop(r["annotator"], None)) for r in (report or {}).get("per_annotator", [])]
+    rows += [{"annotator": name, "study": s, "n_judgements": 0, "majority_units": 0} for name, s in study.items()]
+    return rows, study_on(project) or any(r["study"] for r in rows)
+
+
+ANNOTATOR_COLUMNS = ["annotator", "n_judgements", "majority_agreement", "majority_units", "circular_share",
+                     "retest_agreement", "retest_n", "median_ms", "attention_passed", "attention_n", "left_share",
+                     "left_low", "left_high", *STUDY_COLUMNS]
+
+
+@login_required
+def annotators_csv(request, pk: int):
+    """The dashboard's annotator table as a spreadsheet-safe CSV, study set-up results included."""
+    project = _project(request, pk)
+    done, _ = last_analytics(project)
+    rows, _ = annotator_rows(project, done.result if done else None)
+    flat = [{**{k: v for k, v in r.items() if k != "study"}, **{k: (r["study"] or {}).get(k) for k in STUDY_COLUMNS}}
+            for r in rows]
+    for row in flat:
+        if row["consented_at"] is not None:
+            row["consented_at"] = row["consented_at"].isoformat()
+    response = HttpResponse(csv_text(ANNOTATOR_COLUMNS, flat, mode=SPREADSHEET), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.name}-annotators.csv"'
+    return response
 
 
 @login_required

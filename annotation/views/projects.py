@@ -21,7 +21,11 @@ from annotation.forms import (
     InvitationForm,
     MemberAddForm,
     ProjectCreateForm,
+    ProjectRenameForm,
     ProjectSettingsForm,
+    StudyGoldForm,
+    StudyItemForm,
+    StudySettingsForm,
     VerseImportForm,
     form_errors,
 )
@@ -29,6 +33,7 @@ from annotation.importing import VerseFileError
 from annotation.models import Batch, Membership, Pair, Project
 from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
+from annotation.services.study import study_rows
 from annotation.views.access import managed_project
 from core.roles import LEAD, has_role
 from core.upload_limit import upload_refusal
@@ -80,7 +85,9 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
         row["attention_checks"] = checks.get(row["id"], 0)
     forms = {"member": MemberAddForm(), "account": AccountCreateForm(), "invitation": InvitationForm(),
              "batch": BatchCreateForm(), "verses": VerseImportForm(), "batch_status": BatchStatusForm(), "batch_rename": BatchRenameForm(),
-             "settings": ProjectSettingsForm.for_project(project)}
+             "settings": ProjectSettingsForm.for_project(project), "study": StudySettingsForm.for_project(project),
+             "study_item": StudyItemForm(), "study_gold": StudyGoldForm(),
+             "rename": ProjectRenameForm(initial={"name": project.name, "title": project.title})}
     attention_batch = refused.pop("attention_batch", None)
     forms.update(refused)
     context = {
@@ -88,15 +95,21 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
         "progress": progress,
         "members": project.memberships.select_related("user").order_by("role", "user__username"),
         "n_verses": project.verses.count(),
-        "verses": selectors.verses_of(project=project)[:2000],
         "member_roles": Membership.Role.choices,  # not "roles": that name is the menu's (context processor)
         "modes": Project.OverlapMode.choices,
         "invitations": project.invitations.filter(revoked=False).order_by("-created")[:20],
         "invite_base": request.build_absolute_uri("/invite/"),
         "forms": forms,
         "attention_batch": attention_batch,
+        **study_card(project),
     }
     return render(request, "annotation/project_detail.html", context, status=status)
+
+
+def study_card(project: Project) -> dict:
+    """What the project page's study card lists: the study pairs and the annotators who failed the check."""
+    return {"study_items": project.study_items.select_related("reference", "answer", "other").order_by("kind", "pk"),
+            "study_failed": [dict(r, username=name) for name, r in study_rows(project).items() if r["failed"]]}
 
 
 @login_required
@@ -219,9 +232,3 @@ def batch_rename(request, pk: int, batch_id: int):
         return f"Batch {old} is now called {batch.name}; its judgements and scores follow it."
 
     return _batch_action(request, pk, batch_id, rename, "Not renamed", BatchRenameForm, "batch_rename")
-
-
-@login_required
-@require_POST
-def batch_delete(request, pk: int, batch_id: int):
-    return _batch_action(request, pk, batch_id, lambda batch: project_services.batch_delete(batch=batch), "Not deleted")

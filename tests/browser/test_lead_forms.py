@@ -20,6 +20,7 @@ def test_a_refused_batch_form_shows_its_error_and_keeps_the_typing(live_server, 
     login(page, live_server.url, "flead", "pw-flead")
     page.goto(f"{live_server.url}/projects/{project.pk}/")
     typed = "7 1, 7 2\n" + "z" * 80
+    page.fill("#b-ref", "7 0")  # the reference picker's input (a drop-down once, which had a first verse chosen)
     page.fill("#b-cands", typed)
     page.fill("#b-name", "my batch")
     page.click("form[action$='/batches/new/'] button")
