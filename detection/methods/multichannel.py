@@ -363,9 +363,9 @@ class MultiChannelRetriever(Retriever):
 
     def uniqueness(self, qf: C.ChannelFeatures, sf: C.ChannelFeatures, docs: tuple | None = None) -> int | None:
         """How many other loci hold every content lemma this pair shares (0: no other passage has them all);
-        None when the pair shares no lemma. Over the reference corpus's loci (:mod:`.reference_loci`; loci
-        holding a whole line of the pair's own texts are not counted as others) when its index is installed,
-        else over the other fitted sources."""
+        None when the pair shares no lemma. Over the reference corpus's loci (:mod:`.reference_loci`; a locus
+        with exactly the content lemmas of one of the pair's own lines is that line, not another) when its index
+        is installed, else over the other fitted sources."""
         shared = set(qf.feats["lemma"]) & set(sf.feats["lemma"])
         if not shared:
             return None

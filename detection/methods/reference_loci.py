@@ -191,7 +191,7 @@ class LociIndex:
         for other in lists[1:]:
             if common.size == 0:
                 break
-            common = np.intersect1d(common, other, assume_unique=True)
+            common = common[_member(common, other)]
         return common
 
     def uniqueness(self, shared: Iterable[str], own_lines: Iterable[Iterable[str]] = ()) -> int | None:
@@ -206,10 +206,23 @@ class LociIndex:
             line = set(line)
             if common.size == 0:
                 break
-            same = np.intersect1d(common, self.holding(line), assume_unique=True)
-            same = same[np.asarray(self._sizes[same]) == min(len(line), 255)]
-            common = np.setdiff1d(common, same, assume_unique=True)
+            same = common[np.asarray(self._sizes[common]) == min(len(line), 255)]  # loci of that many lemmas
+            for lem in line - shared:  # ... holding the line's other lemmas too
+                if same.size == 0:
+                    break
+                same = same[_member(same, self.postings(lem))]
+            if same.size:
+                common = common[~_member(common, same)]
         return int(common.size)
+
+
+def _member(a: np.ndarray, sorted_b: np.ndarray) -> np.ndarray:
+    """Which entries of ``a`` are in the sorted array ``sorted_b`` (a binary search each: cheap when ``a`` is the
+    short one, as the rarest posting list is)."""
+    if sorted_b.size == 0:
+        return np.zeros(a.shape, bool)
+    pos = np.minimum(np.searchsorted(sorted_b, a), sorted_b.size - 1)
+    return sorted_b[pos] == a
 
 
 _LOADED: dict[str, LociIndex | None] = {}
