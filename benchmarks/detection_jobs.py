@@ -38,7 +38,7 @@ from django.conf import settings
 
 from benchmarks.pool_index import fit_or_load, index_counts
 from core.registries import Registry
-from detection.latin.units import make_units, window_size
+from detection.latin.units import make_units
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
@@ -122,7 +122,8 @@ def build_method(name: str, params: dict):
 def _plan(params: dict, log) -> list[dict]:
     """Ranges of queries; with more than one, the source index is made ready here (fitted once, or loaded from
     the cache) so the shards on other workers load it from the cache rather than fitting it each."""
-    n = _set(params["queries"]).count(params["queries"]["id"])
+    q = params["queries"]
+    n = len(_units(_set(q).rows(q["id"]), "sentence").ids) if params.get("unit") == "sentence" else _set(q).count(q["id"])
     plan = query_ranges(n, shards=params.get("shards"), shard_size=params.get("shard_size"))
     if len(plan) > 1:
         loaded, _ = _load(params, log)
@@ -132,28 +133,81 @@ def _plan(params: dict, log) -> list[dict]:
 
 # ------------------------------------------------------------------------------------------------ shard
 @dataclass
+class _Units:
+    """A segment list searched as ``unit``: each unit's id, text, the segment ids it covers and the index of its
+    first segment (a line or a window starts at every segment, so that is its own index; a sentence starts on the
+    segment where it begins, and a segment may start two)."""
+
+    ids: list[str]
+    texts: list[str]
+    lines: list[tuple[str, ...]]
+    first: np.ndarray
+
+
+def _units(rows: list[tuple[str, str]], unit: str) -> _Units:
+    if unit == "line":
+        return _Units([i for i, _ in rows], [t for _, t in rows], [(i,) for i, _ in rows],
+                      np.arange(len(rows), dtype=np.int32))
+    units = make_units([i for i, _ in rows], [t for _, t in rows], unit)
+    position = {seg_id: n for n, (seg_id, _) in enumerate(rows)}
+    return _Units([u.id for u in units], [u.text for u in units], [u.lines for u in units],
+                  np.asarray([position[u.lines[0]] for u in units], np.int32))
+
+
+@dataclass
 class _Loaded:
     retriever: object
     reranker: object | None
-    query_ids: list[str]
-    query_texts: list[str]
-    source_ids: list[str]
-    source_texts: list[str]
+    queries: _Units
+    sources: _Units
     index: str = "built"  # "built" (fitted in this process) or "cache" (loaded from the index cache)
     unit: str = "line"
 
-    def lines(self, ids: list[str], i: int) -> list[str]:
-        """The segment ids unit ``i`` covers (a window: it and the next n-1)."""
-        n = window_size(self.unit)
-        return ids[i:i + n]
+    @property
+    def query_ids(self) -> list[str]:
+        return self.queries.ids
+
+    @property
+    def query_texts(self) -> list[str]:
+        return self.queries.texts
+
+    @property
+    def source_ids(self) -> list[str]:
+        return self.sources.ids
+
+    @property
+    def source_texts(self) -> list[str]:
+        return self.sources.texts
 
 
-def _units(rows: list[tuple[str, str]], unit: str) -> list[tuple[str, str]]:
-    """(id, text) of each window of ``rows`` (a window starts at every row and keeps its id, so candidates'
-    indices stay the segments' indices)."""
-    if unit == "line":
-        return rows
-    return [(u.id, u.text) for u in make_units([i for i, _ in rows], [t for _, t in rows], unit)]
+def _on_segments(cands, loaded: _Loaded):
+    """Candidates between units -> between the segments where the units start (what the stores index), each
+    (query segment, source segment) pair once, at its best rank (two sentences may start on one segment)."""
+    if loaded.unit != "sentence":
+        return cands
+    from benchmarks.loci.candidates import Candidates
+
+    moved = Candidates(loaded.queries.first[cands.query], loaded.sources.first[cands.source], cands.rank,
+                       cands.score, cands.probs, cands.label, cands.shared, cands.bucket, cands.explain)
+    return _first_per_pair(moved)
+
+
+def _first_per_pair(cands):
+    """Each (query, source) pair once, at its best rank (then its first place), in the original order."""
+    from benchmarks.loci.candidates import Candidates
+
+    seen: set[tuple[int, int]] = set()
+    keep = []
+    for n in np.lexsort((np.arange(len(cands)), cands.rank, cands.source, cands.query)).tolist():
+        pair = (int(cands.query[n]), int(cands.source[n]))
+        if pair not in seen:
+            seen.add(pair)
+            keep.append(n)
+    keep = np.asarray(sorted(keep), np.int64)
+    return Candidates(cands.query[keep].astype(np.int32), cands.source[keep].astype(np.int32), cands.rank[keep],
+                      cands.score[keep], None if cands.probs is None else cands.probs[keep],
+                      [cands.label[i] for i in keep], cands.shared[keep], [cands.bucket[i] for i in keep],
+                      None if cands.explain is None else [cands.explain[i] for i in keep])
 
 
 _LOADED: dict = {}  # per worker process: key -> _Loaded; the last one only
@@ -172,14 +226,12 @@ def _load(params: dict, log) -> tuple[_Loaded, bool]:
     unit = params.get("unit") or "line"
     sources = _units(_set(s).rows(s["id"]), unit)
     queries = _units(_set(q).rows(q["id"]), unit)
-    source_ids, source_texts = [i for i, _ in sources], [t for _, t in sources]
     retriever = build_method(params["method"], params["params"])
-    _, how, _ = fit_or_load(retriever, params["method"], params["params"], source_ids, source_texts, log=log)
+    _, how, _ = fit_or_load(retriever, params["method"], params["params"], sources.ids, sources.texts, log=log)
     reranker = build_method(params["reranker"], params.get("reranker_params") or {}) if params.get("reranker") else None
-    _LOADED[key] = _Loaded(retriever, reranker, [i for i, _ in queries], [t for _, t in queries],
-                           source_ids, source_texts, how, unit)
-    log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {params['method']} "
-        f"{how} in {time.monotonic() - started:.1f} s")
+    _LOADED[key] = _Loaded(retriever, reranker, queries, sources, how, unit)
+    log(f"pid {os.getpid()}: loaded {len(sources.ids)} sources and {len(queries.ids)} queries ({unit}), index "
+        f"{params['method']} {how} in {time.monotonic() - started:.1f} s")
     return _LOADED[key], True
 
 
@@ -198,8 +250,8 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     indices = np.concatenate([p["indices"] for p in parts])
     scores = np.concatenate([p["scores"] for p in parts])
     q, s = params["queries"], params["sources"]
-    query_ids = [i for i, _ in _set(q).rows(q["id"])]
-    source_ids = [i for i, _ in _set(s).rows(s["id"])]
+    query_ids = _units(_set(q).rows(q["id"]), params.get("unit") or "line").ids  # a row per query unit
+    source_ids = [i for i, _ in _set(s).rows(s["id"])]  # indices are segments (a unit's first)
     out = root / "detections" / f"job-{context.id}.npz"
     tmp = out.with_suffix(".tmp.npz")
     np.savez(tmp, indices=indices, scores=scores, query_ids=np.array(query_ids), source_ids=np.array(source_ids))
@@ -215,6 +267,8 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     store = params.get("store")
     if store:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
+        if params.get("unit") == "sentence":  # two sentences starting on one segment, in two shards: once
+            cands = _first_per_pair(cands)
         if params.get("reranker"):  # a reranker used outside what it learned from says so, in the job's log
             from detection.methods.rerank.rerankers import card_check
 
@@ -243,24 +297,25 @@ def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None,
         res, channel_scores, side = loaded.retriever.search_explained(
             loaded.query_texts, int(params["k"]), start=int(start), stop=int(stop),
             progress=lambda f, m="": job.progress(share * f, m))
-        q_all, s_all = loaded.query_ids, loaded.source_ids
 
         def explain(row: int, rank: int) -> dict:
             j = int(res.indices[row, rank])
             out = loaded.retriever.explain(row, j, channel_scores[row, rank], side)
-            out["query_lines"] = loaded.lines(q_all, int(start) + row)
-            out["source_lines"] = loaded.lines(s_all, j)
+            out["query_lines"] = list(loaded.queries.lines[int(start) + row])
+            out["source_lines"] = list(loaded.sources.lines[j])
             return out
     else:
         res = loaded.retriever.search_range(loaded.query_texts, int(params["k"]), int(start), int(stop),
                                             progress=lambda f, m="": job.progress(share * f, m))
-    arrays = {"indices": res.indices, "scores": res.scores}
+    # indices into the source segments: a unit's first segment (the same index for lines and windows)
+    arrays = {"indices": np.where(res.indices >= 0, loaded.sources.first[np.maximum(res.indices, 0)], -1),
+              "scores": res.scores}
     if wants:
         cands = detect_range(res.indices, res.scores, int(start), loaded.query_texts, loaded.source_ids,
                              loaded.source_texts, reranker=loaded.reranker, thresholds=params.get("thresholds"),
                              min_score=params.get("min_score"), query_ids=loaded.query_ids,
                              progress=lambda f, m="": job.progress(share + (1 - share) * f, m), explain=explain)
-        arrays.update(cands.to_arrays())
+        arrays.update(_on_segments(cands, loaded).to_arrays())
     parent_id, index = shard_slot(job)
     path = _out_dir(parent_id) / f"shard-{index}.npz"
     np.savez(path, **arrays)

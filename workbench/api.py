@@ -26,6 +26,7 @@ from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
 from detection.api import MethodOutputSerializer
+from detection.latin.units import UNITS
 from workbench import exports, methods, selectors
 from workbench.engine import explain
 from workbench.engine.highlight import highlight_pair
@@ -104,9 +105,10 @@ class RunInputSerializer(serializers.Serializer):
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)
     top_k = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=10)
-    unit = serializers.ChoiceField(choices=["line", "window-2", "window-3"], required=False, default="line",
-                                   help_text="search the segments (a verse upload: its lines) or sliding windows of "
-                                             "2 or 3 of them; hits are reported on the segments they cover")
+    unit = serializers.ChoiceField(choices=list(UNITS), required=False, default="line",
+                                   help_text="search the segments (a verse upload: its lines), sliding windows of "
+                                             "2 or 3 of them, or the sentences they hold; hits are reported on the "
+                                             "segments they cover")
     min_score = serializers.FloatField(required=False, allow_null=True, default=None)
     thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -169,6 +171,8 @@ class ExplainedChannelSerializer(serializers.Serializer):
 class ExplanationSerializer(serializers.Serializer):
     channels = ExplainedChannelSerializer(many=True)
     uniqueness = serializers.IntegerField(allow_null=True)
+    uniqueness_corpus = serializers.CharField(help_text="what the uniqueness counts over: the reference "
+                                              "corpus's loci, or the searched sources without its index")
     rarity = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()),
                                    help_text="[word, rarity] of the matched words, rarest first")
 
@@ -429,7 +433,8 @@ class CandidateDetailApi(_Api):
     @extend_schema(responses=CandidateDetailSerializer,
                    description="One candidate with both texts cut into [piece, shared, channels] pieces (shared-lemma "
                                "words marked, each word with the channels that matched it) and `explanation`: every "
-                               "channel's contribution and share, the uniqueness and the matched words' rarity (null "
+                               "channel's contribution and share, the uniqueness (with what it counts over) and the "
+                               "matched words' rarity (null "
                                "without an explanation).")
     def get(self, request, pk: int):
         c = _candidate(request, pk)

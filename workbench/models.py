@@ -62,7 +62,7 @@ class DetectionRun(models.Model):
     reranker = models.CharField(max_length=100, blank=True)
     reranker_params = models.JSONField(default=dict, blank=True)
     top_k = models.PositiveIntegerField(default=10)
-    unit = models.CharField(max_length=20, default="line")  # the segments, or sliding windows of 2-3 of them
+    unit = models.CharField(max_length=20, default="line")  # the segments, sliding windows of 2-3 of them, sentences
     min_score = models.FloatField(null=True, blank=True)
     thresholds = models.JSONField(default=dict, blank=True)  # {"cit.": 0.5, "cf.": 0.5}
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

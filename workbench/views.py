@@ -70,7 +70,8 @@ class DetectForm(forms.Form):
     reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
     top_k = forms.IntegerField(min_value=1, max_value=1000, initial=10)
     unit = forms.ChoiceField(choices=[("line", "line (each segment; a verse upload: each line)"),
-                                      ("window-2", "windows of 2 segments"), ("window-3", "windows of 3 segments")],
+                                      ("window-2", "windows of 2 segments"), ("window-3", "windows of 3 segments"),
+                                      ("sentence", "sentences (segments joined, cut after . ! ? ;)")],
                              initial="line", required=False,
                              help_text="what is searched; hits are shown on the segments they cover")
     min_score = forms.FloatField(required=False, help_text="drop candidates whose retrieval score is lower")

@@ -37,7 +37,7 @@ def detection_queue(method: str, reranker: str = "") -> str:
     return "gpu" if any(registry.get_spec(n).needs_gpu for n in (method, reranker) if n) else "cpu"
 
 
-JOB_UNITS = ("line", "window-2", "window-3")  # a stored segment set is already sentences or lines
+JOB_UNITS = ("line", "window-2", "window-3", "sentence")  # detection.latin.units.UNITS
 
 
 def _positive_int(name: str, value, high: int) -> int | None:
@@ -64,9 +64,10 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
             ``benchmarks.detection_jobs.segment_set(name, pk)`` for another registered segment set.
         candidates: also keep the candidate pairs (``min_score``, reranking labelled by ``thresholds``, lexical
             overlap); ``store``: ``{"name": ..., ...}`` of a registered result store that writes them.
-        unit: search both segment lists as their segments (``line``) or as sliding windows of 2 or 3 of them
-            (``window-2``, ``window-3``; a candidate is reported on its windows' first segments, its explanation
-            lists every segment covered).
+        unit: search both segment lists as their segments (``line``), as sliding windows of 2 or 3 of them
+            (``window-2``, ``window-3``) or as the sentences they hold (``sentence``: segments joined and cut after
+            ``.``, ``!``, ``?``, ``;``); a candidate is reported on its units' first segments, its explanation lists
+            every segment covered (a sentence pair once per pair of first segments, at its best rank).
         shards: split the queries into this many shards; else ``shard_size`` queries per shard; else
             ``settings.JOB_SHARD_QUERIES``. One shard runs inside the job itself.
     """

@@ -82,6 +82,8 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     t0 = time.perf_counter()
     with user_errors(ParamError):
         retriever.fit([u.id for u in sunits], [u.text for u in sunits], progress=progress)
+    for note in getattr(retriever, "notes", ()):
+        print(note, file=stream)
     t1 = time.perf_counter()
     explained = None
     with user_errors(ParamError):

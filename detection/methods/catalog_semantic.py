@@ -12,7 +12,7 @@ Word-vector models are named, never given as paths: ``manage.py train_embeddings
 """
 from __future__ import annotations
 
-from .specs import Catalog, MethodSpec, Param
+from .specs import Catalog, MethodSpec, Param, ParamError
 
 CATALOG = Catalog()  # a plain list: the registry reads it through catalog.py
 register = CATALOG.add
@@ -58,6 +58,15 @@ register(MethodSpec(
     params=(_VECTORS, Param("scheme", "choice", "sif", "segment weighting", choices=("sif", "usif", "mean")),
             _BACKEND),
     internal=("cache_dir", "vectors", "block_size")))
+def check_hybrid_candidates(params) -> None:
+    """``candidates=union`` joins the dense top list, which only a segment score (``sif``/``usif``) has: with
+    ``maxsim`` or ``softcos`` the combination is refused, naming both parameters."""
+    semantic = params.get("semantic", "maxsim")
+    if params.get("candidates") == "union" and semantic not in ("sif", "usif"):
+        raise ParamError(f"candidates='union' needs a dense semantic score: set semantic=sif or semantic=usif "
+                         f"(semantic={semantic!r} scores only a given candidate list)", "candidates")
+
+
 register(MethodSpec(
     "hybrid", "retriever", _hybrid,
     "Lexical top-k (BM25 on lemmas by default) rescored with corpus-trained word vectors and fused; the weight is "
@@ -79,7 +88,8 @@ register(MethodSpec(
             Param("depth", "int", 1000, "lexical candidates per query", min=1, max=100_000),
             Param("threshold", "float", 0.5, "MaxSim / soft cosine: word cosines at or below count 0",
                   min=-1.0, max=1.0)),
-    internal=("cache_dir", "n_jobs", "block_size", "vectors"), components=("lexical",)))
+    internal=("cache_dir", "n_jobs", "block_size", "vectors"), components=("lexical",),
+    checks=(check_hybrid_candidates,)))
 register(MethodSpec(
     "dense-encoder", "retriever", _encoder("BiEncoderRetriever"),
     "sentence-transformers bi-encoder (any model by name or hub id), exact cosine top-k",

@@ -31,8 +31,8 @@ import numpy as np
 from detection.latin.analysis import Analyzer
 
 from . import dense
+from .catalog_semantic import check_hybrid_candidates
 from .retriever import Progress, Retriever, TopK
-from .specs import ParamError
 from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table
 from .word_vectors import WordVectors, load_vectors
 
@@ -135,9 +135,7 @@ class HybridRetriever(Retriever):
         if not isinstance(lexical, Retriever):
             raise TypeError(f"HybridRetriever takes a built lexical retriever, not {type(lexical).__name__}: "
                             "build 'hybrid' through the registry")
-        if candidates == "union" and semantic not in ("sif", "usif"):
-            raise ParamError(f"candidates='union' needs a dense semantic score: set semantic=sif or semantic=usif "
-                             f"(semantic={semantic!r} scores only a given candidate list)", "candidates")
+        check_hybrid_candidates({"candidates": candidates, "semantic": semantic})  # also when built directly
         self.wv = _vectors(model, vectors)
         self.model, self.semantic, self.candidates = model, semantic, candidates
         self.fusion, self.norm, self.depth, self.threshold = fusion, normalise, int(depth), float(threshold)

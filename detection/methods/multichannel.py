@@ -20,6 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from . import channels as C
+from .reference_loci import INDEX_NAME as REFERENCE_INDEX
+from .reference_loci import shipped_index
 from .retriever import Progress, Retriever, TopK
 from .specs import ParamError
 from .topk import topk_exact
@@ -135,7 +137,12 @@ class MultiChannelRetriever(Retriever):
         if progress:
             progress(0.0, f"analysing {len(source_texts)} sources")
         self.source_ids = list(source_ids)
+        self.notes = []
         self._sdocs = C.analyse(source_texts)
+        self._reference = shipped_index()
+        if self._reference is None:
+            self.notes.append(f"uniqueness counted over the searched sources: the reference index "
+                              f"data/reference/{REFERENCE_INDEX} is not installed")
         if self._wv is not None and getattr(self._wv, "counts", None) is not None:
             counts = np.asarray(self._wv.counts, np.float64)
             self.rarity = C.Rarity(dict(zip(self._wv.keys, counts.tolist())), float(counts.sum()),
@@ -312,14 +319,14 @@ class MultiChannelRetriever(Retriever):
             if progress:
                 progress(b / max(nq, 1), f"{b}/{nq} queries")
         top = TopK(out_idx, out_val, self.source_ids)
-        side = (qdocs, qfeats[off:off + nq], chans + (["context"] if ctx_w > 0 else []))
+        side = (qdocs[off:off + nq], qfeats[off:off + nq], chans + (["context"] if ctx_w > 0 else []))
         return top, per_channel, side
 
     # ------------------------------------------------------------------------------------------ explaining
     def explain(self, qi: int, sj: int, channel_scores: np.ndarray, query_side) -> dict:
         """The explanation of candidate (query ``qi``, source ``sj``): channels that fired with their score,
         weight, contribution and matched word pairs, and the rarity of the matched query words."""
-        _qdocs, qfeats, chans = query_side
+        qdocs, qfeats, chans = query_side
         qf, sf = qfeats[qi], self._sfeats[sj]
         out, rarity = [], {}
         for c, ch in enumerate(chans):
@@ -345,15 +352,28 @@ class MultiChannelRetriever(Retriever):
                 for qword, _sword in matches:
                     rarity[qword] = round(self.rarity(_lemma_of(qword)), 3)
         out.sort(key=lambda d: -d["contribution"])
-        return {"channels": out, "uniqueness": self.uniqueness(qf, sf), "rarity": rarity, "query_lines": [],
-                "source_lines": []}
+        return {"channels": out, "uniqueness": self.uniqueness(qf, sf, (qdocs[qi], self._sdocs[sj])),
+                "uniqueness_corpus": self.uniqueness_corpus, "rarity": rarity, "query_lines": [], "source_lines": []}
 
-    def uniqueness(self, qf: C.ChannelFeatures, sf: C.ChannelFeatures) -> int | None:
-        """How many other fitted sources hold every content lemma this pair shares (0: no other passage has
-        them all: the parallel is unique in the searched corpus); None when the pair shares no lemma."""
+    @property
+    def uniqueness_corpus(self) -> str:
+        """What :meth:`uniqueness` counts over (shown with it)."""
+        ref = self._reference
+        return ref.describe() if ref is not None else f"the searched sources ({len(self.source_ids):,})"
+
+    def uniqueness(self, qf: C.ChannelFeatures, sf: C.ChannelFeatures, docs: tuple | None = None) -> int | None:
+        """How many other loci hold every content lemma this pair shares (0: no other passage has them all);
+        None when the pair shares no lemma. Over the reference corpus's loci (:mod:`.reference_loci`; a locus
+        with exactly the content lemmas of one of the pair's own lines is that line, not another) when its index
+        is installed, else over the other fitted sources."""
         shared = set(qf.feats["lemma"]) & set(sf.feats["lemma"])
         if not shared:
             return None
+        if self._reference is not None:
+            own = [] if docs is None else [
+                {lem for tok, lem in zip(toks, lems) if C.is_content(lem, tok)}
+                for d in docs for toks, lems in zip(d.lines_tokens, d.lines_lemmas)]
+            return self._reference.uniqueness(shared, [line for line in own if line])
         lists = sorted((self._postings[lem] for lem in shared), key=len)
         common = lists[0]
         for other in lists[1:]:

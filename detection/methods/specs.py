@@ -208,6 +208,9 @@ class MethodSpec:
     # user parameters whose value names another registered method: the factory receives that method built
     # (with the internal arguments it declares), never its name (pyserini's HybridSearcher(dense, sparse))
     components: tuple[str, ...] = ()
+    # cross-parameter checks: each gets the validated parameters (defaults filled in) and raises ParamError
+    # (naming a key) for a combination the method cannot take, so it is refused where single values are
+    checks: tuple[Callable[[Mapping[str, Any]], None], ...] = field(default=(), compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -251,6 +254,8 @@ class MethodSpec:
         out = {}
         for name, p in declared.items():
             out[name] = p.coerce(params[name]) if name in params else p.default
+        for check in self.checks:
+            check(MappingProxyType(out))
         return out
 
     def build(self, params: Mapping[str, Any] | None = None, **internal):

@@ -72,3 +72,47 @@ def test_a_bad_unit_is_refused(corpora):
     qc, sc = corpora
     with pytest.raises(DetectionError, match="unit must be one of line, window-2, window-3"):
         detection_job_create(query_corpus=qc, source_corpus=sc, method="channels", unit="verse")
+
+
+def test_sentences_are_searched_and_reported_on_their_first_lines():
+    """unit=sentence: Lucan 2.4-2.15 and Aeneid 7.300-7.329 as sentences; Lucan's sentence of 2.7-2.15 ('Fatorum
+    immoto ...') finds Juno's sentence of aen. 7.313-7.316 ('atque immota manet fatis ...') first, reported on the
+    segments where both sentences start, with every line they cover in the explanation."""
+    if not TESS.exists():
+        pytest.skip("shared data not available")
+    detection_jobs._LOADED.clear()
+    qc = _corpus("lucan-s", "query", "lucan.bellum_civile", "luc.", [f"2.{i}" for i in range(4, 16)])
+    sc = _corpus("aeneid-s", "source", "vergil.aeneid", "verg. aen.", [f"7.{i}" for i in range(300, 330)])
+    CAPTURED.clear()
+    job = detection_job_create(query_corpus=qc, source_corpus=sc, method="channels", k=2, shard_size=1,
+                               unit="sentence", candidates=True, store={"name": "test-capture-explained"})
+    assert job.params["unit"] == "sentence"
+    run_job(job.pk)
+    from jobs.models import Job
+
+    shards = list(Job.objects.filter(parent=job).order_by("shard_index"))
+    from detection.latin.units import make_units
+
+    q_rows = list(Segment.objects.filter(corpus=qc).order_by("pk").values_list("seg_id", "text"))
+    q_units = make_units([i for i, _ in q_rows], [t for _, t in q_rows], "sentence")
+    assert len(q_units) > 1 and len(shards) in (0, len(q_units))  # a shard per query sentence
+    for shard in shards:
+        run_job(shard.pk)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    cands = CAPTURED[-1]
+    q_ids = [i for i, _ in q_rows]
+    s_ids = list(Segment.objects.filter(corpus=sc).order_by("pk").values_list("seg_id", flat=True))
+    fatorum = q_ids.index("luc. 2.7")
+    rows = [n for n, q in enumerate(cands.query.tolist()) if q == fatorum]
+    best = min(rows, key=lambda n: int(cands.rank[n]))
+    assert s_ids[int(cands.source[best])] == "verg. aen. 7.313"  # the segment where Juno's sentence starts
+    ex = cands.explain[best]
+    assert ex["query_lines"] == [f"luc. 2.{i}" for i in range(7, 16)]
+    assert ex["source_lines"] == [f"verg. aen. 7.{i}" for i in range(313, 317)]
+    # two sentences start on luc. 2.4 (2.4 alone, then 2.4-2.6): their candidates are on segment 0, each source
+    # once (2 + 2 hits, one source shared: 3 rows)
+    assert [u.lines[0] for u in q_units] == ["luc. 2.4", "luc. 2.4", "luc. 2.7"]
+    assert sorted(set(cands.query.tolist())) == [0, fatorum] and cands.query.tolist().count(0) == 3
+    pairs = list(zip(cands.query.tolist(), cands.source.tolist()))
+    assert len(pairs) == len(set(pairs))

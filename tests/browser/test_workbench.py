@@ -191,3 +191,34 @@ def test_confirmed_discoveries_grow_the_benchmark(live_server, page, make_user):
     assert "Awaiting approval" in page.inner_text("#awaiting-approval")  # a researcher's promotion waits for a lead
     added = new.gold.get(pair_id__startswith="wb")
     assert (added.query.seg_id, added.source.seg_id, added.ref_type) == (new_pair.query.seg_id, new_pair.source.seg_id, "cf.")
+
+
+def test_a_chosen_unit_is_searched_and_shown_on_the_run_page(live_server, page, make_user, tmp_path):
+    """The launch form offers every unit; a run launched as sentences says so on its page."""
+    from core.paths import shared_data_dir
+
+    tess = shared_data_dir() / "latin_texts" / "tesserae"
+    if not tess.exists():
+        pytest.skip("shared data not available")
+
+    def cut(stem, refs, name):
+        keep = set(refs)
+        rows = [ln for ln in (tess / f"{stem}.tess").read_text(encoding="utf-8").splitlines()
+                if ln.startswith("<") and ln.split(">", 1)[0].split()[-1] in keep]
+        (tmp_path / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+        return str(tmp_path / name)
+
+    make_user("wbunit", "researcher")
+    login(page, live_server.url, "wbunit", "pw-wbunit")
+    page.goto(f"{live_server.url}/workbench/")
+    offered = page.eval_on_selector_all("#id_unit option", "os => os.map(o => o.value)")
+    assert offered == ["line", "window-2", "window-3", "sentence"]
+    page.set_input_files("#id_query_file", cut("lucan.bellum_civile", [f"2.{i}" for i in range(4, 16)], "lucan.tess"))
+    page.set_input_files("#id_source_file", cut("vergil.aeneid", [f"7.{i}" for i in range(300, 330)], "aeneid.tess"))
+    page.select_option("#id_unit", "sentence")
+    page.fill("#id_top_k", "2")
+    page.click("#detect-form button[type=submit]")
+    page.wait_for_url("**/workbench/runs/*/")
+    run = DetectionRun.objects.get()
+    assert run.unit == "sentence"
+    assert "unit sentence" in page.inner_text("#run-setup")

@@ -256,4 +256,6 @@ def test_a_channels_run_explains_its_parallels_in_the_page(live_server, page, ma
         "Uniqueness: no other locus of the reference corpus shares these words." if u == 0 else
         f"Uniqueness: {u} other loc{'us' if u == 1 else 'i'} of the reference corpus share{'s' if u == 1 else ''} "
         "these words.")
+    over = quoted.explain["uniqueness_corpus"]  # The Latin Library's loci, or the searched sources without the index
+    assert over and page.get_attribute("#d-unique", "title") == f"counted over {over}"
     page.screenshot(path=str(SHOTS / "workbench-channels-run.png"), full_page=True)

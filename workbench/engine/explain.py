@@ -1,8 +1,9 @@
 """A candidate's explanation as the exports and the side-by-side view show it (pure: no Django).
 
 The detection engine gives each candidate ``{"channels": [{"name", "score", "weight", "contribution",
-"matches": [[query_word, source_word], ...]}, ...], "uniqueness": int | None, "rarity": {word: float},
-"query_lines": [...], "source_lines": [...]}``; ``{}`` means no explanation (a run from before explanations,
+"matches": [[query_word, source_word], ...]}, ...], "uniqueness": int | None, "uniqueness_corpus": str (what it
+counts over: the reference corpus's loci, or the searched sources), "rarity": {word: float}, "query_lines": [...],
+"source_lines": [...]}``; ``{}`` means no explanation (a run from before explanations,
 a method without them). Everything here reads that shape defensively: a missing or malformed part is left out,
 never an error, so an old run or a partial explanation renders cleanly.
 """
@@ -52,6 +53,11 @@ def uniqueness(explain) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def uniqueness_corpus(explain) -> str:
+    value = explain.get("uniqueness_corpus") if isinstance(explain, Mapping) else None
+    return value[:200] if isinstance(value, str) else ""
+
+
 def rarity(explain) -> dict[str, float]:
     raw = explain.get("rarity") if isinstance(explain, Mapping) else None
     if not isinstance(raw, Mapping):
@@ -86,5 +92,6 @@ def view(explain) -> dict | None:
         "channels": [{**ch, "matches": [list(m) for m in ch["matches"]],
                       "share": (max(ch["contribution"] or 0.0, 0.0) / total) if total > 0 else 0.0} for ch in chans],
         "uniqueness": uniqueness(explain),
+        "uniqueness_corpus": uniqueness_corpus(explain),
         "rarity": sorted(([w, v] for w, v in rare.items() if w in words or not words), key=lambda wv: -wv[1]),
     }

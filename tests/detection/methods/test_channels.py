@@ -67,7 +67,7 @@ def test_channels_name_their_matches(run):
 def test_explanation_contract(run):
     ex, rank = _explain(run, 2, "verg. aen. 2.354")
     json.dumps(ex)
-    assert set(ex) == {"channels", "uniqueness", "rarity", "query_lines", "source_lines"}
+    assert set(ex) == {"channels", "uniqueness", "uniqueness_corpus", "rarity", "query_lines", "source_lines"}
     _r, top, _s, _side = run
     total = sum(c["contribution"] for c in ex["channels"])
     assert total == pytest.approx(float(top.scores[2, rank]), rel=1e-4)  # the contributions add up to the score
@@ -75,16 +75,28 @@ def test_explanation_contract(run):
         assert set(c) == {"name", "score", "weight", "contribution", "matches"}
         assert c["contribution"] == pytest.approx(c["weight"] * c["score"], rel=1e-4)
     assert ex["rarity"]["salutis"] > 0
+    r = run[0]
+    if r._reference is not None:  # over The Latin Library (tests/detection/methods/test_reference_loci.py)
+        assert ex["uniqueness"] == 167 and ex["uniqueness_corpus"].startswith("latin-library-loci")
+    reference, r._reference = r._reference, None  # without the reference index: over the searched sources
+    try:
+        ex = r.explain(2, SRC_IDS.index("verg. aen. 2.354"), run[2][2, rank], run[3])
+    finally:
+        r._reference = reference
     assert ex["uniqueness"] == 0  # no other source line holds both 'salus' and 'unus'
+    assert ex["uniqueness_corpus"] == "the searched sources (7)"
 
 
-def test_uniqueness_counts_the_other_sources_with_the_same_words():
-    src = ["arma uirum cano", "arma uirum canit", "arma uirosque", "uirum arma tenet", "mare altum"]
+def test_uniqueness_counts_the_other_sources_with_the_same_words(monkeypatch):
+    monkeypatch.setattr("detection.methods.multichannel.shipped_index", lambda: None)  # no reference index: the
+    src = ["arma uirum cano", "arma uirum canit", "arma uirosque", "uirum arma tenet", "mare altum"]  # sources
     r = MultiChannelRetriever(vectors=None, semantic=False, synonym=False).fit([str(i) for i in range(5)], src)
     top, scores, side = r.search_explained(["arma uirumque cano"], 5)
     ex = {int(j): r.explain(0, int(j), scores[0, k], side) for k, j in enumerate(top.indices[0]) if j >= 0}
     assert ex[0]["uniqueness"] == 1  # arma + uir + cano: only line 1 ('canit') holds them too
     assert ex[3]["uniqueness"] == 3  # arma + uir: lines 0, 1 and 2 ('uirosque') hold them too
+    assert r.notes[0] == ("uniqueness counted over the searched sources: the reference index "
+                          "data/reference/latin-library-loci is not installed")
 
 def test_synonym_channel_from_the_vectors():
     r = registry.build("channels").fit(["a", "b", "c"], ["stringit ensis acutus", "mare altum", "flumina rapida"])

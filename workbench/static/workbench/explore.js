@@ -117,6 +117,7 @@
       ? "Uniqueness: not measured."
       : u === 0 ? "Uniqueness: no other locus of the reference corpus shares these words."
         : `Uniqueness: ${u} other loc${u === 1 ? "us" : "i"} of the reference corpus share${u === 1 ? "s" : ""} these words.`;
+    document.getElementById("d-unique").title = ex.uniqueness_corpus ? `counted over ${ex.uniqueness_corpus}` : "";
     document.getElementById("d-rarity").textContent = ex.rarity.length
       ? "Rarity of the matched words (higher: rarer): " + ex.rarity.map(([w, v]) => `${w} ${fmt(v, 2)}`).join(" · ")
       : "";
