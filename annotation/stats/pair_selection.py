@@ -107,7 +107,7 @@ class Posterior:
 
 def posterior(counts: np.ndarray, init: np.ndarray | None = None) -> Posterior:
     """Laplace posterior of the strengths from a win-count matrix (counts[i, j] = times i beat j)."""
-    theta, h = bt_map(np.asarray(counts, float), SELECTION_PRIOR_SD, init=init, tol=1e-6, max_iter=30)
+    theta, h = bt_map(np.asarray(counts, float), SELECTION_PRIOR_SD, init=init, tol=1e-5, max_iter=30)
     return Posterior(theta, np.linalg.inv(h))
 
 
