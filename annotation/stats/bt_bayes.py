@@ -15,6 +15,10 @@ with the weakly informative default prior s = 3 covered 0.941–0.976 for true s
 under-covers (s = 1.5 with true SD 2.5: 0.75–0.80), hence the wide default. The coverage simulation
 is a test (tests/annotation/stats/test_bt_coverage.py).
 
+Adaptive batches (pairs chosen from earlier answers) get exact draws instead (``exact=True``: Pólya-Gamma Gibbs
+sampling under the same hierarchical prior): the approximations under-covered there (0.89–0.93; the test
+``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``).
+
 Candidates that were never compared have no strength, rank or interval (NaN) and are left out of the
 fit, so they do not sit at the prior mean and take a rank. With fewer than two judgements in a batch
 the intervals are undefined (NaN, with a reason): one judgement says almost nothing about the spread.
