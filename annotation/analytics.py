@@ -54,6 +54,7 @@ class ProjectData:
     annotators: list[str]
     created: np.ndarray  # epoch seconds per judgement
     response_ms: np.ndarray | None = None  # per judgement, NaN when unknown
+    adaptive: bool = False  # pairs chosen from earlier answers: exact posterior draws for the intervals
 
 
 def _fetch(query) -> list[tuple]:
@@ -130,7 +131,7 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
                               n_annotators=max(len(annotators), 1), n_batches=max(len(batches), 1),
                               batch_items=sizes if batches else None)
     return ProjectData(judgements=j, batches=batches, candidates=candidates, annotators=annotators, created=created,
-                       response_ms=response)
+                       response_ms=response, adaptive=project.overlap_mode == Project.OverlapMode.ADAPTIVE)
 
 
 def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray:
@@ -187,7 +188,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     cands = data.candidates[bi]
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
-    post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed)
+    post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=data.adaptive)
     claims = adjacent_rank_claims(counts, post.strengths, post.prior_sd)
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)

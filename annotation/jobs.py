@@ -14,7 +14,7 @@ from annotation import stats
 from annotation.analytics import analytics_store, project_report_parts
 from annotation.models import Batch, BatchCandidate, Pair, Project
 from annotation.services.projects import batch_start, pairs_insert
-from annotation.services.simulation import GOLD_SCALE
+from annotation.services.simulation import NO_GOLD_SD, calibrated_scale, noise_calibration
 from annotation.stats.pair_selection import compare_designs
 from jobs.registry import job_kind
 
@@ -69,25 +69,32 @@ def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1
         if row["rho_full"] >= target and key not in needed:
             needed[key] = {"share": row["share"], "n_judgements": row["n_judgements"]}
     # Exhaustive, random and adaptive designs on the same simulated annotators (noise spread 0.5–1.5 × `noise`, as
-    # the demo's simulation; strengths from the project's first batch with gold scores, θ = 6 · gold, else N(0, SD²)).
+    # the demo's simulation; strengths c · shape, the shape from the project's first batch with gold scores, else
+    # N(0, SD²), c calibrated to the project's observed agreement, or the DBBE gold's: `noise_calibration`).
     job.progress(0.5, "comparing exhaustive, random and adaptive designs")
-    theta, source = _planning_strengths(project_id, n_items, strengths_sd)
+    project = Project.objects.get(pk=project_id)
+    calibration = noise_calibration(project)
+    shape, source = _planning_shape(project_id, n_items, strengths_sd)
+    c = calibrated_scale(shape, calibration["agreement"], n_annotators)
+    theta = c * shape
     scales = np.array([noise * (0.5 + k / max(n_annotators - 1, 1)) for k in range(n_annotators)])
     designs = compare_designs(theta, annotator_scales=scales, seeds=n_reps, target=target,
                               progress=lambda f, m: job.progress(0.5 + 0.5 * f, m))
-    designs["strengths"] = source
+    designs["strengths"] = f"{source} × {c:.2f}"
+    designs["calibration"] = calibration["source"]
     return {"rows": rows, "needed": needed, "target": target, "n_items": n_items,
             "n_pairs": n_items * (n_items - 1) // 2, "designs": designs}
 
 
-def _planning_strengths(project_id: int, n_items: int, strengths_sd: float) -> tuple[np.ndarray, str]:
+def _planning_shape(project_id: int, n_items: int, strengths_sd: float) -> tuple[np.ndarray, str]:
     gold = list(BatchCandidate.objects.filter(batch__project_id=project_id, gold_score__isnull=False)
                 .order_by("batch_id", "position").values_list("batch_id", "gold_score"))
     if gold:
         first = gold[0][0]
         scores = np.array([g for b, g in gold if b == first])
-        return GOLD_SCALE * scores, f"gold scores of the project's first gold batch × {GOLD_SCALE:g} ({len(scores)} candidates)"
-    return np.random.default_rng(0).normal(0, strengths_sd, n_items), f"N(0, {strengths_sd:g}²), {n_items} candidates"
+        return scores, f"gold scores of the project's first gold batch ({len(scores)} candidates)"
+    sd = strengths_sd * NO_GOLD_SD / 1.5  # the form's SD is on the uncalibrated logit scale (θ = 6 · gold)
+    return np.random.default_rng(0).normal(0, sd, n_items), f"N(0, {strengths_sd:g}²)/6, {n_items} candidates"
 
 
 @job_kind("annotation.batch_create", queue="cpu", description="Create a large batch and its pairs.",

@@ -9,13 +9,28 @@ mode `chooses_fresh`.
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 from django.db import connection
 from django.db.models import F
 
-from annotation.models import Batch, BatchCandidate, Judgement, Pair, Project
+from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
 from annotation.stats import pair_selection as adaptive
+from core import rawsql
+
+_BLAS = None
+
+
+def _one_blas_thread():
+    """The fit's small matrices on one BLAS thread: in a web process beside others, BLAS threads only contend (a
+    100 × 100 solve took 0.45 s instead of 0.3 ms on the loaded 2-core machine)."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController().select(user_api="blas")  # selected once: the full scan costs ~2 ms a call
+    return _BLAS.limit(limits=1)
 
 _PICKED = ("id", "verse_a_id", "verse_b_id", "planned")
 
@@ -50,6 +65,67 @@ def _structure(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
     return verses, pairs
 
 
+class _BatchState:
+    """Per process and batch: the win counts read so far (extended by the judgements with a larger id, rebuilt when the
+    live count says some were undone), the last posterior and its gains for all real pairs."""
+
+    def __init__(self, n: int):
+        self.counts = np.zeros((n, n))
+        self.last_id = 0
+        self.live = 0
+        self.post: adaptive.Posterior | None = None
+        self.gain: np.ndarray | None = None
+        self.fitted_at: int | None = None
+        self.stop: dict = {}
+        self.free: np.ndarray | None = None  # never-served pairs (see `_free_mask`)
+        self.last_assignment = 0
+
+
+_STATE: dict[int, _BatchState] = {}
+_STATE_LOCK = threading.Lock()  # threads of one process share the cache: one updates a batch's state at a time
+
+
+def _add_wins(counts: np.ndarray, pairs: np.ndarray, verses: np.ndarray, rows: np.ndarray) -> None:
+    """rows [pair id, chosen verse, count]: add them to the count matrix (pairs not among the real ones are skipped)."""
+    if not len(rows) or not len(pairs):
+        return
+    at = np.clip(np.searchsorted(pairs[:, 0], rows[:, 0]), 0, len(pairs) - 1)
+    real = pairs[at, 0] == rows[:, 0]  # attention checks are not among the real pairs
+    at, rows = at[real], rows[real]
+    a, b = pairs[at, 1], pairs[at, 2]
+    a_won = rows[:, 1] == verses[a]
+    np.add.at(counts, (np.where(a_won, a, b), np.where(a_won, b, a)), rows[:, 2])
+
+
+def _state(batch: Batch) -> tuple[_BatchState, np.ndarray, np.ndarray]:
+    """The batch's state with its counts brought up to date: one COUNT/MAX query, and the new judgements only."""
+    q = connection.ops.quote_name
+    verses, pairs = _structure(batch)
+    state = _STATE.get(batch.pk)
+    if state is None or state.counts.shape[0] != len(verses):
+        if len(_STATE) > 500:
+            _STATE.clear()
+        state = _STATE[batch.pk] = _BatchState(len(verses))
+    table = q(Judgement._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*), MAX(id) FROM {table} WHERE batch_id = %s AND undone_at IS NULL", [batch.pk])
+        live, max_id = cursor.fetchone()
+        if live == state.live and (max_id or 0) == state.last_id:
+            return state, verses, pairs
+        cursor.execute(f"SELECT pair_id, chosen_id, 1, id FROM {table} WHERE batch_id = %s AND undone_at IS NULL "
+                       f"AND id > %s", [batch.pk, state.last_id])
+        new = np.array(cursor.fetchall() or np.zeros((0, 4)), np.int64).reshape(-1, 4)
+        if state.live + len(new) != live:  # some judgement was undone since: read them all again
+            cursor.execute(f"SELECT pair_id, chosen_id, COUNT(*), MAX(id) FROM {table} "
+                           f"WHERE batch_id = %s AND undone_at IS NULL GROUP BY pair_id, chosen_id", [batch.pk])
+            new = np.array(cursor.fetchall() or np.zeros((0, 4)), np.int64).reshape(-1, 4)
+            state.counts[:] = 0.0
+            state.fitted_at = None
+    _add_wins(state.counts, pairs, verses, new[:, :3])
+    state.live, state.last_id = live, int(max_id or 0)
+    return state, verses, pairs
+
+
 def _batch_pairs_and_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ids of the never-served real pairs with their item indices [id, a, b], win-count matrix, candidate verse
     ids in position order): plain statements (the ORM's row objects cost more than the selection at 4,950 pairs)."""
@@ -58,18 +134,12 @@ def _batch_pairs_and_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.nd
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id FROM {q(Pair._meta.db_table)} WHERE batch_id = %s AND taken = 0 "
                        f"AND attention_answer_id IS NULL", [batch.pk])
-        free_ids = np.fromiter((r[0] for r in cursor.fetchall()), np.int64)
+        free_ids = np.array(cursor.fetchall() or np.zeros((0, 1)), np.int64).reshape(-1)
         cursor.execute(f"SELECT pair_id, chosen_id, COUNT(*) FROM {q(Judgement._meta.db_table)} "
                        f"WHERE batch_id = %s AND undone_at IS NULL GROUP BY pair_id, chosen_id", [batch.pk])
         wins = np.array(cursor.fetchall() or np.zeros((0, 3)), np.int64).reshape(-1, 3)
     counts = np.zeros((len(verses), len(verses)))
-    if len(wins) and len(pairs):
-        at = np.clip(np.searchsorted(pairs[:, 0], wins[:, 0]), 0, len(pairs) - 1)
-        real = pairs[at, 0] == wins[:, 0]  # attention checks are not among the real pairs
-        at, wins = at[real], wins[real]
-        a, b = pairs[at, 1], pairs[at, 2]
-        a_won = wins[:, 1] == verses[a]
-        np.add.at(counts, (np.where(a_won, a, b), np.where(a_won, b, a)), wins[:, 2])
+    _add_wins(counts, pairs, verses, wins)
     free = pairs[np.isin(pairs[:, 0], free_ids)] if len(free_ids) else pairs[:0]
     return free, counts, verses
 
@@ -79,9 +149,6 @@ def batch_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
     pairs only (attention checks and undone judgements left out)."""
     _, counts, verses = _batch_pairs_and_counts(batch)
     return counts, verses
-
-
-_WARM: dict[int, np.ndarray] = {}  # batch id → last posterior mode (a warm start; any start gives the same mode)
 
 
 def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None) -> dict:
@@ -105,38 +172,101 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
     return out
 
 
+def _free_mask(batch: Batch, state: _BatchState, pairs: np.ndarray) -> np.ndarray:
+    """Which of the batch's real pairs (rows of `pairs`) were never served (taken = 0). Kept in the batch's state:
+    the assignments made since the last look mark their pairs served; when the count of free pairs in the database
+    disagrees (a set expired and gave pairs back, or an assignment committed out of id order) the whole column is
+    read again."""
+    q = connection.ops.quote_name
+    pair_table = q(Pair._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM {pair_table} WHERE batch_id = %s AND taken = 0 "
+                       f"AND attention_answer_id IS NULL", [batch.pk])
+        n_free = cursor.fetchone()[0]
+        if state.free is not None and len(state.free) == len(pairs):
+            cursor.execute(f"SELECT a.id, a.pair_id FROM {q(Assignment._meta.db_table)} a "
+                           f"JOIN {q(AnnotationSet._meta.db_table)} s ON s.id = a.set_id "
+                           f"WHERE s.batch_id = %s AND a.id > %s", [batch.pk, state.last_assignment])
+            new = np.array(cursor.fetchall() or np.zeros((0, 2)), np.int64).reshape(-1, 2)
+            if len(new):
+                state.last_assignment = int(new[:, 0].max())
+                _mark(state.free, pairs, new[:, 1], False)
+            if int(state.free.sum()) == n_free:
+                return state.free
+        cursor.execute(f"SELECT MAX(a.id) FROM {q(Assignment._meta.db_table)} a "
+                       f"JOIN {q(AnnotationSet._meta.db_table)} s ON s.id = a.set_id WHERE s.batch_id = %s", [batch.pk])
+        state.last_assignment = int(cursor.fetchone()[0] or 0)
+        cursor.execute(f"SELECT id FROM {pair_table} WHERE batch_id = %s AND taken = 0 "
+                       f"AND attention_answer_id IS NULL", [batch.pk])
+        free_ids = np.array(cursor.fetchall() or np.zeros((0, 1)), np.int64).reshape(-1)
+    state.free = np.zeros(len(pairs), bool)
+    _mark(state.free, pairs, free_ids, True)
+    return state.free
+
+
+def _mark(mask: np.ndarray, pairs: np.ndarray, ids: np.ndarray, value: bool) -> None:
+    if len(ids) and len(pairs):
+        at = np.clip(np.searchsorted(pairs[:, 0], ids), 0, len(pairs) - 1)
+        mask[at[pairs[at, 0] == ids]] = value
+
+
+_LOCK_TEMPLATES: dict[int, rawsql.QueryTemplate] = {}
+
+
+def _lock_template(n: int) -> rawsql.QueryTemplate:
+    """The never-served pairs among n given ids, locked FOR NO KEY UPDATE SKIP LOCKED: the ORM's query compiled once
+    per n (`core.rawsql.QueryTemplate`; the ORM's own compilation took a third of the selection's time)."""
+    template = _LOCK_TEMPLATES.get(n)
+    if template is None:
+        def build(**ids):
+            return (Pair.objects.filter(pk__in=[ids[f"p{k}"] for k in range(n)], taken=0)
+                    .select_for_update(skip_locked=True, of=("self",), no_key=True).values_list(*_PICKED))
+
+        template = _LOCK_TEMPLATES.setdefault(n, rawsql.QueryTemplate(build, {f"p{k}": k + 1 for k in range(n)}))
+    return template
+
+
 def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Random) -> list[Pair]:
     """Up to `limit` never-served pairs of the batch chosen by `adaptive.choose_pairs`, locked; [] once the stop
-    rule holds. Pairs another annotator holds locked meanwhile are skipped and replaced by the next choices."""
+    rule holds. Pairs another annotator holds locked meanwhile are skipped and replaced by the next choices.
+
+    The posterior and the gains of all pairs are cached per batch and refitted when `adaptive.needs_refit` says so (at
+    most `REFIT_EVERY` judgements behind; warm-started Newton; the design simulation refits on the same rule, so its
+    figures are this service's); the counts are extended by the new judgements only."""
     if limit <= 0:
         return []
-    pairs, counts, _ = _batch_pairs_and_counts(batch)  # pairs: the never-served ones
-    warm = _WARM.get(batch.pk)
-    post = adaptive.posterior(counts, init=warm if warm is not None and len(warm) == len(counts) else None)
-    if len(_WARM) > 1000:
-        _WARM.clear()
-    _WARM[batch.pk] = post.mean
-    if stop_status(project, counts, post)["stopped"]:
+    with _STATE_LOCK, _one_blas_thread():
+        state, _, pairs = _state(batch)
+        if state.post is None or adaptive.needs_refit(state.live, state.fitted_at):
+            init = state.post.mean if state.post is not None else None
+            state.post = adaptive.posterior(state.counts, init=init)
+            state.gain = adaptive.CRITERIA[adaptive.DEFAULT_CRITERION](state.post, pairs[:, 1], pairs[:, 2])
+            state.fitted_at = state.live
+            state.stop = stop_status(project, state.counts, state.post)
+        stop = state.stop
+    if stop["stopped"] or (project.stop_budget is not None and state.live >= project.stop_budget):
         # The rule closes the batch once no pair waits for its second judgement (those are still served).
         if not Pair.objects.filter(batch=batch, taken__gte=1, taken__lt=F("planned")).exists():
             Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.CLOSED)
         return []
-    free = pairs
-    if not len(free):
+    with _STATE_LOCK:
+        free_at = np.flatnonzero(_free_mask(batch, state, pairs))
+    if not len(free_at):
         return []
+    free = pairs[free_at]
     pks, ia, ib = free[:, 0], free[:, 1], free[:, 2]
     np_rng = np.random.default_rng(rng.getrandbits(64))
     # Twice what the set needs, in preference order: pairs locked by a concurrent request are skipped.
-    order = adaptive.choose_pairs(post, ia, ib, min(2 * limit, len(free)),
-                                  explore_share=project.adaptive_explore_share, rng=np_rng)
+    order = adaptive.choose_pairs(state.post, ia, ib, min(2 * limit, len(free)),
+                                  explore_share=project.adaptive_explore_share, rng=np_rng, gain=state.gain[free_at])
     n_explore = int(round(limit * project.adaptive_explore_share))
     # keep the requested exploration share among the first `limit`: the random picks come last in `order`
     wanted = [int(pks[x]) for x in order]
     cut = len(wanted) - int(round(len(wanted) * project.adaptive_explore_share))
     greedy, explore = wanted[:cut], wanted[cut:]
     preference = greedy[: limit - n_explore] + explore[:n_explore] + greedy[limit - n_explore:] + explore[n_explore:]
-    locked = {row[0]: row for row in Pair.objects.filter(pk__in=preference, taken=0)
-              .select_for_update(skip_locked=True, of=("self",), no_key=True).values_list(*_PICKED)}
+    locked = {row[0]: row for row in _lock_template(len(preference)).rows(
+        **{f"p{k}": pk for k, pk in enumerate(preference)})}
     picked = [Pair.from_db(connection.alias, _PICKED, locked[pk]) for pk in preference if pk in locked][:limit]
     if len(picked) < limit:  # concurrent requests hold the preferred pairs: the next free ones by rank
         more = (Pair.objects.filter(batch=batch, attention_answer__isnull=True, taken=0)

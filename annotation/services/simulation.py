@@ -1,11 +1,15 @@
 """Simulated annotators: judgements drawn from latent strengths under the scheduler's rules, so
 dashboards and budgets can be tried before anyone annotates.
 
-Latent strength of a candidate: by default its imported gold score scaled to the logit range
-(θ = 6 · gold, so the best and worst STS candidates differ by about 6 logits, i.e. the best wins
-~99.8% of comparisons with the worst); candidates without gold get θ ~ N(0, 1.5) from the seed.
-Each simulated annotator k chooses A over B with probability σ((θ_A − θ_B) / s_k), where
-s_k = noise · (0.5 + k / (N − 1)) spreads annotators from careful to sloppy around `noise`.
+Latent strength of a candidate: its imported gold score times a scale c (candidates without gold: a draw of
+N(0, 0.25²) from the seed, the gold's spread, times c). Each simulated annotator k chooses A over B with probability
+σ((θ_A − θ_B) / s_k), where s_k = noise · (0.5 + k / (N − 1)) spreads annotators from careful to sloppy.
+
+The scale is calibrated (`noise_calibration`): c makes two simulated annotators (at noise 1) agree on a random pair
+as often as real ones did: the project's own annotators, measured on the pairs two of them judged, when it has at
+least `MIN_CALIBRATION_UNITS` such pairs outside adaptive selection (adaptive projects double close pairs, where
+agreement is lower than on random pairs); otherwise the DBBE STS gold's annotators (Fleiss κ 0.6584 → 0.829, c ≈ 19
+on the first reference). `calibrate=False` gives the old fixed c = 6 (agreement 0.671: three times noisier).
 
 `simulate_annotations` runs the scheduler of `annotation.services.scheduling` in memory (the same
 rules: sets of `set_size`, `overlap_per_set` second judgements first, fresh pairs by rank, promotion
@@ -34,17 +38,62 @@ from annotation.services.bulk import rows_insert
 from annotation.services.judgements import judgement_submit
 from annotation.services.projects import batch_plan_judgements, membership_add
 from annotation.services.scheduling import set_next, sets_release_expired
+from annotation.stats.pair_selection import DBBE_AGREEMENT, annotator_scales, calibrate_strength_scale
 from core.services import user_create_or_update
 
-GOLD_SCALE = 6.0
+GOLD_SCALE = 6.0  # the uncalibrated scale (`calibrate=False`)
+NO_GOLD_SD = 1.5 / GOLD_SCALE  # the shape of candidates without gold: the gold's spread
+MIN_CALIBRATION_UNITS = 30
 
 
-def latent_strengths(batch: Batch, rng: np.random.Generator) -> dict[int, float]:
-    """Verse pk → latent strength θ for the batch's candidates."""
-    out = {}
-    for cand in BatchCandidate.objects.filter(batch=batch):
-        out[cand.verse_id] = GOLD_SCALE * cand.gold_score if cand.gold_score is not None else float(rng.normal(0, 1.5))
-    return out
+def noise_calibration(project: Project) -> dict:
+    """The agreement simulated annotators are calibrated to: {"agreement", "source", "n_units"}. The project's own
+    (observed agreement on pairs two annotators judged, first judgements, attention checks left out) when it has
+    `MIN_CALIBRATION_UNITS` such pairs and is not adaptive; else the DBBE STS gold's published agreement."""
+    from annotation.analytics import load_project_data
+    from annotation.stats import fleiss_kappa_symmetric
+
+    if mode_for(project).chooses_fresh:
+        why = "this project chooses pairs adaptively (its doubled pairs are close ones)"
+    else:
+        judgements = load_project_data(project).judgements
+        result = fleiss_kappa_symmetric(judgements) if len(judgements) else None
+        n_units = result.n_units if result is not None else 0
+        if n_units >= MIN_CALIBRATION_UNITS and 0.5 < result.observed < 0.995:
+            return {"agreement": float(result.observed), "n_units": int(n_units),
+                    "source": f"this project's annotators: agreement {result.observed:.3f} on {n_units} pairs two of "
+                              f"them judged"}
+        why = (f"this project has {n_units} pairs judged by two annotators (calibration needs "
+               f"{MIN_CALIBRATION_UNITS})" if n_units < MIN_CALIBRATION_UNITS else
+               f"this project's agreement {result.observed:.3f} cannot calibrate a logistic choice")
+    return {"agreement": DBBE_AGREEMENT, "n_units": 1448,
+            "source": f"the DBBE STS gold's annotators: agreement {DBBE_AGREEMENT:.3f} (Fleiss κ 0.6584 on 1,448 "
+                      f"doubled pairs), as {why}"}
+
+
+def strength_shape(batch: Batch, rng: np.random.Generator) -> dict[int, float]:
+    """Verse pk → the strength before scaling: the gold score, or a draw of N(0, NO_GOLD_SD²) without one."""
+    return {cand.verse_id: float(cand.gold_score) if cand.gold_score is not None else float(rng.normal(0, NO_GOLD_SD))
+            for cand in BatchCandidate.objects.filter(batch=batch).order_by("position")}
+
+
+def calibrated_scale(shape: np.ndarray, agreement: float | None, annotators: int) -> float:
+    """c for θ = c · shape (`pair_selection.calibrate_strength_scale` on a panel of `annotators` at noise 1); the
+    uncalibrated GOLD_SCALE when `agreement` is None or the shape cannot reach it."""
+    if agreement is None or len(shape) < 2:
+        return GOLD_SCALE
+    try:
+        return calibrate_strength_scale(np.asarray(shape, float), agreement, annotator_scales(max(annotators, 2)))
+    except ValueError:
+        return GOLD_SCALE
+
+
+def latent_strengths(batch: Batch, rng: np.random.Generator, agreement: float | None = None,
+                     annotators: int = 11) -> dict[int, float]:
+    """Verse pk → latent strength θ for the batch's candidates: c · shape, c calibrated to `agreement` (None: 6)."""
+    shape = strength_shape(batch, rng)
+    c = calibrated_scale(np.array(list(shape.values())), agreement, annotators)
+    return {verse: c * value for verse, value in shape.items()}
 
 
 def _simulated_users(project: Project, annotators: int) -> list:
@@ -165,17 +214,20 @@ class _Pool:
 
 def simulate_annotations(
     *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
-    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None,
+    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None, calibrate: bool = True,
 ) -> dict:
     """Run simulated annotators until the batches have no pairs left for them (or a cap is hit).
 
     Annotators take turns set by set, as `simulate_annotations_via_services` does; each judges every
-    pair of the set at once. Returns counts per batch and the users created (`sim-<project>-<k>`).
+    pair of the set at once. Returns counts per batch, the users created (`sim-<project>-<k>`) and the noise
+    calibration used (`noise_calibration`, read before any simulated judgement is written).
     """
     rng = np.random.default_rng(seed)
+    calibration = noise_calibration(project) if calibrate else None
+    agreement = calibration["agreement"] if calibration else None
     users = _simulated_users(project, annotators)
     scale = np.array(_scales(noise, annotators))
-    summary = {"annotators": [u.username for u in users], "batches": {}}
+    summary = {"annotators": [u.username for u in users], "batches": {}, "calibration": calibration}
     total = 0
     batches = _open_batches(project, batch_ids)
     for b_index, batch in enumerate(batches):
@@ -188,12 +240,13 @@ def simulate_annotations(
             # are served by the scheduler itself, one set at a time.
             count = simulate_annotations_via_services(
                 project=project, annotators=len(users), judgements_per_pair=judgements_per_pair, noise=noise,
-                seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap)["judgements"]
+                seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap, agreement=agreement,
+                calibrate=calibrate)["judgements"]
             summary["batches"][batch.name] = count
             total += count
             continue
         count = _simulate_batch(batch=batch, project=project, users=users, scale=scale, rng=rng,
-                                judgements_per_pair=judgements_per_pair, cap=cap)
+                                judgements_per_pair=judgements_per_pair, cap=cap, agreement=agreement)
         summary["batches"][batch.name] = count
         total += count
         if progress:
@@ -204,12 +257,12 @@ def simulate_annotations(
 
 @transaction.atomic
 def _simulate_batch(*, batch: Batch, project: Project, users: list, scale: np.ndarray, rng: np.random.Generator,
-                    judgements_per_pair: int, cap: int | None) -> int:
+                    judgements_per_pair: int, cap: int | None, agreement: float | None) -> int:
     if judgements_per_pair > 1 and not batch.pilot:
         batch_plan_judgements(batch=batch, per_pair=judgements_per_pair)
     now = timezone.now()
     sets_release_expired(batch=batch, now=now)
-    theta = latent_strengths(batch, rng)
+    theta = latent_strengths(batch, rng, agreement, len(users))
     count = _finish_open_sets(batch=batch, users=users, scale=scale, rng=rng, theta=theta, cap=cap)
     pool = _Pool(batch, users)
     timeout = dt.timedelta(minutes=project.set_timeout_minutes)
@@ -336,10 +389,14 @@ def _finish_open_sets(*, batch, users, scale, rng, theta, cap) -> int:
 
 def simulate_annotations_via_services(
     *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
-    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None,
+    batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None, calibrate: bool = True,
+    agreement: float | None = None,
 ) -> dict:
-    """The same simulation through `set_next` and `judgement_submit`, one judgement at a time."""
+    """The same simulation through `set_next` and `judgement_submit`, one judgement at a time (`agreement`: the
+    calibration target when the caller already has it)."""
     rng = np.random.default_rng(seed)
+    if calibrate and agreement is None:
+        agreement = noise_calibration(project)["agreement"]
     serving = random.Random(seed)  # the scheduler's set order and screen sides: the same seed serves the same sets
     users = _simulated_users(project, annotators)
     scale = _scales(noise, annotators)
@@ -349,7 +406,7 @@ def simulate_annotations_via_services(
     for b_index, batch in enumerate(batches):
         if judgements_per_pair > 1 and not batch.pilot:
             batch_plan_judgements(batch=batch, per_pair=judgements_per_pair)
-        theta = latent_strengths(batch, rng)
+        theta = latent_strengths(batch, rng, agreement if calibrate else None, annotators)
         count = 0
         active = list(range(annotators))
         while active:

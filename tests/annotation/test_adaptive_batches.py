@@ -224,3 +224,41 @@ def test_model_expected_triads_are_stored_per_batch_and_annotator(lead_user, ann
     assert set(expected) == set(rows) and all(v >= 0 for v in expected.values())
     for name, value in expected.items():  # never more than a coin would give on the same triples
         assert value <= rows[name]["expected_random"] + 1e-9
+
+
+@pytest.mark.django_db
+def test_the_cached_batch_state_follows_undos_and_released_sets(lead_user, annotators):
+    """The selection keeps counts and the never-served pairs per batch and reads only what changed: after an undo
+    its counts equal a full read again, and pairs of an expired set are free again."""
+    import datetime as dt
+
+    import numpy as np
+    from django.utils import timezone
+
+    from annotation.models import AnnotationSet
+    from annotation.services import adaptive_batches
+    from annotation.services.judgements import judgement_undo_last
+    from annotation.services.scheduling import sets_release_expired
+
+    project, batch = _adaptive_project(lead_user, annotators[:3], n=16)
+    _take_turns(batch, annotators[:2], 2)
+    first = set_next(batch=batch, annotator=annotators[2])
+    _answer(first, annotators[2], _strength)
+    state = adaptive_batches._state(batch)[0]  # brought up to date by the new judgements only
+    np.testing.assert_array_equal(state.counts, batch_counts(batch)[0])
+    judgement_undo_last(annotator=annotators[2], set_id=first.pk)
+    again = set_next(batch=batch, annotator=annotators[2])  # the same open set, one item open again
+    assert again.pk == first.pk
+    other = set_next(batch=batch, annotator=annotators[0])  # a new adaptive set: the state catches the undo
+    assert state is adaptive_batches._STATE[batch.pk]
+    np.testing.assert_array_equal(state.counts, batch_counts(batch)[0])
+    assert state.live == Judgement.objects.filter(batch=batch, undone_at__isnull=True).count()
+    held = set(other.assignments.filter(status="open").values_list("pair_id", flat=True))
+    free_before = set(Pair.objects.filter(batch=batch, taken=0, attention_answer__isnull=True).values_list("pk", flat=True))
+    AnnotationSet.objects.filter(pk=other.pk).update(expires_at=timezone.now() - dt.timedelta(minutes=1))
+    sets_release_expired(batch=batch)
+    released = set(Pair.objects.filter(batch=batch, taken=0, attention_answer__isnull=True).values_list("pk", flat=True))
+    assert held & (released - free_before)  # pairs given back
+    _, pairs = adaptive_batches._structure(batch)
+    mask = adaptive_batches._free_mask(batch, adaptive_batches._STATE[batch.pk], pairs)
+    assert set(pairs[mask, 0].tolist()) == released

@@ -13,6 +13,9 @@ class Command(BaseCommand):
         parser.add_argument("--annotators", type=int, default=3)
         parser.add_argument("--judgements-per-pair", type=int, default=1)
         parser.add_argument("--noise", type=float, default=1.0, help="logistic noise scale (larger = noisier)")
+        parser.add_argument("--no-calibration", action="store_true",
+                            help="the old fixed strengths θ = 6 · gold instead of noise calibrated to the project's "
+                                 "agreement (or the DBBE gold's)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--batch", type=int, action="append", help="batch id (repeatable); default all open batches")
         parser.add_argument("--max-judgements", type=int, default=None)
@@ -32,29 +35,34 @@ class Command(BaseCommand):
         summary = simulate_annotations(
             project=project, annotators=o["annotators"], judgements_per_pair=o["judgements_per_pair"],
             noise=o["noise"], seed=o["seed"], batch_ids=o["batch"], max_judgements=o["max_judgements"],
+            calibrate=not o["no_calibration"],
             progress=lambda f, m: self.stdout.write(f"  {f:5.1%} {m}") if f >= 1 or int(f * 100) % 10 == 0 else None,
         )
         for name, count in summary["batches"].items():
             self.stdout.write(f"{name}: {count} judgements")
         self.stdout.write(f"total {summary['judgements']} judgements by {', '.join(summary['annotators'])}")
+        if summary["calibration"]:
+            self.stdout.write(f"noise calibrated to {summary['calibration']['source']}")
 
     def compare(self, project, o):
         import numpy as np
 
-        from annotation.services.simulation import _scales, latent_strengths
+        from annotation.services.simulation import _scales, latent_strengths, noise_calibration
         from annotation.stats.pair_selection import compare_designs
 
         batch = project.batches.filter(pk__in=o["batch"]) if o["batch"] else project.batches.all()
         batch = batch.order_by("pk").first()
         if batch is None:
             raise CommandError(f"Project {project.name!r} has no batch.")
-        strengths = latent_strengths(batch, np.random.default_rng(o["seed"]))
+        calibration = noise_calibration(project)
+        strengths = latent_strengths(batch, np.random.default_rng(o["seed"]), calibration["agreement"], o["annotators"])
         theta = np.array(list(strengths.values()))
         scales = np.array(_scales(o["noise"], o["annotators"]))
         result = compare_designs(theta, annotator_scales=scales, seeds=o["compare_designs"], target=o["target"])
         ex = result["exhaustive"]
         self.stdout.write(f"{batch.name}: {len(theta)} candidates, {o['annotators']} simulated annotators, "
                           f"{o['compare_designs']} seed(s)")
+        self.stdout.write(f"noise calibrated to {calibration['source']}")
         self.stdout.write(f"exhaustive: {ex['judgements']} judgements, ρ {ex['rho']:.3f} ± {ex['sd']:.3f}")
         for r, a in zip(result["random"], result["adaptive"]):
             self.stdout.write(f"{r['judgements']:>7} judgements: random ρ {r['rho']:.3f} ± {r['sd']:.3f}, "

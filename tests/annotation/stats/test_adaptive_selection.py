@@ -133,3 +133,48 @@ def test_comparison_graph_warnings():
     c[3, 0] = 1
     assert comparison_graph_warning(c) is None
     assert comparison_graph_warning(np.zeros((3, 3))) is None
+
+
+def test_misorder_criterion_skips_settled_orders_and_prefers_close_uncertain_pairs():
+    from annotation.stats.pair_selection import expected_misorder_reduction
+
+    # 0 crushed 4 twenty times (settled); 0 and 1 met 20 times 10:10 (close, well measured); 2 and 3 never met.
+    c = _counts(5, [(0, 1, 10), (1, 0, 10), (0, 4, 20), (2, 0, 1), (0, 3, 1), (1, 2, 1), (3, 1, 1)])
+    gain = expected_misorder_reduction(posterior(c))
+    np.testing.assert_allclose(gain, gain.T, atol=1e-12)
+    assert np.all(gain >= -1e-12) and np.all(np.diag(gain) == 0)
+    assert gain[0, 4] < 1e-3 < gain[2, 3]  # an order already known is worth nothing, however uncertain θ is
+    assert gain[2, 3] > gain[0, 1] > gain[0, 4]
+
+
+def test_noise_calibration_matches_the_agreement_it_was_given():
+    from itertools import combinations
+
+    from scipy.special import expit
+
+    from annotation.stats.pair_selection import (
+        DBBE_AGREEMENT,
+        annotator_scales,
+        calibrate_strength_scale,
+        expected_agreement,
+    )
+
+    rng = np.random.default_rng(4)
+    shape = rng.random(12)
+    scales = annotator_scales(4)
+    np.testing.assert_allclose(scales, [0.5, 5 / 6, 7 / 6, 1.5])
+    # brute force over pairs and ordered annotator pairs
+    theta = 7.0 * shape
+    same = [expit((theta[i] - theta[j]) / sk) * expit((theta[i] - theta[j]) / sl)
+            + (1 - expit((theta[i] - theta[j]) / sk)) * (1 - expit((theta[i] - theta[j]) / sl))
+            for i, j in combinations(range(12), 2) for a, sk in enumerate(scales) for b, sl in enumerate(scales) if a != b]
+    assert expected_agreement(theta, scales) == pytest.approx(np.mean(same), rel=1e-12)
+    c = calibrate_strength_scale(shape, DBBE_AGREEMENT, scales)
+    assert expected_agreement(c * shape, scales) == pytest.approx(DBBE_AGREEMENT, abs=1e-4)
+    assert DBBE_AGREEMENT == pytest.approx(0.8292)
+    # more agreement needs larger strength differences
+    assert calibrate_strength_scale(shape, 0.9, scales) > c > calibrate_strength_scale(shape, 0.6, scales)
+    with pytest.raises(ValueError, match="between 0.5 and 1"):
+        calibrate_strength_scale(shape, 0.45, scales)
+    with pytest.raises(ValueError, match="all equal"):
+        calibrate_strength_scale(np.ones(5), 0.8, scales)
