@@ -25,7 +25,6 @@ the texts it loaded: the shards of one job that land on the same worker load the
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -109,13 +108,12 @@ def _corpus_fingerprint(pk: int) -> tuple:
 register_segment_set("corpus", SegmentSet(_corpus_rows, _corpus_count, _corpus_fingerprint))
 
 
-def build_method(name: str, params: dict):
-    """A registered method with validated ``params`` plus the platform's internal arguments (lemma cache)."""
-    from detection.latin.lemmatize import default_cache_dir
-    from detection.methods import registry
+def method_configs(params: dict):
+    """The job's retriever and reranker (None) configurations, as ``detection_job_create`` stored them."""
+    from detection.methods.registry import MethodConfig
 
-    internal = {"cache_dir": str(default_cache_dir())} if "cache_dir" in registry.get_spec(name).internal else {}
-    return registry.build(name, params, **internal)
+    reranker = params.get("reranker")
+    return MethodConfig.from_json(params["method"]), MethodConfig.from_json(reranker) if reranker else None
 
 
 # ------------------------------------------------------------------------------------------------- plan
@@ -161,10 +159,12 @@ _LOADED: dict = {}  # per worker process: key -> _Loaded; the last one only
 
 def _load(params: dict, log) -> tuple[_Loaded, bool]:
     """The fitted retriever, the reranker and both segment lists, built once per worker process (and kept)."""
+    from detection.methods import registry
+
     q, s = params["queries"], params["sources"]
-    key = (_set(q).fingerprint(q["id"]), _set(s).fingerprint(s["id"]), params["method"],
-           json.dumps(params["params"], sort_keys=True), params.get("reranker") or "",
-           json.dumps(params.get("reranker_params") or {}, sort_keys=True), params.get("unit") or "line")
+    config, rr_config = method_configs(params)
+    key = (_set(q).fingerprint(q["id"]), _set(s).fingerprint(s["id"]), config.digest,
+           rr_config.digest if rr_config else "", params.get("unit") or "line")
     if key in _LOADED:
         return _LOADED[key], False
     _LOADED.clear()
@@ -173,12 +173,13 @@ def _load(params: dict, log) -> tuple[_Loaded, bool]:
     sources = _units(_set(s).rows(s["id"]), unit)
     queries = _units(_set(q).rows(q["id"]), unit)
     source_ids, source_texts = [i for i, _ in sources], [t for _, t in sources]
-    retriever = build_method(params["method"], params["params"])
-    _, how, _ = fit_or_load(retriever, params["method"], params["params"], source_ids, source_texts, log=log)
-    reranker = build_method(params["reranker"], params.get("reranker_params") or {}) if params.get("reranker") else None
+    context = registry.BuildContext.default()  # the worker's one build context
+    retriever = registry.build_config(config, context)
+    _, how, _ = fit_or_load(retriever, config.name, dict(config.params), source_ids, source_texts, log=log)
+    reranker = registry.build_config(rr_config, context) if rr_config else None
     _LOADED[key] = _Loaded(retriever, reranker, [i for i, _ in queries], [t for _, t in queries],
                            source_ids, source_texts, how, unit)
-    log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {params['method']} "
+    log(f"pid {os.getpid()}: loaded {len(sources)} sources and {len(queries)} queries, index {config.name} "
         f"{how} in {time.monotonic() - started:.1f} s")
     return _LOADED[key], True
 
@@ -215,11 +216,12 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
     store = params.get("store")
     if store:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
-        if params.get("reranker"):  # a reranker used outside what it learned from says so, in the job's log
+        config, rr_config = method_configs(params)
+        if rr_config:  # a reranker used outside what it learned from says so, in the job's log
             from detection.methods.rerank.rerankers import card_warnings
 
-            merged["warnings"] = card_warnings(params["reranker"], params.get("reranker_params") or {},
-                                               params["method"], list(cands.label))
+            merged["warnings"] = card_warnings(rr_config.name, dict(rr_config.params), config.name,
+                                               list(cands.label))
             for w in merged["warnings"]:
                 context.log(f"warning: {w}")
         merged.update(RESULT_STORES[store["name"]](context, params, cands, merged))

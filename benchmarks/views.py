@@ -35,6 +35,7 @@ from benchmarks.services.runs import (
     run_pool,
 )
 from core.csv_export import SPREADSHEET
+from core.errors import DomainError
 from core.roles import LEAD, RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 
@@ -250,7 +251,7 @@ def _queue_from_form(request, form, create, *, label: str, url_name: str):
         return None
     try:
         run = create(owner=request.user, **form.cleaned_data)
-    except RunError as exc:
+    except DomainError as exc:  # RunError, or the registry's ParamError
         form.add_error(None, str(exc))
         return None
     error = job_enqueue_error(run.job)
@@ -397,7 +398,7 @@ def suite_page(request):
     if request.method == "POST" and form.is_valid():
         try:
             job = suite_job_create(owner=request.user, **form.cleaned_data)
-        except RunError as exc:
+        except DomainError as exc:
             form.add_error(None, str(exc))
         else:
             error = job_enqueue_error(job)

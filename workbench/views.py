@@ -20,6 +20,7 @@ from benchmarks.selectors import versions_visible_to
 from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
+from core.errors import DomainError
 from core.roles import RESEARCHER, has_role
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
@@ -116,7 +117,7 @@ def index(request):
                     reranker_params=d["reranker_params"] if d["reranker"] else {}, top_k=d["top_k"],
                     unit=d["unit"] or "line", min_score=d["min_score"], thresholds={"cit.": d["threshold_cit"], "cf.": d["threshold_cf"]},
                     name=d["name"], owner=request.user)
-        except WorkbenchError as exc:
+        except DomainError as exc:  # the service's refusal, or the registry's ParamError, shown on the form
             form.add_error(None, str(exc))
         else:
             error = job_enqueue_error(run.job)

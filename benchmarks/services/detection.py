@@ -15,19 +15,27 @@ class DetectionError(DomainError, ValueError):
     """A detection request that cannot be honoured (unknown corpus or method, bad parameters)."""
 
 
-def detection_method_params(name: str, params, *, kind: str) -> dict:
-    """``params`` checked against what the registered method ``name`` of ``kind`` declares (defaults filled
-    in). A supervised method must name a trained model: a detection has no labelled pairs to learn from."""
+def detection_method_config(name: str, params, *, kind: str):
+    """The registered method ``name`` of ``kind`` configured with ``params`` (``registry.configure``: the one
+    validation, defaults filled in), or ``params`` itself when it is already a ``MethodConfig``. A supervised
+    method must name a trained model: a detection has no labelled pairs to learn from."""
     from detection.methods import registry
 
-    try:
-        validated = registry.validate(name, params or {}, kind=kind)
-    except (registry.ParamError, registry.UnknownMethod) as exc:
-        raise DetectionError(str(exc)) from None
-    if registry.get_spec(name).supervised and "model" in validated and validated["model"] is None:
+    if isinstance(params, registry.MethodConfig):
+        config = params
+        if config.name != name or config.kind != kind:
+            raise DetectionError(f"the configuration of {config.name!r} ({config.kind}) is not a {kind} {name!r}")
+    else:
+        config = registry.configure(name, params or {}, kind=kind)
+    if registry.get_spec(name).supervised and "model" in config.params and config.params["model"] is None:
         raise DetectionError(f"{name!r} learns from labelled pairs, which a detection does not have: name a trained "
                              f"model in its parameters, e.g. {{\"model\": \"NAME\"}}")
-    return validated
+    return config
+
+
+def detection_method_params(name: str, params, *, kind: str) -> dict:
+    """:func:`detection_method_config`'s validated parameters as a plain dict."""
+    return dict(detection_method_config(name, params, kind=kind).params)
 
 
 def detection_queue(method: str, reranker: str = "") -> str:
@@ -57,8 +65,9 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     """Queue ``benchmarks.detect``: the top ``k`` sources of every query, in shards the workers share.
 
     Args:
-        method: a registered retriever; ``params`` are validated against what it declares, as are the
-            optional ``reranker``'s ``reranker_params``. The job goes to the "gpu" queue when either declares
+        method: a registered retriever; ``params`` are validated against what it declares (``registry.configure``),
+            as are the optional ``reranker``'s ``reranker_params``; either may be a ``MethodConfig`` already
+            configured by the caller (not validated twice). The job carries both as ``MethodConfig.to_json()``. The job goes to the "gpu" queue when either declares
             ``needs_gpu``.
         query_corpus, source_corpus: stored corpora; or ``queries``/``sources`` as
             ``benchmarks.detection_jobs.segment_set(name, pk)`` for another registered segment set.
@@ -76,10 +85,10 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     sources = sources or (segment_set("corpus", source_corpus.pk) if source_corpus else None)
     if not queries or not sources:
         raise DetectionError("name the query and the source segments")
-    params = detection_method_params(method, params, kind="retriever")
+    config = detection_method_config(method, params, kind="retriever")
     if reranker_params and not reranker:
         raise DetectionError("reranker_params given without a reranker")
-    reranker_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
+    rr_config = detection_method_config(reranker, reranker_params, kind="reranker") if reranker else None
     _positive_int("k", 0 if k is None else k, MAX_K)
     _positive_int("shards", shards, MAX_SHARDS)
     if unit not in JOB_UNITS:
@@ -87,7 +96,7 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
         raise DetectionError("shard_size must be a positive integer")
     return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
-        "queries": queries, "sources": sources, "method": method, "params": params, "k": k, "reranker": reranker,
-        "reranker_params": reranker_params, "thresholds": thresholds, "min_score": min_score,
+        "queries": queries, "sources": sources, "method": config.to_json(), "k": k,
+        "reranker": rr_config.to_json() if rr_config else None, "thresholds": thresholds, "min_score": min_score,
         "candidates": bool(candidates or store), "store": store, "shards": shards, "shard_size": shard_size,
         "unit": unit})

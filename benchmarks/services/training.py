@@ -311,16 +311,17 @@ def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test
     from detection.methods import registry
     from detection.methods.rerank.neural import versions
 
+    config = registry.configure(method, params, kind="reranker")
     if "featurizer" not in shared:
-        first = registry.build(method, params)
+        first = registry.build_config(config)
         first.prepare(cands.source_texts)
         shared["featurizer"] = first.featurizer
     key = ("X", id(cands))  # one feature matrix per candidate set (one per fold for a first stage stored per fold)
     if key not in shared:
         progress(0.05, "features of every candidate")
-        shared[key] = registry.build(method, params, featurizer=shared["featurizer"]).features(cands)
+        shared[key] = registry.build_config(config, featurizer=shared["featurizer"]).features(cands)
     X = shared[key]
-    rr = registry.build(method, params, featurizer=shared["featurizer"])
+    rr = registry.build_config(config, featurizer=shared["featurizer"])
     progress(0.5, "training")
     rr.fit(cands.subset(train_rows), y[train_rows], gold={k: c for k, c in gold.items() if k[0] in train_queries},
            X=X[train_rows])

@@ -66,16 +66,16 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         spec = registry.get_spec(method)
         if spec.kind != "retriever":
             raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
-        from detection.methods.installed import model_parameters  # a missing default model gives way, with a note
+        from detection.methods.installed import installed_config
 
-        params, notes = model_parameters(spec.name, params, registry.validate(spec.name, params or {}))
+        config, notes = installed_config(registry.configure(spec.name, params or {}), params)
         for note in notes:
             print(note, file=stream)
         queries, qskipped = _read_segments(query, "query", skip_bad_rows, stream)
         sources, sskipped = _read_segments(source, "source", skip_bad_rows, stream)
-        internal = {"cache_dir": str(cache_dir or default_cache_dir()), "n_jobs": jobs}
-        retriever = spec.build(params or {}, **{k: v for k, v in internal.items() if k in spec.internal})
-        rr = _build_reranker(reranker, reranker_params or {}, internal["cache_dir"]) if reranker else None
+        context = registry.BuildContext(cache_dir=str(cache_dir or default_cache_dir()), n_jobs=jobs)
+        retriever = registry.build_config(config, context)
+        rr = _build_reranker(reranker, reranker_params or {}, context) if reranker else None
     progress = _progress_printer(stream)
     qunits = make_units([q.seg_id for q in queries], [q.text for q in queries], unit)
     sunits = make_units([s.seg_id for s in sources], [s.text for s in sources], unit)
@@ -107,7 +107,7 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     return summary
 
 
-def _build_reranker(name: str, params: dict, cache_dir):
+def _build_reranker(name: str, params: dict, context):
     from detection.methods import ParamError, UnknownMethod, registry
 
     with user_errors(ParamError, UnknownMethod, ValueError):
@@ -116,7 +116,7 @@ def _build_reranker(name: str, params: dict, cache_dir):
             raise CommandInputError(f"{name!r} is a {spec.kind}, not a reranker")
         if spec.supervised and not params.get("model"):
             raise CommandInputError(f"reranker {name!r} needs a trained model: --reranker-param model=NAME")
-        return spec.build(params, **({"cache_dir": cache_dir} if "cache_dir" in spec.internal else {}))
+        return registry.build_config(registry.configure(name, params, kind="reranker"), context)
 
 
 def _write_reranked(out: Path, queries, sources, res, reranker, progress, *, first_stage: str, stream) -> int:
