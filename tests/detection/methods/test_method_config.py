@@ -53,3 +53,34 @@ def test_a_stored_configuration_of_another_kind_or_an_undeclared_key_is_not_buil
         registry.build_config(MethodConfig("bm25-lemma", "reranker", {}))
     with pytest.raises(ParamError, match="no longer declared"):
         registry.build_config(MethodConfig("bm25-lemma", "retriever", {"k9": 1}))
+
+
+def test_a_spec_declares_a_check_across_its_parameters():
+    """`MethodSpec.checks`: a combination of values each valid on its own is refused by `configure`, with the same
+    message wherever it comes from (the mechanism; hybrid's candidates=union + maxsim is the first user)."""
+    from detection.methods.specs import MethodSpec, Param
+
+    def union_needs_dense(params):
+        if params["candidates"] == "union" and params["semantic"] == "maxsim":
+            raise ParamError("candidates='union' needs a dense semantic score", "candidates")
+
+    def low_below_high(params):
+        if params["low"] > params["high"]:
+            raise ValueError(f"low ({params['low']}) must not exceed high ({params['high']})")
+
+    spec = MethodSpec("toy-checked", "retriever", dict, "a toy with checks across parameters",
+                      params=(Param("candidates", "choice", "lexical", choices=("lexical", "union")),
+                              Param("semantic", "choice", "maxsim", choices=("maxsim", "sif")),
+                              Param("low", "int", 1), Param("high", "int", 5)),
+                      checks=(union_needs_dense, low_below_high))
+    registry.register(spec)
+    try:
+        assert dict(registry.configure("toy-checked", {"candidates": "union", "semantic": "sif"}).params)[
+            "candidates"] == "union"
+        with pytest.raises(ParamError, match="needs a dense semantic score") as caught:
+            registry.configure("toy-checked", {"candidates": "union"})
+        assert caught.value.key == "candidates"
+        with pytest.raises(ParamError, match=r"parameters of 'toy-checked': low \(9\) must not exceed high \(5\)"):
+            registry.configure("toy-checked", {"low": 9})
+    finally:
+        registry.unregister("toy-checked")
