@@ -15,7 +15,6 @@ from django.utils.safestring import mark_safe
 from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
 from benchmarks.services import (
     GoldPublishError,
     RunError,
@@ -37,6 +36,8 @@ from benchmarks.services.runs import (
 from core.csv_export import SPREADSHEET
 from core.errors import DomainError
 from core.roles import LEAD, RESEARCHER, has_role
+from core.run_limit_fields import form_field
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
 from jobs.services import job_enqueue_error
 
 
@@ -79,9 +80,9 @@ class EvaluationRunForm(forms.Form):
                              help_text="what every query is ranked against; the leaderboard ranks each pool apart")
     ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
-    n_folds = EVALUATION_N_FOLDS.form_field()
+    n_folds = form_field(EVALUATION_N_FOLDS)
     seed = forms.IntegerField(initial=0)
-    shards = EVALUATION_SHARDS.form_field()
+    shards = form_field(EVALUATION_SHARDS)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

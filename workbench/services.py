@@ -15,11 +15,11 @@ from django.utils import timezone
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
 from core.errors import DomainError
 from core.roles import LEAD, has_role
+from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K
 from workbench.engine.uploads import UploadError, parse_upload
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
 STORE = "workbench.candidates"  # the detection job's result store that writes a run's Candidate rows
-MAX_TOP_K = 1000
 MAX_CANDIDATES = 2_000_000  # query segments × top-k of one run: rows the explorer pages through
 _BULK = 2000
 
@@ -114,8 +114,8 @@ def detection_run_create(*, query_document: Document, source_document: Document,
         raise WorkbenchError("reranker_params given without a reranker")
     if unit not in JOB_UNITS:
         raise WorkbenchError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise WorkbenchError(f"top_k must be an integer between 1 and {MAX_TOP_K}")
+    WORKBENCH_TOP_K.check(top_k, WorkbenchError)  # the run limits declared once (core/run_limits.py)
+    DETECTION_SHARDS.check(shards, WorkbenchError)
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):
         raise WorkbenchError("min_score must be a number")
     for doc in (query_document, source_document):

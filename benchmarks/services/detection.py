@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from benchmarks.models import Corpus
-from benchmarks.run_limits import MAX_SHARDS
 from core.errors import DomainError
+from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS
 from jobs.models import Job
 from jobs.services import job_create
 
-MAX_K = 10_000
-
 
 class DetectionError(DomainError, ValueError):
-    """A detection request that cannot be honoured (unknown corpus or method, bad parameters)."""
+    """A detection request that cannot be honoured (no segments, a limit, a unit). A bad method or parameter is
+    the registry's own ParamError."""
 
 
 def detection_method_config(name: str, params, *, kind: str):
@@ -48,14 +47,6 @@ def detection_queue(method: str, reranker: str = "") -> str:
 JOB_UNITS = ("line", "window-2", "window-3")  # a stored segment set is already sentences or lines
 
 
-def _positive_int(name: str, value, high: int) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-        raise DetectionError(f"{name} must be an integer between 1 and {high}")
-    return value
-
-
 def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus: Corpus | None = None,
                          source_corpus: Corpus | None = None, queries: dict | None = None, sources: dict | None = None,
                          reranker: str = "", reranker_params: dict | None = None, thresholds: dict | None = None,
@@ -89,12 +80,11 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     if reranker_params and not reranker:
         raise DetectionError("reranker_params given without a reranker")
     rr_config = detection_method_config(reranker, reranker_params, kind="reranker") if reranker else None
-    _positive_int("k", 0 if k is None else k, MAX_K)
-    _positive_int("shards", shards, MAX_SHARDS)
+    DETECTION_K.check(k, DetectionError)  # the run limits declared once (core/run_limits.py)
+    DETECTION_SHARDS.check(shards, DetectionError)
+    DETECTION_SHARD_SIZE.check(shard_size, DetectionError)
     if unit not in JOB_UNITS:
         raise DetectionError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
-    if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
-        raise DetectionError("shard_size must be a positive integer")
     return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
         "queries": queries, "sources": sources, "method": config.to_json(), "k": k,
         "reranker": rr_config.to_json() if rr_config else None, "thresholds": thresholds, "min_score": min_score,

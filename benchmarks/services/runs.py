@@ -22,9 +22,9 @@ from benchmarks.models import (
     PilotRun,
     SimilarityRun,
 )
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.errors import DomainError
 from core.numeric import finite_or_none
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.text_checks import control_character_message
 from jobs.models import Job
 from jobs.services import job_create

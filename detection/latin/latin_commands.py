@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
+from core.run_limits import DETECT_JOBS, DETECT_TOP_K
 
 from .errors import InputError
 from .lemmatize import default_cache_dir
@@ -58,8 +59,8 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
 
     from .units import UnitError, check_unit, make_units
 
-    if top_k < 1:
-        raise CommandInputError(f"--top-k must be ≥ 1, not {top_k}")
+    DETECT_TOP_K.check(top_k, CommandInputError)  # the run limits declared once (core/run_limits.py)
+    DETECT_JOBS.check(jobs, CommandInputError)
     with user_errors(UnitError):
         check_unit(unit)
     with user_errors(InputError, ParamError, UnknownMethod):
@@ -228,11 +229,11 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query", help="query CSV (seg_id,text)")
     p.add_argument("--source", help="source CSV (seg_id,text)")
     add_method_arguments(p, default="bm25-lemma", what="retriever")
-    p.add_argument("--top-k", type=int, default=100, help="sources written per query")
+    DETECT_TOP_K.add_option(p, "--top-k")
     p.add_argument("--unit", default="line", help="search each text as: line (every CSV row), window-2, window-3 "
                    "(sliding windows of rows) or sentence; hits are reported on the rows they cover")
     p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
-    p.add_argument("--jobs", type=int, default=1, help="processes for sparse retrievers")
+    DETECT_JOBS.add_option(p, "--jobs")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")
     p.add_argument("--cache-dir", default=None, help="lemma cache directory (default ~/.cache/similia/lemmas)")

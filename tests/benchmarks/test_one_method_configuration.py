@@ -60,9 +60,9 @@ def test_the_configuration_is_frozen_and_named_by_its_digest():
 @pytest.mark.django_db
 @pytest.mark.parametrize("field, value, option", [("n_folds", 1, "--folds"), ("n_folds", 21, "--folds")])
 def test_a_run_limit_is_declared_once(client, client_for, users, loci_version, field, value, option):
-    """benchmarks/run_limits.py: the form field, the serializer field, the command option and the service check
+    """core/run_limits.py: the form field, the serializer field, the command option and the service check
     are made from one declaration, so the bad value gets one message everywhere."""
-    from benchmarks.run_limits import EVALUATION_N_FOLDS
+    from core.run_limits import EVALUATION_N_FOLDS
 
     expected = EVALUATION_N_FOLDS.message
     api = client_for("researcher").post("/api/v1/benchmarks/runs/", {

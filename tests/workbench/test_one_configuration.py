@@ -76,3 +76,46 @@ def test_the_job_carries_the_configuration_the_service_made(finished_detection):
         finished_detection.job.params["method"]["digest"]
     assert rr_config.name == "lexical-rule" and dict(rr_config.params) == finished_detection.reranker_params
     assert dict(config.params) == finished_detection.retriever_params
+
+
+@pytest.mark.parametrize("top_k", [0, 1001])
+def test_a_run_limit_has_one_message_on_the_page_the_api_and_in_the_service(client, client_for, users,
+                                                                             finished_detection, top_k):
+    """`top_k` of a workbench run is declared once (core/run_limits.py): the form's field, the serializer's and the
+    service's check are made from it, so the same value gets the same message from each."""
+    from core.run_limits import WORKBENCH_TOP_K
+    from workbench.services import WorkbenchError, detection_run_create
+
+    expected = WORKBENCH_TOP_K.message
+    assert expected == "top_k must be an integer between 1 and 1000"
+    runs = DetectionRun.objects.count()
+    api = client_for("researcher").post("/api/v1/workbench/runs/", {
+        "query_document": finished_detection.query_document_id,
+        "source_document": finished_detection.source_document_id, "retriever": "bm25-lemma", "top_k": top_k},
+        format="json")
+    assert api.status_code == 400 and api.json() == {"top_k": [expected]}
+    client.force_login(users["researcher"])
+    page = client.post("/workbench/", {
+        "retriever": "bm25-lemma", "top_k": top_k, "threshold_cit": 0.5, "threshold_cf": 0.5,
+        "query_stored": f"doc:{finished_detection.query_document_id}",
+        "source_stored": f"doc:{finished_detection.source_document_id}"})
+    assert page.status_code == 200 and expected in html.unescape(page.content.decode())
+    with pytest.raises(WorkbenchError) as caught:
+        detection_run_create(query_document=finished_detection.query_document,
+                             source_document=finished_detection.source_document, retriever="bm25-lemma", top_k=top_k)
+    assert str(caught.value) == expected
+    assert DetectionRun.objects.count() == runs
+
+
+@pytest.mark.parametrize("option, value, expected", [("--top-k", "0", "top_k must be an integer between 1 and 10000"),
+                                                     ("--jobs", "0", "jobs must be an integer between 1 and 64")])
+def test_the_detect_commands_limits_come_from_the_same_declarations(tmp_path, option, value, expected):
+    from core.run_limits import DETECT_JOBS, DETECT_TOP_K
+
+    assert expected in (DETECT_TOP_K.message, DETECT_JOBS.message)
+    (tmp_path / "q.csv").write_bytes((EXAMPLES / "hieronymus_samples.csv").read_bytes())
+    (tmp_path / "s.csv").write_bytes((EXAMPLES / "vergil_samples.csv").read_bytes())
+    with pytest.raises(CommandError) as command:
+        call_command("detect", "--query", str(tmp_path / "q.csv"), "--source", str(tmp_path / "s.csv"),
+                     "--output", str(tmp_path / "out.csv"), option, value, stderr=StringIO())
+    assert str(command.value) == expected and not (tmp_path / "out.csv").exists()

@@ -10,11 +10,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.exports import loci_report
 from benchmarks.models import EvaluationRun
-from benchmarks.run_limits import EVALUATION_N_FOLDS
 from benchmarks.selectors import benchmark_version_named
 from benchmarks.services import evaluation_run_create
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
+from core.run_limits import EVALUATION_N_FOLDS
 from detection.methods import registry
 from jobs.runner import run_job
 
