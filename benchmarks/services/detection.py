@@ -32,11 +32,6 @@ def detection_method_config(name: str, params, *, kind: str):
     return config
 
 
-def detection_method_params(name: str, params, *, kind: str) -> dict:
-    """:func:`detection_method_config`'s validated parameters as a plain dict."""
-    return dict(detection_method_config(name, params, kind=kind).params)
-
-
 def detection_queue(method: str, reranker: str = "") -> str:
     """"gpu" when the retriever or the reranker declares it needs one (``needs_gpu``), else "cpu"."""
     from detection.methods import registry
