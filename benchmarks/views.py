@@ -106,7 +106,9 @@ class EvaluationRunForm(forms.Form):
 class SimilarityRunForm(forms.Form):
     method = forms.ChoiceField()
     params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text='JSON object, e.g. {"model": "/path/to/model"} for transformer methods')
+                              help_text='JSON object of the method\'s declared parameters, e.g. {"model": "NAME"} for '
+                                        'transformer methods: a model in the models directory or a hub id '
+                                        '(org/name), never a path')
     calibration = forms.ChoiceField(choices=[(c, c or "none") for c in CALIBRATIONS], required=False)
 
     def __init__(self, *args, **kwargs):

@@ -77,3 +77,13 @@ def test_a_run_limit_is_declared_once(client, client_for, users, loci_version, f
         call_command("evaluate", "--benchmark", "loci-similes-545", "--method", "bm25-lemma", option, str(value))
     assert str(command.value) == expected
     assert EvaluationRun.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_similarity_form_does_not_ask_for_a_path_the_registry_refuses(client, users, gold_set):
+    """The help text names what `model` accepts (a stored model's name or a hub id); the registry refuses paths."""
+    client.force_login(users["researcher"])
+    page = html.unescape(client.get(f"/benchmarks/gold-sets/{gold_set.pk}/").content.decode())
+    assert "/path/to" not in page and '{"model": "NAME"}' in page and "never a path" in page
+    with pytest.raises(ParamError, match="not a path"):
+        registry.configure("sentence_transformer", {"model": "/path/to/model"})
