@@ -214,9 +214,8 @@ class MethodSpec:
     # user parameters whose value names another registered method: the factory receives that method built
     # (with the internal arguments it declares), never its name (pyserini's HybridSearcher(dense, sparse))
     components: tuple[str, ...] = ()
-    # checks across parameters, run by `validate` after each value is checked on its own: ``check(params)`` gets
-    # every declared parameter (defaults filled in) and raises ParamError (naming the key) or ValueError for a
-    # combination the method refuses (hybrid: candidates=union needs a dense semantic score)
+    # cross-parameter checks: each gets the validated parameters (defaults filled in) and raises ParamError
+    # (naming a key) for a combination the method cannot take, so it is refused where single values are
     checks: tuple[Callable[[Mapping[str, Any]], None], ...] = field(default=(), compare=False)
 
     def __post_init__(self):
@@ -262,12 +261,7 @@ class MethodSpec:
         for name, p in declared.items():
             out[name] = p.coerce(params[name]) if name in params else p.default
         for check in self.checks:
-            try:
-                check(MappingProxyType(out))
-            except ParamError:
-                raise
-            except ValueError as exc:
-                raise ParamError(f"parameters of {self.name!r}: {exc}") from None
+            check(MappingProxyType(out))
         return out
 
     def build(self, params: Mapping[str, Any] | None = None, **internal):

@@ -66,7 +66,7 @@ def test_a_spec_declares_a_check_across_its_parameters():
 
     def low_below_high(params):
         if params["low"] > params["high"]:
-            raise ValueError(f"low ({params['low']}) must not exceed high ({params['high']})")
+            raise ParamError(f"low ({params['low']}) must not exceed high ({params['high']})", "low")
 
     spec = MethodSpec("toy-checked", "retriever", dict, "a toy with checks across parameters",
                       params=(Param("candidates", "choice", "lexical", choices=("lexical", "union")),
@@ -80,7 +80,7 @@ def test_a_spec_declares_a_check_across_its_parameters():
         with pytest.raises(ParamError, match="needs a dense semantic score") as caught:
             registry.configure("toy-checked", {"candidates": "union"})
         assert caught.value.key == "candidates"
-        with pytest.raises(ParamError, match=r"parameters of 'toy-checked': low \(9\) must not exceed high \(5\)"):
+        with pytest.raises(ParamError, match=r"^low \(9\) must not exceed high \(5\)$"):
             registry.configure("toy-checked", {"low": 9})
     finally:
         registry.unregister("toy-checked")
