@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from rest_framework import serializers
 
-from core.run_limits import ChoiceLimit, IntLimit
+from core.run_limits import IntLimit
 
 
 def _messages(limit: IntLimit) -> dict:
@@ -13,19 +13,12 @@ def _messages(limit: IntLimit) -> dict:
             "max_string_length": limit.message}
 
 
-def form_field(limit: IntLimit | ChoiceLimit, **extra) -> forms.Field:
-    if isinstance(limit, ChoiceLimit):
-        return forms.ChoiceField(choices=limit.choices, initial=limit.default, required=False, help_text=limit.help,
-                                 error_messages={"invalid_choice": f"{limit.message}, not %(value)r"}, **extra)
+def form_field(limit: IntLimit, **extra) -> forms.IntegerField:
     return forms.IntegerField(min_value=limit.low, max_value=limit.high, required=limit.default is not None,
                               initial=limit.default, help_text=limit.help, error_messages=_messages(limit), **extra)
 
 
-def serializer_field(limit: IntLimit | ChoiceLimit) -> serializers.Field:
-    if isinstance(limit, ChoiceLimit):
-        return serializers.ChoiceField(choices=limit.values, required=False, default=limit.default,
-                                       help_text=limit.help,
-                                       error_messages={"invalid_choice": f"{limit.message}, not {{input!r}}"})
+def serializer_field(limit: IntLimit) -> serializers.IntegerField:
     return serializers.IntegerField(min_value=limit.low, max_value=limit.high, required=False, default=limit.default,
                                     allow_null=limit.default is None, help_text=limit.help,
                                     error_messages=_messages(limit))

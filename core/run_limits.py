@@ -8,9 +8,9 @@ A run type's limits:
 - the Loci Similes evaluation run (``benchmarks.services.runs.evaluation_run_create``): ``n_folds``, ``shards``
   and each of its cut-offs ``ks`` (checked value by value with the ``k`` limit);
 - the one detection job (``benchmarks.services.detection.detection_job_create``): ``k``, ``shards``,
-  ``shard_size``, ``unit``;
+  ``shard_size``;
 - a workbench detection run (``workbench.services.detection_run_create``): ``top_k`` (its candidates are rows
-  a person pages through, hence the lower ceiling) and the detection job's ``shards`` and ``unit``;
+  a person pages through, hence the lower ceiling) and the detection job's ``shards``;
 - the ``detect`` command (``detection.latin.latin_commands.run_detect``): ``top_k``, ``jobs``.
 """
 from __future__ import annotations
@@ -45,34 +45,6 @@ class IntLimit:
         parser.add_argument(flag, type=int, default=self.default, help=f"{self.help} ({self.low}–{self.high})")
 
 
-@dataclass(frozen=True)
-class ChoiceLimit:
-    """One of a few named values a run takes: ``choices`` are ``(value, label)`` pairs, the label what a page
-    shows."""
-
-    name: str
-    choices: tuple[tuple[str, str], ...]
-    default: str
-    help: str
-
-    @property
-    def values(self) -> tuple[str, ...]:
-        return tuple(v for v, _ in self.choices)
-
-    @property
-    def message(self) -> str:
-        return f"{self.name} must be one of {', '.join(self.values)}"
-
-    def check(self, value, error: type[Exception] = ValueError) -> str:
-        """`value` if it is one of the choices, else `error` naming them and the value (cut to 40 characters)."""
-        if value not in self.values:
-            raise error(f"{self.message}, not {str(value)[:40]!r}")
-        return value
-
-    def add_option(self, parser, flag: str) -> None:
-        parser.add_argument(flag, choices=self.values, default=self.default, help=self.help)
-
-
 MAX_SHARDS = 256  # a run's job fans out into at most this many shards
 # every sharded run (an evaluation, a detection job, a workbench run) splits its queries the same way
 SHARDS = IntLimit(
@@ -89,12 +61,6 @@ EVALUATION_K = IntLimit("k", 1, 10_000, None, "an evaluation cut-off")
 DETECTION_K = IntLimit("k", 1, 10_000, 100, "sources kept per query")
 DETECTION_SHARDS = SHARDS
 DETECTION_SHARD_SIZE = IntLimit("shard_size", 1, 10_000_000, None, "queries per shard")
-# a stored segment set is already sentences or lines: a job searches them, or sliding windows of 2-3 of them
-DETECTION_UNIT = ChoiceLimit(
-    "unit", (("line", "line (each segment; a verse upload: each line)"), ("window-2", "windows of 2 segments"),
-             ("window-3", "windows of 3 segments")), "line",
-    "what is searched: the segments, or sliding windows of 2 or 3 of them; hits are reported on the segments "
-    "they cover")
 
 # A workbench detection run (workbench.services.detection_run_create): its candidates are rows people page through.
 WORKBENCH_TOP_K = IntLimit("top_k", 1, 1000, 10, "candidates kept per query segment")

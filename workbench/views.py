@@ -23,7 +23,7 @@ from core.csv_export import SPREADSHEET
 from core.errors import DomainError
 from core.roles import RESEARCHER, has_role
 from core.run_limit_fields import form_field
-from core.run_limits import DETECTION_UNIT, WORKBENCH_TOP_K
+from core.run_limits import WORKBENCH_TOP_K
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
 from workbench.api import export_response, parse_filters
@@ -65,7 +65,10 @@ class DetectForm(forms.Form):
     reranker = forms.ChoiceField(required=False)
     reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
     top_k = form_field(WORKBENCH_TOP_K)
-    unit = form_field(DETECTION_UNIT)
+    unit = forms.ChoiceField(choices=[("line", "line (each segment; a verse upload: each line)"),
+                                      ("window-2", "windows of 2 segments"), ("window-3", "windows of 3 segments")],
+                             initial="line", required=False,
+                             help_text="what is searched; hits are shown on the segments they cover")
     min_score = forms.FloatField(required=False, help_text="drop candidates whose retrieval score is lower")
     threshold_cit = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cit.")
     threshold_cf = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cf.")

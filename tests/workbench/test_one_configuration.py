@@ -119,26 +119,3 @@ def test_the_detect_commands_limits_come_from_the_same_declarations(tmp_path, op
         call_command("detect", "--query", str(tmp_path / "q.csv"), "--source", str(tmp_path / "s.csv"),
                      "--output", str(tmp_path / "out.csv"), option, value, stderr=StringIO())
     assert str(command.value) == expected and not (tmp_path / "out.csv").exists()
-
-
-def test_the_unit_is_one_declaration_with_one_message(client, client_for, users, finished_detection):
-    from core.run_limits import DETECTION_UNIT
-    from workbench.services import WorkbenchError, detection_run_create
-
-    expected = "unit must be one of line, window-2, window-3, not 'stanza'"
-    api = client_for("researcher").post("/api/v1/workbench/runs/", {
-        "query_document": finished_detection.query_document_id,
-        "source_document": finished_detection.source_document_id, "retriever": "bm25-lemma", "unit": "stanza"},
-        format="json")
-    assert api.status_code == 400 and api.json() == {"unit": [expected]}
-    client.force_login(users["researcher"])
-    page = client.post("/workbench/", {
-        "retriever": "bm25-lemma", "top_k": 3, "unit": "stanza", "threshold_cit": 0.5, "threshold_cf": 0.5,
-        "query_stored": f"doc:{finished_detection.query_document_id}",
-        "source_stored": f"doc:{finished_detection.source_document_id}"})
-    assert page.status_code == 200 and expected in html.unescape(page.content.decode())
-    with pytest.raises(WorkbenchError) as caught:
-        detection_run_create(query_document=finished_detection.query_document,
-                             source_document=finished_detection.source_document, retriever="bm25-lemma",
-                             unit="stanza")
-    assert str(caught.value) == expected and DETECTION_UNIT.values == ("line", "window-2", "window-3")
