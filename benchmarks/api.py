@@ -31,7 +31,7 @@ from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
 from core.run_limit_fields import serializer_field
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from jobs.services import job_enqueue_error
 
 
@@ -397,7 +397,7 @@ class TrainingInputSerializer(serializers.Serializer):
     params = serializers.JSONField(required=False, default=dict)
     retriever = serializers.CharField(max_length=100, required=False, default="bm25-lemma")
     retriever_params = serializers.JSONField(required=False, default=dict)
-    k = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
+    k = serializer_field(TRAINING_K)
     final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 

@@ -11,6 +11,7 @@ A run type's limits:
   ``shard_size``;
 - a workbench detection run (``workbench.services.detection_run_create``): ``top_k`` (its candidates are rows
   a person pages through, hence the lower ceiling) and the detection job's ``shards``;
+- training a reranker (``benchmarks.services.training.training_run_create``): ``k``;
 - the ``detect`` command (``detection.latin.latin_commands.run_detect``): ``top_k``, ``jobs``.
 """
 from __future__ import annotations
@@ -27,10 +28,11 @@ class IntLimit:
     high: int
     default: int | None
     help: str
+    what: str = "an integer "  # the message's words before "between" (training's k keeps its older wording)
 
     @property
     def message(self) -> str:
-        return f"{self.name} must be an integer between {self.low} and {self.high}"
+        return f"{self.name} must be {self.what}between {self.low} and {self.high}"
 
     def check(self, value, error: type[Exception] = ValueError) -> int | None:
         """`value` if within the limit (None when optional and absent), else `error(self.message)`."""
@@ -61,6 +63,10 @@ EVALUATION_K = IntLimit("k", 1, 10_000, None, "an evaluation cut-off")
 DETECTION_K = IntLimit("k", 1, 10_000, 100, "sources kept per query")
 DETECTION_SHARDS = SHARDS
 DETECTION_SHARD_SIZE = IntLimit("shard_size", 1, 10_000_000, None, "queries per shard")
+
+# Training a reranker (benchmarks.services.training.training_run_create: the API, the models page's form and
+# ``manage.py train_model``): the first stage's candidates per query it learns from.
+TRAINING_K = IntLimit("k", 1, 1000, 100, "candidates per query from the first stage", what="")
 
 # A workbench detection run (workbench.services.detection_run_create): its candidates are rows people page through.
 WORKBENCH_TOP_K = IntLimit("top_k", 1, 1000, 10, "candidates kept per query segment")

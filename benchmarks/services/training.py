@@ -23,6 +23,7 @@ from django.db import transaction
 from benchmarks.models import BenchmarkVersion
 from benchmarks.services.runs import RunError, method_params
 from core.numeric import json_safe
+from core.run_limits import TRAINING_K
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -110,8 +111,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
     name = _check_name(name)
     retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
     per_fold, has_all = _stored_per_fold(retriever_params)
-    if not 1 <= int(k) <= 1000:
-        raise TrainingError("k must be between 1 and 1000")
+    k = TRAINING_K.check(k, TrainingError)
     if kind == "feature-classifier":
         if method not in FEATURE_METHODS:
             raise TrainingError(f"a feature classifier's method is one of {', '.join(FEATURE_METHODS)}")

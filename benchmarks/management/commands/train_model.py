@@ -11,6 +11,7 @@ from benchmarks.selectors import benchmark_version_named
 from benchmarks.services.training import FEATURE_METHODS, KINDS, training_run_create
 from core.cli import parse_params
 from core.commands import command_errors
+from core.run_limits import TRAINING_K
 from jobs.models import Job
 from jobs.runner import run_job
 
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--base-model", default="", help="neural kinds: the model to fine-tune")
         parser.add_argument("--retriever", default="bm25-lemma", help="the first stage the reranker learns from")
         parser.add_argument("--retriever-param", action="append", default=[], metavar="KEY=VALUE")
-        parser.add_argument("--k", type=int, default=100, help="candidates per query from the first stage")
+        TRAINING_K.add_option(parser, "--k")
         parser.add_argument("--no-final-model", action="store_true", help="per-fold models only (no NAME/all)")
 
     def handle(self, *args, **o):
