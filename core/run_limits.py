@@ -52,7 +52,7 @@ MAX_SHARDS = 256  # a run's job fans out into at most this many shards
 SHARDS = IntLimit(
     "shards", 1, MAX_SHARDS, None,
     "split the queries into this many parts that the workers share (empty: one part per JOB_SHARD_QUERIES "
-    "queries, 2,000 by default; the index is fitted once either way)")
+    "queries, 2,000 by default; the pool is fitted once either way)")
 
 # The Loci Similes evaluation run (benchmarks.services.runs.evaluation_run_create).
 EVALUATION_N_FOLDS = IntLimit("n_folds", 2, 20, 5, "folds of the grouped split")
