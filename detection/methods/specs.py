@@ -337,10 +337,11 @@ class MethodConfig:
     def from_json(cls, data: Mapping[str, Any]) -> MethodConfig:
         """The configuration :meth:`to_json` wrote, checked against its digest (a job's params edited on the
         way are refused, not built). Validation happened once, in ``registry.configure``."""
-        if not isinstance(data, Mapping) or not {"name", "kind", "params"} <= set(data):
-            raise ParamError("a method configuration must be a JSON object with name, kind and params")
+        if not isinstance(data, Mapping) or not {"name", "kind", "params", "digest"} <= set(data) \
+                or not isinstance(data["params"], Mapping):
+            raise ParamError("a method configuration must be a JSON object with name, kind, params and digest")
         config = cls(str(data["name"]), str(data["kind"]), dict(data["params"]))
-        if data.get("digest") not in (None, config.digest):
+        if data["digest"] != config.digest:
             raise ParamError(f"the configuration of {config.name!r} does not match its digest")
         return config
 

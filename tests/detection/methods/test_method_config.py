@@ -24,8 +24,11 @@ def test_a_configuration_edited_on_the_way_is_refused():
     carried["params"]["k1"] = 99.0  # beyond the declared range, slipped into a job's params
     with pytest.raises(ParamError, match="does not match its digest"):
         MethodConfig.from_json(carried)
-    with pytest.raises(ParamError, match="name, kind and params"):
+    with pytest.raises(ParamError, match="name, kind, params and digest"):
         MethodConfig.from_json({"name": "bm25-lemma"})
+    del carried["digest"]  # a digest taken away with the edit is no way round the check
+    with pytest.raises(ParamError, match="name, kind, params and digest"):
+        MethodConfig.from_json(carried)
 
 
 def test_the_build_context_fills_only_what_a_method_declares(tmp_path):
