@@ -24,13 +24,14 @@ from benchmarks.models import (
     GoldSimilaritySet,
     SimilarityRun,
 )
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from benchmarks.services import evaluation_run_create, similarity_run_create, version_approve
 from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import POOLS
 from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
+from core.run_limit_fields import serializer_field
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from core.schema import OpenEndedSerializer
 from jobs.services import job_enqueue_error
 
@@ -106,13 +107,13 @@ class EvaluationRunInputSerializer(serializers.Serializer):
     params = serializers.JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)
-    ks = serializers.ListField(child=EVALUATION_K.serializer_field(), required=False, allow_empty=False)
+    ks = serializers.ListField(child=serializer_field(EVALUATION_K), required=False, allow_empty=False)
     split = serializers.ChoiceField(choices=EvaluationRun.Split.choices, required=False,
                                     default=EvaluationRun.Split.FILE)
-    n_folds = EVALUATION_N_FOLDS.serializer_field()
+    n_folds = serializer_field(EVALUATION_N_FOLDS)
     seed = serializers.IntegerField(required=False, default=0)
     pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
-    shards = EVALUATION_SHARDS.serializer_field()
+    shards = serializer_field(EVALUATION_SHARDS)
 
 
 class LociQueryRowSerializer(OpenEndedSerializer):
@@ -460,7 +461,7 @@ class TrainingInputSerializer(serializers.Serializer):
     params = serializers.JSONField(required=False, default=dict)
     retriever = serializers.CharField(max_length=100, required=False, default="bm25-lemma")
     retriever_params = serializers.JSONField(required=False, default=dict)
-    k = TRAINING_K.serializer_field()
+    k = serializer_field(TRAINING_K)
     final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 

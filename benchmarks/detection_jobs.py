@@ -25,7 +25,6 @@ the texts it loaded: the shards of one job that land on the same worker load the
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -109,13 +108,12 @@ def _corpus_fingerprint(pk: int) -> tuple:
 register_segment_set("corpus", SegmentSet(_corpus_rows, _corpus_count, _corpus_fingerprint))
 
 
-def build_method(name: str, params: dict):
-    """A registered method with validated ``params`` plus the platform's internal arguments (lemma cache)."""
-    from detection.latin.lemmatize import default_cache_dir
-    from detection.methods import registry
+def method_configs(params: dict):
+    """The job's retriever and reranker (None) configurations, as ``detection_job_create`` stored them."""
+    from detection.methods.registry import MethodConfig
 
-    internal = {"cache_dir": str(default_cache_dir())} if "cache_dir" in registry.get_spec(name).internal else {}
-    return registry.build(name, params, **internal)
+    reranker = params.get("reranker")
+    return MethodConfig.from_json(params["method"]), MethodConfig.from_json(reranker) if reranker else None
 
 
 # ------------------------------------------------------------------------------------------------- plan
@@ -215,10 +213,12 @@ _LOADED: dict = {}  # per worker process: key -> _Loaded; the last one only
 
 def _load(params: dict, log) -> tuple[_Loaded, bool]:
     """The fitted retriever, the reranker and both segment lists, built once per worker process (and kept)."""
+    from detection.methods import registry
+
     q, s = params["queries"], params["sources"]
-    key = (_set(q).fingerprint(q["id"]), _set(s).fingerprint(s["id"]), params["method"],
-           json.dumps(params["params"], sort_keys=True), params.get("reranker") or "",
-           json.dumps(params.get("reranker_params") or {}, sort_keys=True), params.get("unit") or "line")
+    config, rr_config = method_configs(params)
+    key = (_set(q).fingerprint(q["id"]), _set(s).fingerprint(s["id"]), config.digest,
+           rr_config.digest if rr_config else "", params.get("unit") or "line")
     if key in _LOADED:
         return _LOADED[key], False
     _LOADED.clear()
@@ -226,12 +226,13 @@ def _load(params: dict, log) -> tuple[_Loaded, bool]:
     unit = params.get("unit") or "line"
     sources = _units(_set(s).rows(s["id"]), unit)
     queries = _units(_set(q).rows(q["id"]), unit)
-    retriever = build_method(params["method"], params["params"])
-    _, how, _ = fit_or_load(retriever, params["method"], params["params"], sources.ids, sources.texts, log=log)
-    reranker = build_method(params["reranker"], params.get("reranker_params") or {}) if params.get("reranker") else None
+    context = registry.BuildContext.default()  # the worker's one build context
+    retriever = registry.build_config(config, context)
+    _, how, _ = fit_or_load(retriever, config.name, dict(config.params), sources.ids, sources.texts, log=log)
+    reranker = registry.build_config(rr_config, context) if rr_config else None
     _LOADED[key] = _Loaded(retriever, reranker, queries, sources, how, unit)
     log(f"pid {os.getpid()}: loaded {len(sources.ids)} sources and {len(queries.ids)} queries ({unit}), index "
-        f"{params['method']} {how} in {time.monotonic() - started:.1f} s")
+        f"{config.name} {how} in {time.monotonic() - started:.1f} s")
     return _LOADED[key], True
 
 
@@ -269,11 +270,11 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
         cands = Candidates.concat([Candidates.from_arrays(p) for p in parts])
         if params.get("unit") == "sentence":  # two sentences starting on one segment, in two shards: once
             cands = _first_per_pair(cands)
-        if params.get("reranker"):  # a reranker used outside what it learned from says so, in the job's log
+        config, rr_config = method_configs(params)
+        if rr_config:  # a reranker used outside what it learned from says so, in the job's log
             from detection.methods.rerank.rerankers import card_check
 
-            check = card_check(params["reranker"], params.get("reranker_params") or {}, params["method"],
-                               list(cands.label))
+            check = card_check(rr_config.name, dict(rr_config.params), config.name, list(cands.label))
             merged["warnings"], merged["reranker_check"] = check["warnings"], check  # the run's page shows both
             for w in merged["warnings"]:
                 context.log(f"warning: {w}")

@@ -15,7 +15,6 @@ from django.utils.safestring import mark_safe
 from benchmarks import charts, exports, selectors
 from benchmarks.api import readable_gold_set
 from benchmarks.models import EvaluationRun, PilotRun
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from benchmarks.services import (
     RunError,
     evaluation_run_create,
@@ -37,6 +36,8 @@ from benchmarks.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND, tra
 from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, say_queued
 from core.roles import LEAD, RESEARCHER, has_role
+from core.run_limit_fields import form_field
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
 from jobs.services import job_enqueue_error
 
 
@@ -80,9 +81,9 @@ class EvaluationRunForm(forms.Form):
                              help_text="what every query is ranked against; the leaderboard ranks each pool apart")
     ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
-    n_folds = EVALUATION_N_FOLDS.form_field()
+    n_folds = form_field(EVALUATION_N_FOLDS)
     seed = forms.IntegerField(initial=0)
-    shards = EVALUATION_SHARDS.form_field()
+    shards = form_field(EVALUATION_SHARDS)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -106,7 +107,9 @@ class EvaluationRunForm(forms.Form):
 class SimilarityRunForm(forms.Form):
     method = forms.ChoiceField()
     params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text='JSON object, e.g. {"model": "/path/to/model"} for transformer methods')
+                              help_text='JSON object of the method\'s declared parameters, e.g. {"model": "NAME"} for '
+                                        'transformer methods: a model in the models directory or a hub id '
+                                        '(org/name), never a path')
     calibration = forms.ChoiceField(choices=[(c, c or "none") for c in CALIBRATIONS], required=False)
 
     def __init__(self, *args, **kwargs):
@@ -383,7 +386,7 @@ class TrainingForm(forms.Form):
                              help_text='JSON object of the method\'s parameters, e.g. {"query_norm": true}')
     retriever = forms.ChoiceField(initial="bm25-lemma", help_text="the first stage the reranker learns from")
     retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
-    k = TRAINING_K.form_field()
+    k = form_field(TRAINING_K)
     final_model = forms.TypedChoiceField(choices=[("", "default"), ("true", "yes"), ("false", "no")],
                                          required=False, empty_value=None, coerce=lambda v: v == "true",
                                          label="Model on all folds (NAME/all)")

@@ -1,5 +1,7 @@
 """The Django side of the command-line convention (:mod:`core.cli`): one place where a pure command's
-:class:`core.cli.CommandInputError` becomes Django's ``CommandError`` (exit status 1, message without a traceback)."""
+:class:`core.cli.CommandInputError`, or a service's :class:`core.errors.DomainError` (the registry's
+``ParamError`` among them), becomes Django's ``CommandError`` (exit status 1, the same message as the page and
+the API show, no traceback)."""
 from __future__ import annotations
 
 import contextlib
@@ -7,13 +9,14 @@ import contextlib
 from django.core.management.base import CommandError
 
 from core.cli import CommandInputError
+from core.errors import DomainError
 
 
 @contextlib.contextmanager
 def command_errors():
     try:
         yield
-    except CommandInputError as exc:
+    except (CommandInputError, DomainError) as exc:
         raise CommandError(str(exc)) from None
 
 

@@ -88,9 +88,11 @@ def main(argv=None) -> int:
 
     Q, C, Y = CE.training_pairs(cands, y, train_rows, gold, train_queries, 4, 42)
     t = time.perf_counter()
-    summary = CE.train(base_model=base, queries=Q, candidates=C, labels=Y, out_dir=work / "ce", epochs=1,
-                       batch_size=a.batch_size, effective_batch=64 if 64 % a.batch_size == 0 else a.batch_size,
-                       max_length=a.max_length, device=device, max_steps=20 if a.cpu else None,
+    summary = CE.train(base_model=base, queries=Q, candidates=C, labels=Y, out_dir=work / "ce",
+                       options=CE.CrossEncoderOptions(
+                           epochs=1, batch_size=a.batch_size,
+                           effective_batch=64 if 64 % a.batch_size == 0 else a.batch_size,
+                           max_length=a.max_length, device=device, max_steps=20 if a.cpu else None),
                        log=lambda line: print("  " + line, flush=True))
     out["train"] = {"pairs": len(Y), "seconds": time.perf_counter() - t, **{key: summary[key] for key in (
         "steps", "pairs_per_s", "device", "mixed_precision", "final_loss", "batch_size", "accumulation")}}

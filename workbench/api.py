@@ -25,6 +25,8 @@ from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
+from core.run_limit_fields import serializer_field
+from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K
 from detection.api import MethodOutputSerializer
 from detection.latin.units import UNITS
 from workbench import exports, methods, selectors
@@ -104,7 +106,7 @@ class RunInputSerializer(serializers.Serializer):
     retriever_params = serializers.JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)
-    top_k = serializers.IntegerField(min_value=1, max_value=1000, required=False, default=10)
+    top_k = serializer_field(WORKBENCH_TOP_K)
     unit = serializers.ChoiceField(choices=list(UNITS), required=False, default="line",
                                    help_text="search the segments (a verse upload: its lines), sliding windows of "
                                              "2 or 3 of them, or the sentences they hold; hits are reported on the "
@@ -112,9 +114,7 @@ class RunInputSerializer(serializers.Serializer):
     min_score = serializers.FloatField(required=False, allow_null=True, default=None)
     thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    shards = serializers.IntegerField(min_value=1, max_value=256, required=False, allow_null=True, default=None,
-                                      help_text="split the query segments into this many shards that the workers "
-                                                "share (default: one per JOB_SHARD_QUERIES segments)")
+    shards = serializer_field(DETECTION_SHARDS)
 
 
 class VerdictSerializer(serializers.ModelSerializer):

@@ -15,11 +15,11 @@ from django.utils import timezone
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
 from core.errors import DomainError
 from core.roles import LEAD, has_role
+from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K
 from workbench.engine.uploads import UploadError, parse_upload
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
 STORE = "workbench.candidates"  # the detection job's result store that writes a run's Candidate rows
-MAX_TOP_K = 1000
 MAX_CANDIDATES = 2_000_000  # query segments × top-k of one run: rows the explorer pages through
 _BULK = 2000
 
@@ -98,24 +98,24 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     declare ("gpu" when either needs one), in ``shards`` shards (default: ``JOB_SHARD_QUERIES`` queries each)
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
-    from benchmarks.services.detection import JOB_UNITS, DetectionError, detection_job_create, detection_method_params
-    from detection.methods.installed import ModelMissing, model_parameters
+    from benchmarks.services.detection import JOB_UNITS, detection_job_create, detection_method_config
+    from detection.methods.installed import installed_config
 
-    try:
-        r_params = detection_method_params(retriever, retriever_params, kind="retriever")
-        rr_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
-        r_params, notes = model_parameters(retriever, retriever_params, r_params)
-        if reranker:
-            rr_params, rr_notes = model_parameters(reranker, reranker_params, rr_params)
-            notes += rr_notes
-    except (DetectionError, ModelMissing) as exc:
-        raise WorkbenchError(str(exc)) from None
+    # configured once here (a bad value: the registry's ParamError, as it is); the job carries these configurations
+    r_config, notes = installed_config(detection_method_config(retriever, retriever_params, kind="retriever"),
+                                       retriever_params)
+    rr_config = None
+    if reranker:
+        rr_config, rr_notes = installed_config(
+            detection_method_config(reranker, reranker_params, kind="reranker"), reranker_params)
+        notes += rr_notes
+    r_params, rr_params = dict(r_config.params), dict(rr_config.params) if rr_config else {}
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
     if unit not in JOB_UNITS:
         raise WorkbenchError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise WorkbenchError(f"top_k must be an integer between 1 and {MAX_TOP_K}")
+    WORKBENCH_TOP_K.check(top_k, WorkbenchError)  # the run limits declared once (core/run_limits.py)
+    DETECTION_SHARDS.check(shards, WorkbenchError)
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):
         raise WorkbenchError("min_score must be a number")
     for doc in (query_document, source_document):
@@ -129,14 +129,11 @@ def detection_run_create(*, query_document: Document, source_document: Document,
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
         retriever=retriever, retriever_params=r_params, reranker=reranker, reranker_params=rr_params, top_k=top_k,
         min_score=min_score, thresholds=_thresholds(thresholds), unit=unit, notes=notes)
-    try:
-        run.job = detection_job_create(
-            queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),
-            method=retriever, params=r_params, k=top_k, reranker=reranker, reranker_params=rr_params,
-            thresholds=run.thresholds, min_score=min_score, store={"name": STORE, "run_id": run.pk}, shards=shards,
-            unit=unit, owner=owner)
-    except DetectionError as exc:
-        raise WorkbenchError(str(exc)) from None
+    run.job = detection_job_create(
+        queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),
+        method=retriever, params=r_config, k=top_k, reranker=reranker, reranker_params=rr_config,
+        thresholds=run.thresholds, min_score=min_score, store={"name": STORE, "run_id": run.pk}, shards=shards,
+        unit=unit, owner=owner)
     run.save(update_fields=["job"])
     return run
 

@@ -24,6 +24,8 @@ from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, page_action, say_queued
 from core.roles import RESEARCHER, has_role
+from core.run_limit_fields import form_field
+from core.run_limits import WORKBENCH_TOP_K
 from frontend.confirm import confirm_page
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
@@ -68,7 +70,7 @@ class DetectForm(forms.Form):
                              help_text="JSON object of the retriever's declared parameters")
     reranker = forms.ChoiceField(required=False)
     reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
-    top_k = forms.IntegerField(min_value=1, max_value=1000, initial=10)
+    top_k = form_field(WORKBENCH_TOP_K)
     unit = forms.ChoiceField(choices=[("line", "line (each segment; a verse upload: each line)"),
                                       ("window-2", "windows of 2 segments"), ("window-3", "windows of 3 segments"),
                                       ("sentence", "sentences (segments joined, cut after . ! ? ;)")],

@@ -46,10 +46,16 @@ class EngineRetrieverMethod:
     supervised = False
     implementation = "detection.methods"
 
-    def __init__(self, name: str, **params):
+    def __init__(self, name: str, *, config=None, **params):
+        """``config``: a ``MethodConfig`` already configured (a stored run's), built through the registry with the
+        worker's build context (``BuildContext.default()``, as the detection job's) without validating it again;
+        else ``params`` are configured here."""
+        from detection.methods import registry
+
         self.name = name
-        self.params = dict(params)
-        self._r = get_retriever(name, **params)
+        self.params = dict(config.params) if config is not None else dict(params)
+        self._r = registry.build_config(config, registry.BuildContext.default()) if config is not None else \
+            get_retriever(name, **params)
         # A retriever with ``tune(query_texts, relevant_source_indices)`` learns from the training folds (the
         # hybrid's fusion weight): it is then fitted per fold and tuned on the other folds' links only. One whose
         # model is stored per fold (a fine-tuned bi-encoder ``NAME/fold-<f>``) is fitted per fold with that fold's.

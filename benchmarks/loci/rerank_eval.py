@@ -54,8 +54,9 @@ def _fold_reranker(reranker_name: str, params: dict, fold: int, shared: dict):
         per_fold = f"{p['model']}/fold-{fold}"
         if model_store.local_path(per_fold) is not None:
             p["model"] = per_fold
-    internal = {k: v for k, v in shared.items() if k in spec.internal}
-    return spec.build(p, **internal)
+    context = registry.BuildContext(cache_dir=shared.get("cache_dir"))
+    objects = {k: v for k, v in shared.items() if k in spec.internal and k != "cache_dir"}
+    return registry.build_config(registry.configure(reranker_name, p, kind="reranker"), context, **objects)
 
 
 class LeakError(ValueError):

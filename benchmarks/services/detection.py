@@ -3,31 +3,33 @@
 from __future__ import annotations
 
 from benchmarks.models import Corpus
-from benchmarks.run_limits import MAX_SHARDS
 from core.errors import DomainError
+from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS
 from jobs.models import Job
 from jobs.services import job_create
 
-MAX_K = 10_000
-
 
 class DetectionError(DomainError, ValueError):
-    """A detection request that cannot be honoured (unknown corpus or method, bad parameters)."""
+    """A detection request that cannot be honoured (no segments, a limit, a unit). A bad method or parameter is
+    the registry's own ParamError."""
 
 
-def detection_method_params(name: str, params, *, kind: str) -> dict:
-    """``params`` checked against what the registered method ``name`` of ``kind`` declares (defaults filled
-    in). A supervised method must name a trained model: a detection has no labelled pairs to learn from."""
+def detection_method_config(name: str, params, *, kind: str):
+    """The registered method ``name`` of ``kind`` configured with ``params`` (``registry.configure``: the one
+    validation, defaults filled in), or ``params`` itself when it is already a ``MethodConfig``. A supervised
+    method must name a trained model: a detection has no labelled pairs to learn from."""
     from detection.methods import registry
 
-    try:
-        validated = registry.validate(name, params or {}, kind=kind)
-    except (registry.ParamError, registry.UnknownMethod) as exc:
-        raise DetectionError(str(exc)) from None
-    if registry.get_spec(name).supervised and "model" in validated and validated["model"] is None:
+    if isinstance(params, registry.MethodConfig):
+        config = params
+        if config.name != name or config.kind != kind:
+            raise DetectionError(f"the configuration of {config.name!r} ({config.kind}) is not a {kind} {name!r}")
+    else:
+        config = registry.configure(name, params or {}, kind=kind)
+    if registry.get_spec(name).supervised and "model" in config.params and config.params["model"] is None:
         raise DetectionError(f"{name!r} learns from labelled pairs, which a detection does not have: name a trained "
                              f"model in its parameters, e.g. {{\"model\": \"NAME\"}}")
-    return validated
+    return config
 
 
 def detection_queue(method: str, reranker: str = "") -> str:
@@ -40,14 +42,6 @@ def detection_queue(method: str, reranker: str = "") -> str:
 JOB_UNITS = ("line", "window-2", "window-3", "sentence")  # detection.latin.units.UNITS
 
 
-def _positive_int(name: str, value, high: int) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-        raise DetectionError(f"{name} must be an integer between 1 and {high}")
-    return value
-
-
 def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus: Corpus | None = None,
                          source_corpus: Corpus | None = None, queries: dict | None = None, sources: dict | None = None,
                          reranker: str = "", reranker_params: dict | None = None, thresholds: dict | None = None,
@@ -57,8 +51,9 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     """Queue ``benchmarks.detect``: the top ``k`` sources of every query, in shards the workers share.
 
     Args:
-        method: a registered retriever; ``params`` are validated against what it declares, as are the
-            optional ``reranker``'s ``reranker_params``. The job goes to the "gpu" queue when either declares
+        method: a registered retriever; ``params`` are validated against what it declares (``registry.configure``),
+            as are the optional ``reranker``'s ``reranker_params``; either may be a ``MethodConfig`` already
+            configured by the caller (not validated twice). The job carries both as ``MethodConfig.to_json()``. The job goes to the "gpu" queue when either declares
             ``needs_gpu``.
         query_corpus, source_corpus: stored corpora; or ``queries``/``sources`` as
             ``benchmarks.detection_jobs.segment_set(name, pk)`` for another registered segment set.
@@ -77,18 +72,17 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     sources = sources or (segment_set("corpus", source_corpus.pk) if source_corpus else None)
     if not queries or not sources:
         raise DetectionError("name the query and the source segments")
-    params = detection_method_params(method, params, kind="retriever")
+    config = detection_method_config(method, params, kind="retriever")
     if reranker_params and not reranker:
         raise DetectionError("reranker_params given without a reranker")
-    reranker_params = detection_method_params(reranker, reranker_params, kind="reranker") if reranker else {}
-    _positive_int("k", 0 if k is None else k, MAX_K)
-    _positive_int("shards", shards, MAX_SHARDS)
+    rr_config = detection_method_config(reranker, reranker_params, kind="reranker") if reranker else None
+    DETECTION_K.check(k, DetectionError)  # the run limits declared once (core/run_limits.py)
+    DETECTION_SHARDS.check(shards, DetectionError)
+    DETECTION_SHARD_SIZE.check(shard_size, DetectionError)
     if unit not in JOB_UNITS:
         raise DetectionError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
-    if shard_size is not None and (isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1):
-        raise DetectionError("shard_size must be a positive integer")
     return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
-        "queries": queries, "sources": sources, "method": method, "params": params, "k": k, "reranker": reranker,
-        "reranker_params": reranker_params, "thresholds": thresholds, "min_score": min_score,
+        "queries": queries, "sources": sources, "method": config.to_json(), "k": k,
+        "reranker": rr_config.to_json() if rr_config else None, "thresholds": thresholds, "min_score": min_score,
         "candidates": bool(candidates or store), "store": store, "shards": shards, "shard_size": shard_size,
         "unit": unit})

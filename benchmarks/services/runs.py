@@ -22,9 +22,9 @@ from benchmarks.models import (
     PilotRun,
     SimilarityRun,
 )
-from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.errors import DomainError
 from core.numeric import finite_or_none
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.text_checks import control_character_message
 from jobs.models import Job
 from jobs.services import job_create
@@ -79,15 +79,13 @@ def _check_params(params) -> dict:
 def method_params(method: str, params, *, kind: str) -> dict:
     """User parameters validated against what the registered method declares (defaults filled in).
 
-    Unknown keys, bad values and methods of another kind are a RunError naming the problem: nothing a user
-    sends reaches a method unchecked (no paths, no internal arguments).
+    Unknown keys, bad values and methods of another kind are the registry's ``ParamError`` naming the problem
+    (a ``DomainError``: the API, the pages and the commands show its message as it is): nothing a user sends
+    reaches a method unchecked (no paths, no internal arguments).
     """
     from detection.methods import registry
 
-    try:
-        return registry.validate(method, _check_params(params), kind=kind)
-    except (registry.ParamError, registry.UnknownMethod) as exc:
-        raise RunError(str(exc)) from None
+    return registry.validate(method, _check_params(params), kind=kind)
 
 
 def _reranker_params(reranker: str, params) -> dict:
@@ -355,10 +353,23 @@ def evaluation_benchmark(run: EvaluationRun):
 
 
 def retrieval_method(run: EvaluationRun):
-    """The run's retrieval method, not fitted (its parameters validated again against the registry)."""
+    """The run's retrieval method, not fitted: built from the configuration the run stored when it was created."""
     from benchmarks.loci import method_adapters as LM
 
-    return LM.EngineRetrieverMethod(run.method, **method_params(run.method, run.params, kind="retriever"))
+    return LM.EngineRetrieverMethod(run.method, config=stored_config(run.method, run.params, "retriever"))
+
+
+def stored_config(method: str, params: dict, kind: str):
+    """The ``MethodConfig`` a run row stores as its method and validated parameters (not validated again)."""
+    from detection.methods.registry import MethodConfig
+
+    return MethodConfig(method, kind, params or {})
+
+
+def _pair_scorer(run):
+    from detection.methods import registry
+
+    return registry.build_config(stored_config(run.method, run.params, "pair_scorer"))
 
 
 def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
@@ -443,12 +454,11 @@ def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Calla
     """Score the gold set's pairs with the method (`benchmarks.greek_sts.evaluate`) and store the report."""
     from benchmarks.greek_sts.evaluate import evaluate_method
     from benchmarks.greek_sts.gold_files import GoldPair
-    from detection.methods.greek_registry import get_method
 
     pairs = [GoldPair(*row) for row in run.gold_set.pairs.values_list(
         "reference_id", "candidate_id", "reference_text", "candidate_text", "score")]
     progress(0.0, f"fitting {run.method} on {len(pairs)} pairs' texts")
-    method = get_method(run.method, **method_params(run.method, run.params, kind="pair_scorer"))
+    method = _pair_scorer(run)
     method.fit(_fit_texts(pairs))
     log(f"method {run.method} fitted; calibration {run.calibration or 'none'}")
     report = evaluate_method(pairs, method, calibration=run.calibration or None,
@@ -463,11 +473,10 @@ def similarity_run_execute(*, run: SimilarityRun, progress: Progress, log: Calla
 def pilot_run_execute(*, run: PilotRun, progress: Progress, log: Callable[[str], None]) -> dict:
     """Run the DBBE pilot sweep (`benchmarks.greek_sts.pilots.sweep`) and store the rows and the best threshold."""
     from benchmarks.greek_sts import pilots
-    from detection.methods.greek_registry import get_method
 
     verses = pilots.read_verses_csv(resolve_verses_file(run.verses_file))
     log(f"{len(verses)} verses from {Path(run.verses_file).name}, level {run.level}")
-    method = get_method(run.method, **method_params(run.method, run.params, kind="pair_scorer"))
+    method = _pair_scorer(run)
     result = pilots.sweep(verses, level=run.level, method=method, fit_texts=[v.text for v in verses],
                           progress=lambda f, m="": progress(0.95 * f, m))
     report = result.to_dict()

@@ -21,9 +21,9 @@ import numpy as np
 from django.db import transaction
 
 from benchmarks.models import BenchmarkVersion
-from benchmarks.run_limits import TRAINING_K
 from benchmarks.services.runs import RunError, method_params
 from core.numeric import json_safe
+from core.run_limits import TRAINING_K
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -58,21 +58,23 @@ def _check_neural_params(kind: str, params: dict) -> dict:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
                 raise TrainingError(f"{key} must be a number between {lo} and {hi}")
     if kind == "cross-encoder":
-        from detection.methods.rerank.cross_encoder import parse_class_probs
+        from detection.methods.rerank.cross_encoder import CrossEncoderOptions, parse_class_probs
 
+        options = CrossEncoderOptions
         try:
             parse_class_probs(out["class_probs"])
         except (TypeError, ValueError) as exc:
             raise TrainingError(str(exc)) from None
-        if out["effective_batch"] % out["batch_size"]:
-            raise TrainingError("effective_batch must be a multiple of batch_size")
     else:
-        from detection.methods.rerank.bi_encoder import LOSSES, NEGATIVES
+        from detection.methods.rerank.bi_encoder import NEGATIVES, BiEncoderOptions
 
-        if out["loss"] not in LOSSES:
-            raise TrainingError(f"loss must be one of {', '.join(LOSSES)}")
+        options = BiEncoderOptions
         if out["negatives"] not in NEGATIVES:
             raise TrainingError(f"negatives must be one of {', '.join(NEGATIVES)}")
+    try:  # the trainer's options dataclass checks what it declares (the effective batch, the loss)
+        options.from_params(out)
+    except ValueError as exc:
+        raise TrainingError(str(exc)) from None
     return out
 
 
@@ -311,16 +313,17 @@ def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test
     from detection.methods import registry
     from detection.methods.rerank.neural import versions
 
+    config = registry.configure(method, params, kind="reranker")
     if "featurizer" not in shared:
-        first = registry.build(method, params)
+        first = registry.build_config(config)
         first.prepare(cands.source_texts)
         shared["featurizer"] = first.featurizer
     key = ("X", id(cands))  # one feature matrix per candidate set (one per fold for a first stage stored per fold)
     if key not in shared:
         progress(0.05, "features of every candidate")
-        shared[key] = registry.build(method, params, featurizer=shared["featurizer"]).features(cands)
+        shared[key] = registry.build_config(config, featurizer=shared["featurizer"]).features(cands)
     X = shared[key]
-    rr = registry.build(method, params, featurizer=shared["featurizer"])
+    rr = registry.build_config(config, featurizer=shared["featurizer"])
     progress(0.5, "training")
     rr.fit(cands.subset(train_rows), y[train_rows], gold={k: c for k, c in gold.items() if k[0] in train_queries},
            X=X[train_rows])
@@ -344,9 +347,7 @@ def _train_cross(out: Path, *, cands, y, gold, train_rows, train_queries, test_r
     Q, C, Y = CE.training_pairs(cands, y, train_rows, gold, train_queries, params["neg_ratio"], params["seed"])
     log(f"{out.name}: {len(Y)} training pairs ({int((Y == 1).sum())} cit., {int((Y == 2).sum())} cf.)")
     summary = CE.train(base_model=model_store.resolve(base_model), queries=Q, candidates=C, labels=Y, out_dir=out,
-                       epochs=params["epochs"], lr=params["lr"], batch_size=params["batch_size"],
-                       effective_batch=params["effective_batch"], max_length=params["max_length"],
-                       class_probs=params["class_probs"], seed=params["seed"], max_steps=params["max_steps"],
+                       options=CE.CrossEncoderOptions.from_params(params),
                        progress=lambda f, m="": progress(0.8 * f, m), log=log,
                        card={"base_model": base_model})
     tok, model, _ = CE.load(out, summary["device"])
@@ -380,9 +381,7 @@ def _train_bi(out: Path, *, cands, gold, train_queries, test_rows, base_model, p
                                  base_dir=base)
     log(f"{out.name}: {len(positives)} positives, {len(examples)} examples ({params['negatives']}, "
         f"1:{params['neg_ratio']}, {params['loss']})")
-    summary = BE.train(base_model=base, examples=examples, out_dir=out, loss=params["loss"], epochs=params["epochs"],
-                       lr=params["lr"], batch_size=params["batch_size"], warmup=params["warmup"],
-                       seed=params["seed"], max_steps=params["max_steps"],
+    summary = BE.train(base_model=base, examples=examples, out_dir=out, options=BE.BiEncoderOptions.from_params(params),
                        progress=lambda f, m="": progress(0.85 * f, m), log=log,
                        card={"base_model": base_model,  # the queries it saw: dense-encoder checks them per fold
                              "training_queries": sorted({q for (q, s), c in gold.items() if c > 0

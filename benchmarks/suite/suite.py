@@ -202,10 +202,7 @@ def _reranked(cands, probs) -> dict[str, list[tuple[str, float]]]:
 def build_reranker(name: str, params: dict | None = None):
     from detection.methods import registry
 
-    spec = registry.get_spec(name)
-    if spec.kind != "reranker":
-        raise ValueError(f"{name!r} is a {spec.kind}, not a reranker")
-    return registry.build(name, dict(params or {}))
+    return registry.build_config(registry.configure(name, dict(params or {}), kind="reranker"))
 
 
 def rerank_within(bench: SuiteBenchmark, first: str, reranker: str, depth: int, cache: dict,

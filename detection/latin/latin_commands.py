@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
+from core.run_limits import DETECT_JOBS, DETECT_TOP_K
 
 from .errors import InputError
 from .lemmatize import default_cache_dir
@@ -58,24 +59,24 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
 
     from .units import UnitError, check_unit, make_units
 
-    if top_k < 1:
-        raise CommandInputError(f"--top-k must be ≥ 1, not {top_k}")
+    DETECT_TOP_K.check(top_k, CommandInputError)  # the run limits declared once (core/run_limits.py)
+    DETECT_JOBS.check(jobs, CommandInputError)
     with user_errors(UnitError):
         check_unit(unit)
     with user_errors(InputError, ParamError, UnknownMethod):
         spec = registry.get_spec(method)
         if spec.kind != "retriever":
             raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
-        from detection.methods.installed import model_parameters  # a missing default model gives way, with a note
+        from detection.methods.installed import installed_config
 
-        params, notes = model_parameters(spec.name, params, registry.validate(spec.name, params or {}))
+        config, notes = installed_config(registry.configure(spec.name, params or {}), params)
         for note in notes:
             print(note, file=stream)
         queries, qskipped = _read_segments(query, "query", skip_bad_rows, stream)
         sources, sskipped = _read_segments(source, "source", skip_bad_rows, stream)
-        internal = {"cache_dir": str(cache_dir or default_cache_dir()), "n_jobs": jobs}
-        retriever = spec.build(params or {}, **{k: v for k, v in internal.items() if k in spec.internal})
-        rr = _build_reranker(reranker, reranker_params or {}, internal["cache_dir"]) if reranker else None
+        context = registry.BuildContext(cache_dir=str(cache_dir or default_cache_dir()), n_jobs=jobs)
+        retriever = registry.build_config(config, context)
+        rr = _build_reranker(reranker, reranker_params or {}, context) if reranker else None
     progress = _progress_printer(stream)
     qunits = make_units([q.seg_id for q in queries], [q.text for q in queries], unit)
     sunits = make_units([s.seg_id for s in sources], [s.text for s in sources], unit)
@@ -109,7 +110,7 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     return summary
 
 
-def _build_reranker(name: str, params: dict, cache_dir):
+def _build_reranker(name: str, params: dict, context):
     from detection.methods import ParamError, UnknownMethod, registry
 
     with user_errors(ParamError, UnknownMethod, ValueError):
@@ -118,7 +119,7 @@ def _build_reranker(name: str, params: dict, cache_dir):
             raise CommandInputError(f"{name!r} is a {spec.kind}, not a reranker")
         if spec.supervised and not params.get("model"):
             raise CommandInputError(f"reranker {name!r} needs a trained model: --reranker-param model=NAME")
-        return spec.build(params, **({"cache_dir": cache_dir} if "cache_dir" in spec.internal else {}))
+        return registry.build_config(registry.configure(name, params, kind="reranker"), context)
 
 
 def _write_reranked(out: Path, queries, sources, res, reranker, progress, *, first_stage: str, stream) -> int:
@@ -230,11 +231,11 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query", help="query CSV (seg_id,text)")
     p.add_argument("--source", help="source CSV (seg_id,text)")
     add_method_arguments(p, default="bm25-lemma", what="retriever")
-    p.add_argument("--top-k", type=int, default=100, help="sources written per query")
+    DETECT_TOP_K.add_option(p, "--top-k")
     p.add_argument("--unit", default="line", help="search each text as: line (every CSV row), window-2, window-3 "
                    "(sliding windows of rows) or sentence; hits are reported on the rows they cover")
     p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
-    p.add_argument("--jobs", type=int, default=1, help="processes for sparse retrievers")
+    DETECT_JOBS.add_option(p, "--jobs")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")
     p.add_argument("--cache-dir", default=None, help="lemma cache directory (default ~/.cache/similia/lemmas)")

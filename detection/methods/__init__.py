@@ -21,12 +21,15 @@ def split_params(spec: MethodSpec, params: dict) -> tuple[dict, dict]:
     return user, internal
 
 
+def build_configured(name: str, kind: str, params: dict) -> object:
+    """``registry.configure`` then ``registry.build_config`` for platform code that passes user parameters and
+    internal arguments in one mapping: the internal ones are the build context's (and shared objects)."""
+    user, internal = split_params(registry.get_spec(name), params)
+    return registry.build_config(registry.configure(name, user, kind=kind), registry.BuildContext(), **internal)
+
+
 def get_retriever(name: str, **params) -> Retriever:
-    spec = registry.get_spec(name)
-    if spec.kind != "retriever":
-        raise ParamError(f"method {name!r} is a {spec.kind}, not a retriever")
-    user, internal = split_params(spec, params)
-    return spec.build(user, **internal)
+    return build_configured(name, "retriever", params)
 
 
 def available() -> list[str]:
@@ -34,5 +37,5 @@ def available() -> list[str]:
     return sorted(registry.names(kind="retriever"))
 
 
-__all__ = ["MethodSpec", "Param", "ParamError", "Retriever", "TopK", "UnknownMethod", "available", "get_retriever",
+__all__ = ["MethodSpec", "Param", "ParamError", "Retriever", "TopK", "UnknownMethod", "available", "build_configured", "get_retriever",
            "registry", "split_params"]

@@ -5,7 +5,7 @@ and passes the method's internal arguments through; ``available()`` lists the Gr
 """
 from __future__ import annotations
 
-from . import registry, split_params
+from . import build_configured, registry
 from .greek_similarity import SimilarityMethod
 
 
@@ -27,8 +27,4 @@ def method_specs() -> list[dict]:
 
 
 def get_method(name: str, **params) -> SimilarityMethod:
-    spec = registry.get_spec(name)
-    if spec.kind != "pair_scorer":
-        raise registry.ParamError(f"method {name!r} is a {spec.kind}, not a pair scorer")
-    user, internal = split_params(spec, params)
-    return spec.build(user, **internal)
+    return build_configured(name, "pair_scorer", params)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import model_store
-from .registry import ParamError, get_spec
+from .registry import MethodConfig, ParamError, get_spec
 
 
 class ModelMissing(ParamError):
@@ -73,3 +73,10 @@ def model_parameters(name: str, given: Mapping | None, validated: dict) -> tuple
                      f"{vectors[0]['name']!r} ({vectors[0]['vocab_size'] or 0:,} words); train the full model with "
                      f"`manage.py train_embeddings --name {value} ...` for better results")
     return out, notes
+
+
+def installed_config(config: MethodConfig, given: Mapping | None) -> tuple[MethodConfig, list[str]]:
+    """:func:`model_parameters` on a configuration: the same configuration with every model it names
+    installed (a new digest when a default gave way), and the notes."""
+    params, notes = model_parameters(config.name, given, dict(config.params))
+    return (config if params == dict(config.params) else MethodConfig(config.name, config.kind, params)), notes

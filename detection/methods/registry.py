@@ -21,6 +21,7 @@ from .catalog import CATALOG
 from .specs import (  # noqa: F401  (the types, re-exported: callers import them from here)
     KINDS,
     PARAM_TYPES,
+    BuildContext,
     Catalog,
     MethodConfig,
     MethodSpec,
@@ -83,6 +84,18 @@ def build(name: str, params: Mapping[str, Any] | None = None, **internal):
     return get_spec(name).build(params, **internal)
 
 
+def build_config(config: MethodConfig, context: BuildContext | None = None, **shared):
+    """The one way platform code builds a configured method: ``config`` (from :func:`configure`, or a job's
+    ``MethodConfig.from_json``) is not validated again; ``context`` (default :meth:`BuildContext.default`)
+    fills the internal arguments the method declares; ``shared`` are in-memory objects it declares too (a
+    fitted featurizer). A composed method's parts are built with the same context and handed over built."""
+    spec = get_spec(config.name)
+    if spec.kind != config.kind:
+        raise ParamError(f"method {config.name!r} is a {spec.kind}, not a {config.kind}")
+    context = context or BuildContext.default()
+    return spec.instantiate(config.params, {**context.internal_for(spec), **shared}, context)
+
+
 def format_specs(kind: str | None = None, language: str | None = None) -> str:
     """The registry as text, for ``--method list`` in every command: name, kind, languages, GPU, description
     and each parameter with its type, range and default."""
@@ -98,10 +111,12 @@ def format_specs(kind: str | None = None, language: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _build_component(name: str, internal: Mapping[str, Any]):
-    """A composed method's part (hybrid's lexical retriever): built by name with its defaults and the internal
-    arguments of the composed method that it declares too."""
+def _build_component(name: str, internal: Mapping[str, Any], context: BuildContext | None = None):
+    """A composed method's part (hybrid's lexical retriever): built by name with its defaults, with the build
+    context when there is one, else with the internal arguments of the composed method that it declares too."""
     spec = get_spec(name)
+    if context is not None:
+        return spec.instantiate(spec.defaults(), context.internal_for(spec), context)
     return spec.build({}, **{k: v for k, v in internal.items() if k in spec.internal and v is not None})
 
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+from core.errors import DomainError
+
 KINDS = ("retriever", "pair_scorer", "reranker")
 PARAM_TYPES = ("int", "float", "bool", "str", "choice", "model", "object")
 
@@ -39,15 +41,19 @@ _INT_RE = re.compile(r"^[+-]?[0-9]{1,18}$")
 _STR_MAX = 200
 
 
-class ParamError(ValueError):
-    """A user parameter that the method does not declare, or a value outside its declaration."""
+class ParamError(DomainError, ValueError):
+    """A user parameter that the method does not declare, or a value outside its declaration. The one error a
+    bad method configuration gets everywhere: a ``DomainError`` (400), so the API's handler, the pages and the
+    commands (``core.cli.user_errors``) show its message as it is; no service wraps it in an error of its own."""
 
     def __init__(self, message: str, key: str | None = None):
         super().__init__(message)
         self.key = key
 
 
-class UnknownMethod(KeyError):
+class UnknownMethod(DomainError, KeyError):
+    """A method name the registry does not hold (a ``DomainError``, 400, like :class:`ParamError`)."""
+
     def __str__(self) -> str:  # KeyError quotes its argument; say it plainly
         return str(self.args[0])
 
@@ -260,14 +266,25 @@ class MethodSpec:
 
     def build(self, params: Mapping[str, Any] | None = None, **internal):
         """An instance with validated user ``params``; ``internal`` keyword arguments come from platform code."""
+        return self.instantiate(self.validate(params), internal)
+
+    def instantiate(self, validated: Mapping[str, Any], internal: Mapping[str, Any],
+                    context: BuildContext | None = None):
+        """An instance from parameters already validated (a :class:`MethodConfig`'s): a declared parameter
+        missing from them (added to the declaration since they were stored) takes its default, an undeclared one
+        is refused. ``internal``: the trusted arguments; ``context`` builds the components."""
         unknown = set(internal) - set(self.internal)
         if unknown:
             raise TypeError(f"method {self.name!r} takes no internal argument {sorted(unknown)}")
-        kwargs = {**self.fixed, **{k: v for k, v in self.validate(params).items()}, **internal}
-        for key in self.components:  # another registered method, built with the internal arguments it takes
+        gone = set(validated) - {p.name for p in self.params}
+        if gone:
+            raise ParamError(f"stored parameters {sorted(gone)} of {self.name!r} are no longer declared: "
+                             "configure the method again", sorted(gone)[0])
+        kwargs = {**self.fixed, **self.defaults(), **validated, **internal}
+        for key in self.components:  # another registered method, built with the same build context
             if _COMPONENT_BUILDER is None:
                 raise RuntimeError(f"method {self.name!r} has components: build it through the registry")
-            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], internal)
+            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], internal, context)
         instance = self.factory(**kwargs)
         try:
             instance.name = self.name
@@ -309,13 +326,54 @@ class MethodConfig:
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def as_dict(self) -> dict:
-        """What a job's params or a row store: ``{"name", "params"}`` (JSON)."""
+        """What a row stores: ``{"name", "params"}`` (JSON)."""
         return {"name": self.name, "params": dict(self.params)}
+
+    def to_json(self) -> dict:
+        """The one serialisation a job carries: name, kind, parameters and digest (JSON-safe)."""
+        return {"name": self.name, "kind": self.kind, "params": dict(self.params), "digest": self.digest}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MethodConfig:
+        """The configuration :meth:`to_json` wrote, checked against its digest (a job's params edited on the
+        way are refused, not built). Validation happened once, in ``registry.configure``."""
+        if not isinstance(data, Mapping) or not {"name", "kind", "params", "digest"} <= set(data) \
+                or not isinstance(data["params"], Mapping):
+            raise ParamError("a method configuration must be a JSON object with name, kind, params and digest")
+        config = cls(str(data["name"]), str(data["kind"]), dict(data["params"]))
+        if data["digest"] != config.digest:
+            raise ParamError(f"the configuration of {config.name!r} does not match its digest")
+        return config
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """The platform's side of building a method, one value per process that builds: the lemma cache folder,
+    the torch device and the worker count. It fills each internal argument a spec declares (``cache_dir``,
+    ``device``, ``n_jobs`` and its alias ``workers``) and nothing else; in-memory objects shared between builds
+    (a fitted featurizer, loaded vectors) are passed next to it. A composed method's parts get the same context."""
+
+    cache_dir: str | None = None
+    device: str | None = None
+    n_jobs: int = 1
+
+    @classmethod
+    def default(cls, **overrides) -> BuildContext:
+        """The lemma cache of this machine (``SIMILIA_CACHE_DIR``, else ``~/.cache/similia``), one job."""
+        from detection.latin.lemmatize import default_cache_dir
+
+        values = {"cache_dir": str(default_cache_dir()), **{k: v for k, v in overrides.items() if v is not None}}
+        return cls(**values)
+
+    def internal_for(self, spec: MethodSpec) -> dict:
+        values = {"cache_dir": None if self.cache_dir is None else str(self.cache_dir), "device": self.device,
+                  "n_jobs": self.n_jobs, "workers": self.n_jobs}
+        return {k: v for k, v in values.items() if k in spec.internal and v is not None}
 
 
 # Set by the registry when it loads (`registry._build_component`): builds a component method by name. The
 # registry imports this module, never the reverse, so the hook is how a spec reaches it.
-_COMPONENT_BUILDER: Callable[[str, Mapping[str, Any]], Any] | None = None
+_COMPONENT_BUILDER: Callable[[str, Mapping[str, Any], BuildContext | None], Any] | None = None
 
 
 class Catalog(list):

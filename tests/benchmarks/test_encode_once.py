@@ -40,8 +40,8 @@ def be5_models(loci_version, tmp_path, settings):
             ex = BE.build_examples([(qtext[g.query_id], idx[g.source_id]) for g in gold],
                                    [s.text for s in bench.sources], negatives="query-random", neg_ratio=1,
                                    loss="online-contrastive")
-            BE.train(base_model=str(tiny), examples=ex, out_dir=folder / "fold-0", epochs=1, batch_size=8,
-                     max_steps=2, card=card)
+            BE.train(base_model=str(tiny), examples=ex, out_dir=folder / "fold-0",
+                     options=BE.BiEncoderOptions(epochs=1, batch_size=8, max_steps=2), card=card)
         else:
             shutil.copytree(folder / "fold-0", folder / f"fold-{f}")
             BE.neural.write_card(folder / f"fold-{f}", {**BE.neural.read_card(folder / "fold-0"), **card})

@@ -60,9 +60,9 @@ def test_the_configuration_is_frozen_and_named_by_its_digest():
 @pytest.mark.django_db
 @pytest.mark.parametrize("field, value, option", [("n_folds", 1, "--folds"), ("n_folds", 21, "--folds")])
 def test_a_run_limit_is_declared_once(client, client_for, users, loci_version, field, value, option):
-    """benchmarks/run_limits.py: the form field, the serializer field, the command option and the service check
+    """core/run_limits.py: the form field, the serializer field, the command option and the service check
     are made from one declaration, so the bad value gets one message everywhere."""
-    from benchmarks.run_limits import EVALUATION_N_FOLDS
+    from core.run_limits import EVALUATION_N_FOLDS
 
     expected = EVALUATION_N_FOLDS.message
     api = client_for("researcher").post("/api/v1/benchmarks/runs/", {
@@ -77,3 +77,13 @@ def test_a_run_limit_is_declared_once(client, client_for, users, loci_version, f
         call_command("evaluate", "--benchmark", "loci-similes-545", "--method", "bm25-lemma", option, str(value))
     assert str(command.value) == expected
     assert EvaluationRun.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_similarity_form_does_not_ask_for_a_path_the_registry_refuses(client, users, gold_set):
+    """The help text names what `model` accepts (a stored model's name or a hub id); the registry refuses paths."""
+    client.force_login(users["researcher"])
+    page = html.unescape(client.get(f"/benchmarks/gold-sets/{gold_set.pk}/").content.decode())
+    assert "/path/to" not in page and '{"model": "NAME"}' in page and "never a path" in page
+    with pytest.raises(ParamError, match="not a path"):
+        registry.configure("sentence_transformer", {"model": "/path/to/model"})

@@ -25,6 +25,7 @@ from benchmarks.services import (
     gold_set_import_file,
     similarity_run_create,
 )
+from detection.methods import ParamError
 
 from .conftest import REF_TYPE, STS_FILE, WITH_TEXT
 
@@ -185,17 +186,18 @@ def test_run_create_validates_and_queues(loci_version, gold_set, users):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("method, params, message", [
-    ("w2v-bigram", {"model_path": "/tmp/evil.kv"}, "unknown parameter 'model_path'"),
-    ("bm25-lemma", {"cache_dir": "/etc"}, "unknown parameter 'cache_dir'"),
-    ("bm25-lemma", {"k1": "1e999"}, "parameter 'k1': must be a finite number"),
-    ("bm25-lemma", {"b": 7}, "parameter 'b': must be ≤ 1.0"),
-    ("tesserae", {"stop_top": "²"}, "parameter 'stop_top': must be an integer"),
-    ("levenshtein", {}, "unknown retrieval method .levenshtein."),
+@pytest.mark.parametrize("method, params, message, error", [
+    ("w2v-bigram", {"model_path": "/tmp/evil.kv"}, "unknown parameter 'model_path'", ParamError),
+    ("bm25-lemma", {"cache_dir": "/etc"}, "unknown parameter 'cache_dir'", ParamError),
+    ("bm25-lemma", {"k1": "1e999"}, "parameter 'k1': must be a finite number", ParamError),
+    ("bm25-lemma", {"b": 7}, "parameter 'b': must be ≤ 1.0", ParamError),
+    ("tesserae", {"stop_top": "²"}, "parameter 'stop_top': must be an integer", ParamError),
+    ("levenshtein", {}, "unknown retrieval method .levenshtein.", RunError),
 ])
-def test_run_params_are_validated_against_the_declaration(loci_version, method, params, message):
-    """Parameter injection (issue 10 §3): undeclared keys (paths, caches) and bad values never reach a method."""
-    with pytest.raises(RunError, match=message):
+def test_run_params_are_validated_against_the_declaration(loci_version, method, params, message, error):
+    """Parameter injection (issue 10 §3): undeclared keys (paths, caches) and bad values never reach a method.
+    A bad value is the registry's own ParamError, not wrapped (issue 27)."""
+    with pytest.raises(error, match=message):
         evaluation_run_create(version=loci_version, method=method, params=params)
     assert EvaluationRun.objects.count() == 0
 
@@ -204,7 +206,7 @@ def test_run_params_are_validated_against_the_declaration(loci_version, method, 
 @pytest.mark.parametrize("params", [{"model": "/etc/passwd"}, {"model": "../../x"}, {"cache_dir": "/tmp"},
                                     {"preprocess": {"evil": 1}}])
 def test_similarity_params_refuse_paths_and_unknown_keys(gold_set, params):
-    with pytest.raises(RunError):
+    with pytest.raises(ParamError):
         similarity_run_create(gold_set=gold_set, method="sentence_transformer", params=params)
 
 

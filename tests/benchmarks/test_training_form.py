@@ -2,7 +2,7 @@
 ``training_run_create``), a job whose progress the page lists, and nothing queued for a refused request."""
 import pytest
 
-from benchmarks.run_limits import TRAINING_K
+from core.run_limits import TRAINING_K
 from detection.models import TrainedModel
 from jobs.models import Job
 

@@ -14,7 +14,7 @@ from benchmarks.services.detection import DetectionError, detection_job_create
 from core.paths import shared_data_dir
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
-from detection.methods import get_retriever
+from detection.methods import ParamError, UnknownMethod, get_retriever
 from jobs.models import Job
 from jobs.runner import run_job
 from jobs.services import job_cancel, job_reap_stale
@@ -143,7 +143,8 @@ def test_a_failing_shard_fails_the_parent():
     job = detection_job_create(query_corpus=qc, source_corpus=sc, method="bm25-lemma", k=5, shard_size=10)
     run_job(job.pk)
     first, second = shards_of(job)
-    Job.objects.filter(pk=first.pk).update(params={**first.params, "method": "no-such-method"})
+    broken = {**first.params["method"], "name": "no-such-method"}  # the job carries a MethodConfig's JSON
+    Job.objects.filter(pk=first.pk).update(params={**first.params, "method": broken})
     run_job(first.pk)
     job.refresh_from_db()
     assert job.status == "failed" and "Shard 0" in job.error and "no-such-method" in job.error
@@ -160,11 +161,11 @@ def test_cancelling_the_parent_cancels_its_shards():
 
 def test_detection_requests_are_validated():
     (qc, _, _), (sc, _, _) = make_corpora(5)
-    with pytest.raises(DetectionError, match="unknown parameter"):
+    with pytest.raises(ParamError, match="unknown parameter"):  # the registry's own error (issue 27)
         detection_job_create(query_corpus=qc, source_corpus=sc, method="bm25-lemma", params={"path": "/etc"})
     with pytest.raises(DetectionError, match="k must be"):
         detection_job_create(query_corpus=qc, source_corpus=sc, method="bm25-lemma", k=0)
     with pytest.raises(DetectionError, match="shard_size"):
         detection_job_create(query_corpus=qc, source_corpus=sc, method="bm25-lemma", shard_size=0)
-    with pytest.raises(DetectionError):
+    with pytest.raises(UnknownMethod, match="unknown method 'no-such-method'"):
         detection_job_create(query_corpus=qc, source_corpus=sc, method="no-such-method")

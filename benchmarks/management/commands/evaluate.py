@@ -10,11 +10,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.exports import loci_report
 from benchmarks.models import EvaluationRun
-from benchmarks.run_limits import EVALUATION_N_FOLDS
 from benchmarks.selectors import benchmark_version_named
-from benchmarks.services import RunError, evaluation_run_create
+from benchmarks.services import evaluation_run_create
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
+from core.run_limits import EVALUATION_N_FOLDS
 from detection.methods import registry
 from jobs.runner import run_job
 
@@ -76,12 +76,10 @@ class Command(BaseCommand):
         if version is None:
             raise CommandError(f"no benchmark {o['benchmark']!r}{' version ' + o['bversion'] if o['bversion'] else ''}"
                                " in the database (load it with manage.py load_demo)")
-        try:
+        with command_errors():  # RunError or the registry's ParamError: the message the page and the API show
             run = evaluation_run_create(version=version, method=o["method"], params=params, reranker=o["reranker"],
                                         ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], pool=o["pool"],
                                         shards=1, enqueue=False)
-        except RunError as exc:
-            raise CommandError(str(exc)) from None
         self.stderr.write(f"run {run.pk}, job {run.job_id}: evaluating {run.method} on {version}")
         state = run_job(run.job_id, worker="manage.py evaluate")
         run.refresh_from_db()

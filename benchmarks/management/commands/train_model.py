@@ -7,11 +7,11 @@ the version holds only the gold sources. Prints the stored model's name and its 
 """
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.run_limits import TRAINING_K
 from benchmarks.selectors import benchmark_version_named
-from benchmarks.services.training import FEATURE_METHODS, KINDS, TrainingError, training_run_create
+from benchmarks.services.training import FEATURE_METHODS, KINDS, training_run_create
 from core.cli import parse_params
 from core.commands import command_errors
+from core.run_limits import TRAINING_K
 from jobs.models import Job
 from jobs.runner import run_job
 
@@ -40,13 +40,11 @@ class Command(BaseCommand):
                                "load_benchmarks or load_demo)")
         with command_errors():
             params, rparams = parse_params(o["param"]), parse_params(o["retriever_param"])
-        try:
+        with command_errors():  # TrainingError or the registry's ParamError, as the page and the API show them
             job = training_run_create(version=version, kind=o["kind"], name=o["name"], method=o["method"],
                                       base_model=o["base_model"], params=params, retriever=o["retriever"],
                                       retriever_params=rparams, k=o["k"],
                                       final_model=False if o["no_final_model"] else None, enqueue=False)
-        except TrainingError as exc:
-            raise CommandError(str(exc)) from None
         self.stderr.write(f"job {job.pk}: training {o['method'] or o['kind']} {o['name']!r} on {version} "
                           f"(first stage {o['retriever']}, top {o['k']})")
         state = run_job(job.pk, worker="manage.py train_model", echo=lambda line: self.stderr.write(line))

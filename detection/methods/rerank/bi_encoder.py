@@ -21,6 +21,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,7 @@ def _hard_candidates(strategy, queries, source_texts, gold_of, base_dir, device,
     if strategy == "hard-bm25":
         from detection.methods import registry
 
-        r = registry.build("bm25-surface", {"stopwords": True})
+        r = registry.build_config(registry.configure("bm25-surface", {"stopwords": True}), registry.BuildContext())
         r.fit([str(i) for i in range(len(source_texts))], list(source_texts))
         res = r.search(list(queries), per_query + 20)
         ranked = [list(row[row >= 0]) for row in res.indices]
@@ -121,27 +122,39 @@ def build_examples(positives: Sequence[tuple[str, int]], source_texts: Sequence[
     return out
 
 
-def train(*, base_model: str, examples: Sequence[tuple], out_dir, loss: str = "online-contrastive",
-          epochs: int = 4, lr: float = 2e-5, batch_size: int = 32, warmup: float = 0.1, weight_decay: float = 0.01,
-          seed: int = 42, device: str = "auto", mixed_precision: bool = True, resume: bool = True,
-          max_steps: int | None = None, progress: Callable[[float, str], None] | None = None,
-          log: Callable[[str], None] | None = None, card: dict | None = None) -> dict:
-    """Fine-tune ``base_model`` (a local folder) on ``examples`` (see :func:`build_examples`) into ``out_dir``."""
+@dataclass(frozen=True)
+class BiEncoderOptions(neural.TrainingOptions):
+    """The bi-encoder's training options: the shared ones plus its loss (``online-contrastive`` or ``mnrl``)."""
+
+    loss: str = "online-contrastive"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}")
+
+
+def train(*, base_model: str, examples: Sequence[tuple], out_dir, options: BiEncoderOptions = BiEncoderOptions(),
+          progress: Callable[[float, str], None] | None = None, log: Callable[[str], None] | None = None,
+          card: dict | None = None) -> dict:
+    """Fine-tune ``base_model`` (a local folder) on ``examples`` (see :func:`build_examples`) into ``out_dir``, as
+    ``options`` (:class:`BiEncoderOptions`) say."""
     import torch
     from sentence_transformers.sentence_transformer import losses
     from transformers import get_linear_schedule_with_warmup
 
+    o = options
+    loss, epochs, lr, batch_size, warmup, seed = o.loss, o.epochs, o.lr, o.batch_size, o.warmup, o.seed
+    mixed_precision, max_steps = o.mixed_precision, o.max_steps
     log = log or (lambda line: None)
     progress = progress or (lambda f, m="": None)
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {', '.join(LOSSES)}")
     if not examples:
         raise ValueError("no training examples")
-    device = neural.pick_device(device, log)
+    device = neural.pick_device(o.device, log)
     neural.seed_everything(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ck = neural.load_checkpoint_state(out) if resume else None
+    ck = neural.load_checkpoint_state(out) if o.resume else None
     source, start_epoch = (str(ck[0]), int(ck[1]["epoch"]) + 1) if ck else (base_model, 0)
     if ck:
         log(f"resuming from the checkpoint of epoch {start_epoch}")
@@ -155,7 +168,7 @@ def train(*, base_model: str, examples: Sequence[tuple], out_dir, loss: str = "o
         losses.MultipleNegativesRankingLoss(model)
     steps_per_epoch = math.ceil(len(examples) / batch_size)
     total_steps = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
-    opt = neural.adamw(loss_fn.named_parameters(), lr, weight_decay)
+    opt = neural.adamw(loss_fn.named_parameters(), lr, o.weight_decay)
     sched = get_linear_schedule_with_warmup(opt, int(warmup * total_steps), max(total_steps, 1))
     if ck:
         neural.restore_trainer(ck[0], opt, sched)

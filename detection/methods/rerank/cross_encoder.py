@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -159,22 +160,36 @@ def predict_proba(tokenizer, model, queries: Sequence[str], candidates: Sequence
     return out
 
 
+@dataclass(frozen=True)
+class CrossEncoderOptions(neural.TrainingOptions):
+    """The cross-encoder's training options: the shared ones plus the effective batch (reached by gradient
+    accumulation), the token budget of a pair and the class proportions each epoch is drawn in."""
+
+    effective_batch: int = 64
+    max_length: int = 256
+    class_probs: object = DEFAULT_CLASS_PROBS  # a 3-sequence, "0.8,0.1,0.1" or "natural"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.effective_batch % self.batch_size:
+            raise ValueError("effective_batch must be a multiple of batch_size")
+
+
 def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str], labels: Sequence[int], out_dir,
-          epochs: int = 4, lr: float = 2e-5, batch_size: int = 32, effective_batch: int = 64,
-          max_length: int = 256, class_probs=DEFAULT_CLASS_PROBS, warmup: float = 0.1, weight_decay: float = 0.01,
-          seed: int = 42, device: str = "auto", mixed_precision: bool = True, resume: bool = True,
-          max_steps: int | None = None, progress: Callable[[float, str], None] | None = None,
+          options: CrossEncoderOptions = CrossEncoderOptions(), progress: Callable[[float, str], None] | None = None,
           log: Callable[[str], None] | None = None, card: dict | None = None) -> dict:
     """Fine-tune ``base_model`` (a local folder) as a 3-class cross-encoder into ``out_dir``.
 
     Args:
         queries, candidates, labels: the training pairs (labels 0 none, 1 cit., 2 cf.), training folds only.
-        max_steps: stop after this many optimizer steps (tests, smoke runs); None = all epochs.
-        resume: continue from ``out_dir/checkpoint-last`` when it is there.
+        options: how it trains (:class:`CrossEncoderOptions`).
 
     Returns:
         a summary: steps, epochs done, final loss, pairs/s, device, batch sizes, versions.
     """
+    o = options
+    epochs, lr, batch_size, effective_batch, max_length = o.epochs, o.lr, o.batch_size, o.effective_batch, o.max_length
+    class_probs, seed, mixed_precision, max_steps = o.class_probs, o.seed, o.mixed_precision, o.max_steps
     import torch
     from torch.utils.data import WeightedRandomSampler
     from transformers import (
@@ -192,14 +207,12 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
         raise ValueError("the training folds hold no positive pair (no cit. or cf. label)")
     if not np.isin(labels, (0, 1, 2)).all():
         raise ValueError("labels must be 0, 1 or 2")
-    if effective_batch % batch_size:
-        raise ValueError("effective_batch must be a multiple of batch_size")
-    device = neural.pick_device(device, log)
+    device = neural.pick_device(o.device, log)
     neural.seed_everything(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     start_epoch, source = 0, base_model
-    ck = neural.load_checkpoint_state(out) if resume else None
+    ck = neural.load_checkpoint_state(out) if o.resume else None
     if ck is not None:
         source, start_epoch = str(ck[0]), int(ck[1]["epoch"]) + 1
         log(f"resuming from the checkpoint of epoch {start_epoch}")
@@ -216,8 +229,8 @@ def train(*, base_model: str, queries: Sequence[str], candidates: Sequence[str],
     accum = effective_batch // batch_size
     steps_per_epoch = math.ceil(labels.size / effective_batch)
     total_steps = steps_per_epoch * epochs if max_steps is None else min(max_steps, steps_per_epoch * epochs)
-    opt = neural.adamw(model.named_parameters(), lr, weight_decay)
-    sched = get_linear_schedule_with_warmup(opt, int(warmup * total_steps), max(total_steps, 1))
+    opt = neural.adamw(model.named_parameters(), lr, o.weight_decay)
+    sched = get_linear_schedule_with_warmup(opt, int(o.warmup * total_steps), max(total_steps, 1))
     if ck is not None:
         neural.restore_trainer(ck[0], opt, sched)
     scaler = torch.amp.GradScaler("cuda") if neural.needs_grad_scaler(device, mixed_precision) else None

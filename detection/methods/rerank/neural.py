@@ -9,7 +9,8 @@ import os
 import platform
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 CARD = "similia.json"
@@ -22,6 +23,40 @@ class TrainingFailed(RuntimeError):
 
 
 NEURAL_LIBS = ("torch", "transformers", "sentence_transformers", "tokenizers", "numpy")
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    """How a neural trainer trains, as one value (sentence-transformers' training arguments are the model): the
+    trainers take their data, their output folder, callbacks and one of these; each trainer extends it with its own
+    fields (``CrossEncoderOptions``, ``BiEncoderOptions``). ``resume``: continue from ``out_dir/checkpoint-last``
+    when it is there; ``max_steps``: stop after this many optimizer steps (tests, smoke runs), None = all epochs."""
+
+    epochs: int = 4
+    lr: float = 2e-5
+    batch_size: int = 32
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    seed: int = 42
+    device: str = "auto"
+    mixed_precision: bool = True
+    resume: bool = True
+    max_steps: int | None = None
+
+    def __post_init__(self):
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError("epochs and batch_size must be at least 1")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError("max_steps must be at least 1 (or None: all epochs)")
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> TrainingOptions:
+        """The options among a training request's validated parameters (the page's, the API's and the command's
+        map into this); keys that are not options (a negative sampler, a ratio) are left to the caller."""
+        return cls(**{f.name: params[f.name] for f in fields(cls) if f.name in params})
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def versions(libs=NEURAL_LIBS) -> dict:

@@ -97,15 +97,15 @@ def test_every_neural_method_loads_it_by_name(trained, latin_library_slice, tmp_
         base = model_store.resolve("la-tiny")
         ex = BE.build_examples([(texts[i], i + 1) for i in range(0, 20, 2)], texts, negatives="query-random",
                                neg_ratio=1, loss="online-contrastive")
-        be = BE.train(base_model=base, examples=ex, out_dir=models / "la-tiny-be", epochs=1, batch_size=8,
-                      max_steps=2, device="cpu")
+        be = BE.train(base_model=base, examples=ex, out_dir=models / "la-tiny-be",
+                      options=BE.BiEncoderOptions(epochs=1, batch_size=8, max_steps=2, device="cpu"))
         assert be["steps"] == 2 and be["base_model"] == "la-tiny"
         r = registry.build("dense-encoder", {"model": "la-tiny-be", "device": "cpu"})
         assert r.fit(ids, texts).search([texts[0]], 2).indices.shape == (1, 2)
         labels = np.array([1, 0, 2, 0] * 4)
         ce = CE.train(base_model=base, queries=texts[:16], candidates=texts[1:17], labels=labels,
-                      out_dir=models / "la-tiny-ce", epochs=1, batch_size=8, effective_batch=8, max_steps=2,
-                      device="cpu")
+                      out_dir=models / "la-tiny-ce", options=CE.CrossEncoderOptions(
+                          epochs=1, batch_size=8, effective_batch=8, max_steps=2, device="cpu"))
         assert ce["steps"] == 2
         from detection.methods.rerank.pipeline import Candidates
 

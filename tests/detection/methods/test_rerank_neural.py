@@ -79,14 +79,16 @@ def test_cross_encoder_trains_checkpoints_resumes_and_scores(tiny, pairs, tmp_pa
     Q, C, Y = pairs
     logs, prog = [], []
     out = tmp_path / "ce"
-    first = CE.train(base_model=str(tiny), queries=Q, candidates=C, labels=Y, out_dir=out, epochs=2, batch_size=8,
-                     effective_batch=16, max_length=48, max_steps=8, log=logs.append,
+    first = CE.train(base_model=str(tiny), queries=Q, candidates=C, labels=Y, out_dir=out,
+                     options=CE.CrossEncoderOptions(epochs=2, batch_size=8, effective_batch=16, max_length=48,
+                                                    max_steps=8), log=logs.append,
                      progress=lambda f, m: prog.append(m))
     assert first["epochs"] == 1 and first["steps"] == 8 and first["accumulation"] == 2
     assert (out / "checkpoint-last" / "state.json").is_file() and "pairs/s" in prog[-1] and "loss" in prog[-1]
     assert any("class exposure" in line for line in logs) and any("CPU" in line for line in logs)
-    second = CE.train(base_model=str(tiny), queries=Q, candidates=C, labels=Y, out_dir=out, epochs=2, batch_size=8,
-                      effective_batch=16, max_length=48, log=logs.append)
+    second = CE.train(base_model=str(tiny), queries=Q, candidates=C, labels=Y, out_dir=out,
+                      options=CE.CrossEncoderOptions(epochs=2, batch_size=8, effective_batch=16, max_length=48),
+                      log=logs.append)
     assert "resuming from the checkpoint of epoch 1" in logs and second["epochs"] == 2 and second["steps"] == 16
     tok, model, card = CE.load(out)
     assert card["kind"] == "cross-encoder" and card["versions"]["torch"]
@@ -118,7 +120,8 @@ def test_cross_encoder_bad_inputs_fail_clearly(tiny, pairs, tmp_path):
     conf["vocab_size"] = 50
     (small / "config.json").write_text(json.dumps(conf))
     with pytest.raises(TrainingFailed, match="mismatch|cannot load"):
-        CE.train(base_model=str(small), queries=Q, candidates=C, labels=Y, out_dir=tmp_path / "b", max_steps=1)
+        CE.train(base_model=str(small), queries=Q, candidates=C, labels=Y, out_dir=tmp_path / "b",
+                 options=CE.CrossEncoderOptions(max_steps=1))
     BE_dir = tmp_path / "be"
     BE_dir.mkdir()
     (BE_dir / "similia.json").write_text('{"kind": "bi-encoder"}')
@@ -141,8 +144,8 @@ def test_bi_encoder_fine_tunes_with_both_losses_and_every_kind_of_negative(tiny,
     if negatives != "random":
         negs = [(e[0], e[1]) for e in ex if e[2] == 0.0] if loss == "online-contrastive" else [(e[0], e[2]) for e in ex]
         assert not any(n in gold_texts for n in negs)
-    summary = BE.train(base_model=str(tiny), examples=ex, out_dir=tmp_path / "be", loss=loss, epochs=1,
-                       batch_size=16, max_steps=3)
+    summary = BE.train(base_model=str(tiny), examples=ex, out_dir=tmp_path / "be",
+                       options=BE.BiEncoderOptions(loss=loss, epochs=1, batch_size=16, max_steps=3))
     assert summary["steps"] == 3 and np.isfinite(summary["final_loss"])
     emb = BE.encode(BE.load(tmp_path / "be"), ["arma uirumque cano"], prefix=BE.QUERY_PREFIX)
     assert emb.shape[0] == 1 and np.linalg.norm(emb) == pytest.approx(1, abs=1e-4)
@@ -156,8 +159,8 @@ def _train_tiny_bi_encoder(tiny, bench, out, query_ids, steps=2):
     gold = [g for g in bench.gold if g.query_id in query_ids][:24]
     ex = BE.build_examples([(q[g.query_id], idx[g.source_id]) for g in gold], [s.text for s in bench.sources],
                            negatives="query-random", neg_ratio=1, loss="online-contrastive")
-    return BE.train(base_model=str(tiny), examples=ex, out_dir=out, epochs=1, batch_size=8, max_steps=steps,
-                    card={"training_queries": sorted({g.query_id for g in gold})})
+    return BE.train(base_model=str(tiny), examples=ex, out_dir=out,
+                    options=BE.BiEncoderOptions(epochs=1, batch_size=8, max_steps=steps), card={"training_queries": sorted({g.query_id for g in gold})})
 
 
 def test_a_fine_tuned_bi_encoder_is_a_first_stage_retriever_by_its_registered_name(tiny, bench, models_dir):

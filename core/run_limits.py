@@ -1,0 +1,76 @@
+"""Run-level limits, declared once per run type (issue 27). The page form's fields and the API serializer's
+(:mod:`core.run_limit_fields`), the command's options (:meth:`IntLimit.add_option`) and the service's checks
+(:meth:`IntLimit.check`) are all made from these, so a value gets one range and one message wherever it is typed.
+Pure (no Django): the ``detect`` command of the pure Latin package reads its limits here too.
+
+A run type's limits:
+
+- the Loci Similes evaluation run (``benchmarks.services.runs.evaluation_run_create``): ``n_folds``, ``shards``
+  and each of its cut-offs ``ks`` (checked value by value with the ``k`` limit);
+- the one detection job (``benchmarks.services.detection.detection_job_create``): ``k``, ``shards``,
+  ``shard_size``;
+- a workbench detection run (``workbench.services.detection_run_create``): ``top_k`` (its candidates are rows
+  a person pages through, hence the lower ceiling) and the detection job's ``shards``;
+- training a reranker (``benchmarks.services.training.training_run_create``): ``k``;
+- the ``detect`` command (``detection.latin.latin_commands.run_detect``): ``top_k``, ``jobs``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class IntLimit:
+    """An integer a run takes, from `low` to `high`; `default` None = optional (the service picks)."""
+
+    name: str
+    low: int
+    high: int
+    default: int | None
+    help: str
+    what: str = "an integer "  # the message's words before "between" (training's k keeps its older wording)
+
+    @property
+    def message(self) -> str:
+        return f"{self.name} must be {self.what}between {self.low} and {self.high}"
+
+    def check(self, value, error: type[Exception] = ValueError) -> int | None:
+        """`value` if within the limit (None when optional and absent), else `error(self.message)`."""
+        if value is None and self.default is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
+            raise error(self.message)
+        return value
+
+    def add_option(self, parser, flag: str) -> None:
+        """The command-line option (checked by the service, or by the command with :meth:`check`)."""
+        parser.add_argument(flag, type=int, default=self.default, help=f"{self.help} ({self.low}–{self.high})")
+
+
+MAX_SHARDS = 256  # a run's job fans out into at most this many shards
+# every sharded run (an evaluation, a detection job, a workbench run) splits its queries the same way
+SHARDS = IntLimit(
+    "shards", 1, MAX_SHARDS, None,
+    "split the queries into this many parts that the workers share (empty: one part per JOB_SHARD_QUERIES "
+    "queries, 2,000 by default; the pool is fitted once either way)")
+
+# The Loci Similes evaluation run (benchmarks.services.runs.evaluation_run_create).
+EVALUATION_N_FOLDS = IntLimit("n_folds", 2, 20, 5, "folds of the grouped split")
+EVALUATION_SHARDS = SHARDS
+EVALUATION_K = IntLimit("k", 1, 10_000, None, "an evaluation cut-off")
+
+# The one detection job (benchmarks.services.detection.detection_job_create).
+DETECTION_K = IntLimit("k", 1, 10_000, 100, "sources kept per query")
+DETECTION_SHARDS = SHARDS
+DETECTION_SHARD_SIZE = IntLimit("shard_size", 1, 10_000_000, None, "queries per shard")
+
+# Training a reranker (benchmarks.services.training.training_run_create: the API, the models page's form and
+# ``manage.py train_model``): the first stage's candidates per query it learns from.
+TRAINING_K = IntLimit("k", 1, 1000, 100, "candidates per query from the first stage", what="")
+
+# A workbench detection run (workbench.services.detection_run_create): its candidates are rows people page through.
+WORKBENCH_TOP_K = IntLimit("top_k", 1, 1000, 10, "candidates kept per query segment")
+
+# The detect command (detection.latin.latin_commands.run_detect): rows written to a file.
+DETECT_TOP_K = IntLimit("top_k", 1, 10_000, 100, "sources written per query")
+DETECT_JOBS = IntLimit("jobs", 1, 64, 1, "worker processes for fitting and searching")
