@@ -24,7 +24,7 @@ of the query's stored terms have a posting for it (weight zero or not), otherwis
 accumulated in place of the per-call buffer: the multi-channel retriever fuses its channels over all pairs.
 
 Compiled on first use and cached on disk (``cache=True``: numba's cache next to this file, or its user-wide cache
-when that is not writable), so a process pays the compilation (a few seconds, measured in ``perf/kernel_bench.py``)
+when that is not writable), so a process pays the compilation (measured in ``perf/kernel_bench.py``)
 once per machine, not per call.
 """
 from __future__ import annotations
@@ -40,18 +40,72 @@ _POS_MAX = 0x7F800000  # bit pattern of +inf: a float32 > 0 has bits in 1.._POS_
 
 
 @njit(cache=True, nogil=True)
+def _nth_largest(a, n, r):
+    """Reorder ``a[:n]`` (distinct uint64) so that its ``r + 1`` largest come first, the (r+1)-th largest at
+    ``a[r]``; returns it (quickselect, median-of-three pivots)."""
+    lo, hi = 0, n - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        x, y, z = a[lo], a[mid], a[hi]
+        pivot = max(min(x, y), min(max(x, y), z))  # the median of three
+        i, j = lo, hi
+        while i <= j:
+            while a[i] > pivot:
+                i += 1
+            while a[j] < pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if r <= j:
+            hi = j
+        elif r >= i:
+            lo = i
+        else:
+            break
+    return a[r]
+
+
+@njit(cache=True, nogil=True)
+def _sort_desc(a, n):
+    """Sort ``a[:n]`` descending in place (heapsort: a min-heap, then the smallest moved to the end)."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift(a, 0, end)
+
+
+@njit(cache=True, nogil=True)
+def _sift(a, i, n):
+    v = a[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and a[c + 1] < a[c]:
+            c += 1
+        if a[c] < v:
+            a[i] = a[c]
+            i = c
+        else:
+            break
+    a[i] = v
+
+
+@njit(cache=True, nogil=True)
 def _keep_best(keys, nb, k):
     """Move the ``k`` largest of ``keys[:nb]`` to ``keys[:k]`` (any order); returns the smallest of them."""
-    part = np.partition(keys[:nb], nb - k)
-    keys[:k] = part[nb - k:]
-    return part[nb - k]
+    return _nth_largest(keys, nb, k - 1)
 
 
 _SAMPLE = 512  # scores sampled per query to guess the k-th best score
 
 
 @njit(cache=True, nogil=True)
-def _select(bits, touched, nt, reset, counting, cnt, min_shared, vals, keys, k, out_idx, out_bits, row):
+def _select(bits, touched, nt, reset, counting, cnt, min_shared, vals, sample, keys, k, out_idx, out_bits,
+            row):
     """Write the top ``k`` of the ``nt`` touched documents into ``out_idx[row]`` / ``out_bits[row]``.
 
     ``bits`` is the score buffer seen as uint32: for scores >= 0 the bit patterns order as the floats, so
@@ -78,16 +132,17 @@ def _select(bits, touched, nt, reset, counting, cnt, min_shared, vals, keys, k, 
         vals[x] = b
     cap = keys.shape[0]
     want = k + k // 4 + 8  # documents the guess aims to let through; doubled after a guess that let too few
-    sample = vals[:0]
-    if nt > 4 * _SAMPLE:
+    n_sample = 0
+    if nt > 4 * _SAMPLE:  # every step-th score, made distinct (and ordered as the scores) by its position
         step = nt // _SAMPLE
-        sample = vals[:step * _SAMPLE:step].copy()
+        n_sample = _SAMPLE
+        for x in range(_SAMPLE):
+            sample[x] = (np.uint64(vals[x * step]) << np.uint64(32)) | np.uint64(x)
     while True:
         guess = np.uint32(1)
-        above = (want * sample.shape[0]) // max(nt, 1) + 1  # sampled scores expected at or above the guess
-        if want < nt and above < sample.shape[0]:
-            sample = np.partition(sample, sample.shape[0] - above)
-            guess = max(sample[sample.shape[0] - above], np.uint32(1))
+        above = (want * n_sample) // max(nt, 1) + 1  # sampled scores expected at or above the guess
+        if want < nt and above < n_sample:
+            guess = max(np.uint32(_nth_largest(sample, n_sample, above - 1) >> np.uint64(32)), np.uint32(1))
         nb = 0
         thr = np.uint64(0)
         for x in range(nt):
@@ -107,9 +162,9 @@ def _select(bits, touched, nt, reset, counting, cnt, min_shared, vals, keys, k, 
     if nb > k:
         _keep_best(keys, nb, k)
         nb = k
-    best = np.sort(keys[:nb])
+    _sort_desc(keys, nb)
     for r in range(nb):
-        key = best[nb - 1 - r]
+        key = keys[r]
         out_idx[row, r] = np.int32(0xFFFFFFFF - (key & np.uint64(0xFFFFFFFF)))
         out_bits[row, r] = np.uint32(key >> np.uint64(32))
 
@@ -125,6 +180,7 @@ def _score_rows(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, k, cou
     keep_dense = dense.shape[0] > 0
     keys = np.empty(4 * k + 16, np.uint64)
     vals = np.empty(touched.shape[0], np.uint32)
+    sample = np.empty(_SAMPLE, np.uint64)
     out_bits = out_val.view(np.uint32)
     for qi in range(nq):
         buf = dense[qi] if keep_dense else acc
@@ -147,8 +203,8 @@ def _score_rows(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, k, cou
                     touched[nt] = d
                     nt += a == 0
                     buf[d] = a + qv * w_data[p]
-        _select(buf.view(np.uint32), touched, nt, not keep_dense, counting, cnt, min_shared, vals, keys, k, out_idx,
-                out_bits, qi)
+        _select(buf.view(np.uint32), touched, nt, not keep_dense, counting, cnt, min_shared, vals, sample, keys, k,
+                out_idx, out_bits, qi)
 
 
 def _csr_parts(m: sp.csr_matrix):
