@@ -9,6 +9,10 @@ the same scores (to float32 rounding) and must return the same top-k lists up to
 reports ``agreement`` (tie-aware, see there) and, for reference, the plain Jaccard of the top-k id sets, which
 is below 1 only because of ties at the k-th score.
 
+bm25s runs here with numpy's SIMD dispatch on, as numpy ships: on this CPU numpy 2.4's vectorised ``argpartition``
+is pathological on mostly-zero rows and makes bm25s about 20x slower than it is, so the ratios printed here
+overstate our lead; ``perf/kernel_bench.py`` measures bm25s fairly (dispatch off, one thread, ABBA).
+
 Queries none of whose terms occur in the source vocabulary are given to bm25s as an empty query (all scores 0,
 so nothing is kept). bm25s's own fallback for such queries, the empty-token slot ``""``, has no postings; an
 earlier version of this script substituted the first vocabulary entry instead, which made bm25s return the

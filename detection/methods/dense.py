@@ -1,11 +1,14 @@
-"""Exact dense top-k by inner product (cosine on unit vectors), in bounded memory; faiss when asked.
+"""Exact dense top-k by inner product (cosine on unit vectors), in bounded memory: faiss, or numpy blocks.
 
-:func:`exact_topk` scores a block of queries against all sources at a time (``Q[a:b] @ S.T``), never a full
-queries × sources matrix: the block height is chosen so that one score block stays under ``max_block_bytes``
-(default 16 MiB), and top-k is taken per block (``np.argpartition`` + a sort of the k kept, ties by index).
-:func:`faiss_topk` does the same with a faiss ``IndexFlatIP`` (exact as well; faiss is optional and imported
-only here). :func:`plan_search` estimates the memory of an exact search first and refuses a corpus whose
-vectors do not fit, or switches to faiss when ``backend="auto"`` and faiss is installed, saying so.
+:func:`faiss_topk` searches a faiss ``IndexFlatIP`` (exact; the default wherever faiss is installed, which it is
+with the project's requirements; ``perf/kernel_bench.py`` measures it against the numpy path in one run), its
+lists put in the project's order (score descending, ties by the lower source index; a row tied at the k-th score
+is recomputed exactly so the kept ties are the lower indices). :func:`exact_topk` scores a block of queries
+against all sources at a time (``Q[a:b] @ S.T``), never a full queries × sources matrix: the block height is
+chosen so that one score block stays under ``max_block_bytes`` (default 16 MiB), and top-k is taken per block
+(``np.argpartition`` + a sort of the k kept, ties by index); it is the path without faiss and the reference.
+:func:`plan_search` estimates the memory of an exact numpy search first and refuses a corpus whose vectors do not
+fit (``backend="numpy"``).
 """
 from __future__ import annotations
 
@@ -63,9 +66,10 @@ def plan_search(n_queries: int, n_sources: int, dim: int, k: int, *, backend: st
     chunks = -(-n_sources // 16_384)
     need = (4 * dim * (n_sources + n_queries) + 4 * block_rows * min(n_sources, 16_384)
             + 8 * block_rows * chunks * k + 8 * n_queries * k)
-    if backend == "faiss" or (backend == "auto" and need > memory // 2 and has_faiss()):
-        note = "" if backend == "faiss" else (f"exact numpy search would need {need / 2**20:.0f} MiB of "
-                                              f"{memory / 2**20:.0f} MiB available: using faiss IndexFlatIP")
+    if backend == "faiss" or (backend == "auto" and has_faiss()):
+        note = "" if backend == "faiss" or need <= memory // 2 else (
+            f"exact numpy search would need {need / 2**20:.0f} MiB of {memory / 2**20:.0f} MiB available: "
+            "using faiss IndexFlatIP")
         if note:
             log.info(note)
         return SearchPlan("faiss", block_rows, 4 * dim * n_sources + 8 * n_queries * k, note)
@@ -145,7 +149,9 @@ def torch_topk(Q: np.ndarray, S: np.ndarray, k: int, *, device: str = "cpu", blo
 
 
 def faiss_topk(Q: np.ndarray, S: np.ndarray, k: int, *, index=None, progress=None):
-    """The same with faiss ``IndexFlatIP`` (exact); ``index`` reuses one already built on ``S``."""
+    """The same with faiss ``IndexFlatIP`` (exact); ``index`` reuses one already built on ``S``. Rows come in
+    :func:`exact_topk`'s order (score descending, ties by the lower index): faiss is asked for one more than k,
+    and a row whose k-th and (k+1)-th scores tie is recomputed by :func:`exact_topk`."""
     import faiss
 
     Q = np.ascontiguousarray(Q, np.float32)
@@ -156,8 +162,17 @@ def faiss_topk(Q: np.ndarray, S: np.ndarray, k: int, *, index=None, progress=Non
     idx = np.full((Q.shape[0], k), -1, np.int32)
     val = np.full((Q.shape[0], k), np.nan, np.float32)
     if k_eff and Q.shape[0]:
-        d, i = index.search(Q, k_eff)
-        idx[:, :k_eff], val[:, :k_eff] = i.astype(np.int32), d
+        extra = 1 if k_eff < index.ntotal else 0
+        d, i = index.search(Q, k_eff + extra)
+        i = i.astype(np.int32)
+        order = np.lexsort((i, -d), axis=1)
+        i, d = np.take_along_axis(i, order, axis=1), np.take_along_axis(d, order, axis=1)
+        idx[:, :k_eff], val[:, :k_eff] = i[:, :k_eff], d[:, :k_eff]
+        if extra:
+            tied = np.flatnonzero(d[:, k_eff] == d[:, k_eff - 1])
+            if tied.size:
+                S_all = S if S is not None else index.reconstruct_n(0, index.ntotal)
+                idx[tied], val[tied] = exact_topk(Q[tied], S_all, k)
     if progress:
         progress(1.0, f"faiss search: {Q.shape[0]} queries")
     return idx, val

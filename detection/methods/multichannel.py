@@ -23,6 +23,7 @@ from . import channels as C
 from .reference_loci import INDEX_NAME as REFERENCE_INDEX
 from .reference_loci import shipped_index
 from .retriever import Progress, Retriever, TopK
+from .sparse_kernel import score_block_dense
 from .specs import ParamError
 from .topk import topk_exact
 
@@ -157,9 +158,6 @@ class MultiChannelRetriever(Retriever):
             C.weigh_sound(cf, self._sound_idf)
         self._space = C.FeatureSpace()
         self._smat = {c: self._space.matrix(c, self._sfeats, grow=True).T.tocsr() for c in self.sparse_on}
-        if "lemma" in self.weights:
-            self._slemma_bin = self._smat["lemma"].copy()
-            self._slemma_bin.data[:] = 1.0
         postings: dict[str, list[int]] = {}
         for j, cf in enumerate(self._sfeats):
             for lem in cf.feats["lemma"]:
@@ -219,17 +217,13 @@ class MultiChannelRetriever(Retriever):
             qdense["encoder"] = self._encode(list(query_texts), 0)
         return qdocs, qfeats, qmat, qdense
 
-    def _channel_block(self, ch: str, qmat, qdense, a: int, b: int) -> np.ndarray:
+    def _channel_block(self, ch: str, qmat, qdense, a: int, b: int, quota: int = 1):
+        """(channel scores of local queries a..b-1 against every source, each row's top ``quota`` sources by the
+        sparse kernel, or None for a dense channel). The lemma channel counts a source only with 2 shared."""
         if ch in qdense:
-            return np.maximum(qdense[ch][a:b] @ self._sdense[ch].T, 0.0).astype(np.float32)
-        Q = qmat[ch][a:b]
-        block = (Q @ self._smat[ch]).toarray().astype(np.float32)
-        if ch == "lemma":
-            Qb = Q.copy()
-            Qb.data[:] = 1.0
-            shared = (Qb @ self._slemma_bin).toarray()
-            block[shared < 2] = 0.0
-        return block
+            return np.maximum(qdense[ch][a:b] @ self._sdense[ch].T, 0.0).astype(np.float32), None
+        block, top, _ = score_block_dense(qmat[ch][a:b], self._smat[ch], quota, min_shared=2 if ch == "lemma" else 1)
+        return block, top
 
     def search(self, query_texts, k: int, *, progress: Progress | None = None) -> TopK:
         return self.search_explained(query_texts, k, progress=progress, explain=False)[0]
@@ -275,10 +269,10 @@ class MultiChannelRetriever(Retriever):
             union = np.zeros((b - a, ns), bool)
             blocks = {}
             for ch in chans:
-                blk = self._channel_block(ch, qmat, qdense, ea, eb)
+                blk, top = self._channel_block(ch, qmat, qdense, ea, eb, quota)
                 fused_ext += self.weights[ch] * blk
                 if self.candidates == "union":
-                    idx, _ = topk_exact(blk[core], quota, floor=0.0)
+                    idx = top[core] if top is not None else topk_exact(blk[core], quota, floor=0.0)[0]
                     rr, cc = np.nonzero(idx >= 0)
                     union[rr, idx[rr, cc]] = True
                 if explain:

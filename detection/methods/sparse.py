@@ -1,9 +1,9 @@
 """TF-IDF and BM25 as sparse matrix algebra.
 
 Fit builds a term-major weight matrix ``W`` (V x N, CSR: one row of postings per term). Search turns a block
-of queries into a sparse query-term matrix ``Q`` (B x V) and computes ``Q @ W`` (B x N, sparse): only the
-documents a query touches get an entry, and top-k is selected among those entries (``topk_csr``). Memory is
-bounded by the block size; blocks can run in several processes (``n_jobs``).
+of queries into a sparse query-term matrix ``Q`` (B x V) and scores ``Q @ W`` with the compiled kernel of
+:mod:`.sparse_kernel` (term-at-a-time accumulate-and-select: only the documents a query touches are scored, the
+top k selected among them, no score matrix written). Blocks can run in several processes (``n_jobs``).
 
 BM25 follows the Lucene variant that ``bm25s`` uses by default (``method="lucene"``)::
 
@@ -35,7 +35,7 @@ from detection.latin.analysis import Analyzer
 
 from . import index_files
 from .retriever import Progress, Retriever, TopK
-from .topk import topk_csr
+from .sparse_kernel import score_topk
 
 
 def term_count_matrix(docs, vocab: dict, *, grow: bool) -> sp.csr_matrix:
@@ -73,12 +73,7 @@ _WORKER: dict = {}
 
 def _score_block(args):
     q_block, k = args
-    W = _WORKER["W"]
-    scores = (q_block @ W).tocsr()
-    idx = np.empty((q_block.shape[0], k), dtype=np.int32)
-    val = np.empty((q_block.shape[0], k), dtype=np.float32)
-    topk_csr(scores, k, idx, val)
-    return idx, val
+    return score_topk(q_block, _WORKER["W"], k)
 
 
 class SparseRetriever(Retriever):

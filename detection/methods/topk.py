@@ -1,37 +1,7 @@
-"""Top-k selection on sparse score rows (only among touched documents) and on dense blocks."""
+"""Top-k selection on dense score blocks (sparse scores are selected inside the kernel, :mod:`.sparse_kernel`)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-
-
-def topk_csr(scores: sp.csr_matrix, k: int, out_idx: np.ndarray, out_val: np.ndarray) -> None:
-    """Write the top-k column indices/values of every row of ``scores`` into ``out_idx``/``out_val``.
-
-    Selection looks only at a row's stored entries (the documents the query touched): ``partition`` finds the
-    k-th value, the entries at or above it are sorted by descending score then ascending index and the first k
-    kept (deterministic at ties). Rows with fewer than k entries are padded with -1 / nan.
-    """
-    indptr, indices, data = scores.indptr, scores.indices, scores.data
-    out_idx.fill(-1)
-    out_val.fill(np.nan)
-    for i in range(scores.shape[0]):
-        a, b = indptr[i], indptr[i + 1]
-        n = b - a
-        if n == 0:
-            continue
-        vals = data[a:b]
-        cols = indices[a:b]
-        if n > k:  # every entry at or above the k-th value, then the k best by (score, index): ties
-            # at the cut go to the lower index, so a top-k is the first k of any deeper top list
-            kth = -np.partition(-vals, k - 1)[k - 1]
-            keep = vals >= kth
-            vals = vals[keep]
-            cols = cols[keep]
-            n = k
-        order = np.lexsort((cols, -vals))[:n]
-        out_idx[i, :n] = cols[order]
-        out_val[i, :n] = vals[order]
 
 
 def topk_dense(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

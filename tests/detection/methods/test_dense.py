@@ -61,3 +61,20 @@ def test_torch_blocks_match_numpy():
     b, bv = dense.torch_topk(Q, S, 5, block_rows=4)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(av, bv, rtol=1e-5)
+
+
+def test_faiss_is_the_default_and_keeps_the_numpy_order_at_ties():
+    """Repeated source vectors (a verse repeated in a poem) and a query with no known word (all scores 0) tie;
+    faiss's lists come in the numpy path's order: score descending, the lower source index kept at a tie."""
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(40, 16)).astype(np.float32)
+    S = np.concatenate([base, base[::-1], base[:10]])  # every vector two or three times
+    Q = np.concatenate([rng.normal(size=(12, 16)).astype(np.float32), np.zeros((1, 16), np.float32)])
+    assert dense.plan_search(len(Q), len(S), 16, 5).backend == "faiss"
+    for k in (1, 5, 7, 90, 200):
+        a, av = dense.exact_topk(Q, S, k)
+        b, bv = dense.search(Q, S, k)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(av, bv, rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert dense.search(Q, S, 3)[0][-1].tolist() == [0, 1, 2]  # all tied at 0: the lowest indices
