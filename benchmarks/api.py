@@ -3,6 +3,7 @@
 Researchers read and launch runs; leads read; everyone else gets 403 (anonymous 401)."""
 from __future__ import annotations
 
+import django_filters
 from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -51,6 +52,23 @@ class _Api:
 
 
 # ------------------------------------------------------------------------------------ serializers
+class VisibleVersionField(serializers.PrimaryKeyRelatedField):
+    """A benchmark version id among those the requesting user may read (`selectors.versions_visible_to`): another
+    user's version awaiting approval gets the same 400 as an id that does not exist, so nothing is learnt of it."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return selectors.versions_visible_to(getattr(request, "user", None))
+
+
+class ReadableGoldSetField(serializers.PrimaryKeyRelatedField):
+    """A gold set id among those the requesting user may read (`selectors.gold_set_list`), as `VisibleVersionField`."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return selectors.gold_set_list(user=getattr(request, "user", None))
+
+
 class VersionSerializer(serializers.ModelSerializer):
     benchmark = serializers.CharField(source="benchmark.name", read_only=True)
     n_gold = serializers.IntegerField(read_only=True)
@@ -101,7 +119,7 @@ class EvaluationRunDetailSerializer(EvaluationRunSerializer):
 
 
 class EvaluationRunInputSerializer(serializers.Serializer):
-    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    version = VisibleVersionField()
     method = serializers.CharField(max_length=100)
     params = serializers.JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
@@ -215,7 +233,7 @@ class SimilarityRunDetailSerializer(SimilarityRunSerializer):
 
 
 class SimilarityRunInputSerializer(serializers.Serializer):
-    gold_set = serializers.PrimaryKeyRelatedField(queryset=GoldSimilaritySet.objects.all())
+    gold_set = ReadableGoldSetField()
     method = serializers.CharField(max_length=100)
     params = serializers.JSONField(required=False, default=dict)
     calibration = serializers.ChoiceField(choices=["", "linear", "isotonic"], required=False, default="")
@@ -266,9 +284,20 @@ class GoldReferenceListApi(_Api, ListAPIView):
         return selectors.gold_list(version=version, fold=fold, ref_type=self.request.query_params.get("ref_type") or None)
 
 
+class EvaluationRunFilter(django_filters.FilterSet):
+    """`?version=` among the versions the user may read: another user's private version filters like a missing id."""
+
+    version = django_filters.ModelChoiceFilter(queryset=lambda request: selectors.versions_visible_to(
+        getattr(request, "user", None)))
+
+    class Meta:
+        model = EvaluationRun
+        fields = ["version", "method", "reranker"]
+
+
 class EvaluationRunListApi(_Api, ListAPIView):
     serializer_class = EvaluationRunSerializer
-    filterset_fields = ["version", "method", "reranker"]
+    filterset_class = EvaluationRunFilter
 
     @extend_schema(parameters=[OpenApiParameter("pool", OpenApiTypes.STR, enum=list(POOLS),
                                                 description="only runs on this pool")])
@@ -276,7 +305,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        qs = selectors.run_list()
+        qs = selectors.run_list(user=self.request.user)
         pool = self.request.query_params.get("pool")
         if pool:
             if pool not in POOLS:
@@ -288,7 +317,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
     @extend_schema(request=EvaluationRunInputSerializer,
                    responses={201: EvaluationRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
-        data = EvaluationRunInputSerializer(data=request.data)
+        data = EvaluationRunInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
         run = evaluation_run_create(owner=request.user, **data.validated_data)
         return created_or_unavailable(run, EvaluationRunSerializer)
@@ -297,7 +326,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
 class EvaluationRunDetailApi(_Api, APIView):
     @extend_schema(responses=EvaluationRunDetailSerializer)
     def get(self, request, pk: int):
-        run = get_object_or_404(selectors.run_list().defer(None), pk=pk)
+        run = get_object_or_404(selectors.run_list(user=request.user).defer(None), pk=pk)
         return Response(EvaluationRunDetailSerializer(run).data)
 
 
@@ -305,7 +334,7 @@ class EvaluationRunReportApi(_Api, APIView):
     @extend_schema(responses={200: LociReportSerializer, 409: OpenApiTypes.OBJECT},
                    description="The full report: the pure evaluation's JSON plus per_query rows.")
     def get(self, request, pk: int):
-        run = get_object_or_404(EvaluationRun, pk=pk)
+        run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
@@ -316,7 +345,7 @@ class EvaluationRunCsvApi(_Api, APIView):
     @extend_schema(parameters=[OpenApiParameter("table", OpenApiTypes.STR, enum=list(exports.LOCI_TABLES))],
                    responses={(200, "text/csv"): OpenApiTypes.STR, 409: OpenApiTypes.OBJECT})
     def get(self, request, pk: int):
-        run = get_object_or_404(EvaluationRun, pk=pk)
+        run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
         table = request.query_params.get("table", "per_query")
         if table not in exports.LOCI_TABLES:
             return Response({"detail": f"table must be one of {', '.join(exports.LOCI_TABLES)}"}, status=400)
@@ -408,7 +437,7 @@ class SimilarityRunListApi(_Api, ListAPIView):
     @extend_schema(request=SimilarityRunInputSerializer,
                    responses={201: SimilarityRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
-        data = SimilarityRunInputSerializer(data=request.data)
+        data = SimilarityRunInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
         run = similarity_run_create(owner=request.user, **data.validated_data)
         return created_or_unavailable(run, SimilarityRunSerializer)
@@ -452,7 +481,7 @@ class TrainedModelSerializer(serializers.Serializer):
 
 
 class TrainingInputSerializer(serializers.Serializer):
-    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    version = VisibleVersionField()
     kind = serializers.CharField(max_length=30)
     name = serializers.CharField(max_length=100)
     method = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
@@ -479,7 +508,7 @@ class TrainedModelListApi(_Api, ListAPIView):
     def post(self, request):
         from benchmarks.services.training import training_run_create
 
-        data = TrainingInputSerializer(data=request.data)
+        data = TrainingInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
         if not all(isinstance(data.validated_data[f], dict) for f in ("params", "retriever_params")):
             return Response({"detail": "params and retriever_params must be JSON objects"},

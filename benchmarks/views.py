@@ -153,7 +153,7 @@ def index(request):
     return render(request, "benchmarks/index.html", {
         "versions": selectors.version_list(user=request.user),
         "gold_sets": selectors.gold_set_list(user=request.user),
-        "recent_runs": selectors.run_list()[:10],
+        "recent_runs": selectors.run_list(user=request.user)[:10],
         "recent_similarity_runs": selectors.similarity_run_list(user=request.user)[:10],
     })
 
@@ -202,7 +202,8 @@ def version_detail(request, pk: int):
 
 @researcher_pages
 def run_detail(request, pk: int):
-    run = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark", "job", "owner"), pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user).select_related("version__benchmark", "job", "owner"),
+                            pk=pk)
     report = run.report or {}
     pool = run_pool(run)
     context = {"run": run, "report": report, "running": run.report is None and not (run.job and run.job.is_finished),
@@ -234,7 +235,7 @@ def _report_or_404(run):
 
 @researcher_pages
 def run_report_json(request, pk: int):
-    run = get_object_or_404(EvaluationRun, pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
     _report_or_404(run)
     response = JsonResponse(exports.loci_report(run), json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="loci-run-{run.pk}.json"'
@@ -244,8 +245,7 @@ def run_report_json(request, pk: int):
 @researcher_pages
 def run_trec(request, pk: int, what: str):
     """A stored run's head as a TREC run (``run.trec``) and the gold it was scored on as qrels (``qrels.txt``)."""
-    run = get_object_or_404(EvaluationRun.objects.filter(version__in=selectors.versions_visible_to(request.user)),
-                            pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
     _report_or_404(run)
     response = HttpResponse(exports.loci_trec(run, what), content_type="text/plain; charset=utf-8")
     name = f"loci-run-{run.pk}.trec" if what == "run" else f"loci-run-{run.pk}-qrels.txt"
@@ -276,7 +276,7 @@ def _csv_download(text: str, filename: str) -> HttpResponse:
 
 @researcher_pages
 def run_report_csv(request, pk: int, table: str):
-    run = get_object_or_404(EvaluationRun, pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
     if table not in exports.LOCI_TABLES:
         raise Http404("Unknown table.")
     _report_or_404(run)

@@ -274,7 +274,7 @@ class CompareQueryApi(_Api):
                 raise ValidationError({name: "a run id (a positive integer) is required"})
         if not q:
             raise ValidationError({"query": "a query id is required"})
-        data = selectors.query_comparison(int(a), int(b), q)
+        data = selectors.query_comparison(int(a), int(b), q, user=request.user)
         return Response({"query_id": q, "a": {"run": data["a"].pk, "method": data["a"].method,
                                               "reranker": data["a"].reranker, "list": data["list_a"]},
                          "b": {"run": data["b"].pk, "method": data["b"].method, "reranker": data["b"].reranker,

@@ -111,6 +111,14 @@ def _check_ks(ks) -> list[int]:
     return sorted(set(ks))
 
 
+def check_version_readable(version: BenchmarkVersion, owner) -> None:
+    """Refuse a run or a training on a version its owner may not read (another user's version awaiting a lead's
+    approval), in the words used for a version that does not exist: nothing is learnt of it. No owner: an
+    operator's command, which reads every version."""
+    if owner is not None and not selectors.versions_visible_to(owner).filter(pk=version.pk).exists():
+        raise RunError(f"version: no benchmark version {version.pk}")
+
+
 # ---------------------------------------------------------------------------------------------- create
 @transaction.atomic
 def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dict | None = None,
@@ -125,6 +133,7 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     `enqueue=False` creates the queued Job row without sending it to a worker, for a caller that runs it
     in-process with `jobs.runner.run_job` (the `evaluate` command, with ``shards=1``).
     """
+    check_version_readable(version, owner)
     EVALUATION_SHARDS.check(shards, RunError)
     if method not in selectors.retrieval_method_names():
         raise RunError(f"unknown retrieval method {method!r}; available: {', '.join(selectors.retrieval_method_names())}")
@@ -153,6 +162,8 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
 def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: dict | None = None,
                           calibration: str = "", owner=None) -> SimilarityRun:
     """Create a similarity run on a gold set and queue its job (queue "gpu" for transformer methods)."""
+    if owner is not None and not selectors.gold_set_readable(gold_set=gold_set, user=owner):
+        raise RunError(f"gold_set: no gold set {gold_set.pk}")
     if method not in selectors.similarity_method_names():
         raise RunError(f"unknown similarity method {method!r}; available: {', '.join(selectors.similarity_method_names())}")
     if calibration not in CALIBRATIONS:

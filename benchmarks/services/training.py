@@ -22,7 +22,7 @@ from django.db import transaction
 
 from benchmarks.models import BenchmarkVersion
 from benchmarks.run_limits import TRAINING_K
-from benchmarks.services.runs import RunError, method_params
+from benchmarks.services.runs import RunError, check_version_readable, method_params
 from core.numeric import json_safe
 from jobs.models import Job
 from jobs.services import job_create
@@ -103,6 +103,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
     of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists)."""
     from detection.methods import model_store
 
+    check_version_readable(version, owner)
     if kind not in KINDS:
         raise TrainingError(f"kind must be one of {', '.join(KINDS)}")
     params = dict(params or {})
