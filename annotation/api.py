@@ -9,6 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,7 +18,9 @@ from annotation.models import AnnotationSet, Batch, Judgement, Membership, Proje
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
+from core.pagination import list_responses, page_parameters, paginated
 from core.permissions import IsAnnotator, IsLead
+from core.renderers import CSVRenderer
 from core.upload_limit import upload_refusal
 
 
@@ -257,11 +260,13 @@ class ProjectDetailApi(APIView):
 
 class MemberApi(APIView):
     permission_classes = [IsLead]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
-    @extend_schema(responses=MembershipSerializer(many=True))
+    @extend_schema(responses=list_responses(MembershipSerializer), parameters=page_parameters())
     def get(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
-        return Response(MembershipSerializer(project.memberships.select_related("user"), many=True).data)
+        return paginated(request, project.memberships.select_related("user").order_by("id"), MembershipSerializer,
+                         view=self)
 
     @extend_schema(request=MemberInputSerializer, responses={201: MembershipSerializer})
     def post(self, request, pk: int):
@@ -303,11 +308,12 @@ class VerseImportApi(APIView):
 
 class BatchListApi(APIView):
     permission_classes = [IsAuthenticated]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
-    @extend_schema(responses=BatchSerializer(many=True))
+    @extend_schema(responses=list_responses(BatchSerializer), parameters=page_parameters())
     def get(self, request, pk: int):
         project = _project_for(request, pk)
-        return Response(BatchSerializer(project.batches.select_related("reference"), many=True).data)
+        return paginated(request, project.batches.select_related("reference"), BatchSerializer, view=self)
 
     @extend_schema(request=BatchInputSerializer, responses={201: BatchSerializer, 202: BatchJobSerializer})
     def post(self, request, pk: int):
@@ -487,7 +493,8 @@ class MyProjectsApi(APIView):
     """Projects and batches the current annotator may work on, with their own counts."""
 
     permission_classes = [IsAnnotator]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
-    @extend_schema(responses=MyBatchSerializer(many=True))
+    @extend_schema(responses=list_responses(MyBatchSerializer), parameters=page_parameters())
     def get(self, request):
-        return Response(selectors.annotator_batches(user=request.user))
+        return paginated(request, selectors.annotator_batches(user=request.user), view=self)

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotation import analytics, selectors
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
-from core.pagination import Pagination
+from core.pagination import Pagination, list_responses, page_parameters
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
 from core.schema import OpenEndedSerializer
@@ -32,6 +32,7 @@ FILTERS = [
     OpenApiParameter("since", OpenApiTypes.DATETIME, description="judgements at or after"),
     OpenApiParameter("until", OpenApiTypes.DATETIME, description="judgements at or before"),
     OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"]),
+    *page_parameters(),  # JSON answers a page at a time; CSV every row
 ]
 
 
@@ -203,7 +204,7 @@ class ProjectScoresApi(_ExportBase):
 
     @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description=(
         "posterior draws for the rank intervals; default: the stored result's, or 200 computed now (fewer if "
-        "the request would exceed SIMILIA_EXPORT_MAX_REFITS draws × batches)"))], responses=ScoreRowSerializer(many=True))
+        "the request would exceed SIMILIA_EXPORT_MAX_REFITS draws × batches)"))], responses=list_responses(ScoreRowSerializer))
     def get(self, request, pk: int):
         project = self.project(pk)
         n_boot = query_int(request.query_params, "n_boot", default=None, min_value=0, max_value=2000)
@@ -248,7 +249,7 @@ class ProjectScoresApi(_ExportBase):
 
 
 class BatchScoresApi(ProjectScoresApi):
-    @extend_schema(parameters=FILTERS[1:], responses=ScoreRowSerializer(many=True))
+    @extend_schema(parameters=FILTERS[1:], responses=list_responses(ScoreRowSerializer))
     def get(self, request, pk: int):
         batch = get_object_or_404(Batch, pk=pk)
         project = self.project(batch.project_id)
@@ -260,7 +261,7 @@ class BatchScoresApi(ProjectScoresApi):
 class ProjectJudgementsApi(_ExportBase):
     csv_columns = JUDGEMENT_COLUMNS
 
-    @extend_schema(parameters=FILTERS, responses=JudgementRowSerializer(many=True))
+    @extend_schema(parameters=FILTERS, responses=list_responses(JudgementRowSerializer))
     def get(self, request, pk: int):
         project = self.project(pk)
         f = self.filters()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
@@ -46,3 +47,49 @@ class Pagination(PageNumberPagination):
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": self.max_page_size}
         return parameters
+
+
+_PAGES: dict[type, type] = {}
+
+
+def page_serializer(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The one page shape around ``item`` rows, for describing a list in the schema
+    (``extend_schema(responses=page_serializer(RowSerializer))``); one class per row serializer."""
+    if item not in _PAGES:
+        name = item.__name__.removesuffix("Serializer") + "PageSerializer"
+        _PAGES[item] = type(name, (serializers.Serializer,), {
+            "__doc__": f"A page of {item.__name__.removesuffix('Serializer')} rows (core.pagination).",
+            "__module__": item.__module__,
+            "count": serializers.IntegerField(), "page": serializers.IntegerField(),
+            "pages": serializers.IntegerField(), "page_size": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True), "previous": serializers.URLField(allow_null=True),
+            "results": item(many=True)})
+    return _PAGES[item]
+
+
+def list_responses(item: type[serializers.Serializer]) -> dict:
+    """The schema of a list that also answers ``?format=csv``: the page shape in JSON, every row in CSV."""
+    from drf_spectacular.types import OpenApiTypes
+
+    return {(200, "application/json"): page_serializer(item), (200, "text/csv"): OpenApiTypes.STR}
+
+
+def page_parameters() -> list:
+    """``?page`` and ``?page_size`` for the schema of a list an ``APIView`` pages with `paginated`."""
+    from drf_spectacular.types import OpenApiTypes
+    from drf_spectacular.utils import OpenApiParameter
+
+    return [OpenApiParameter("page", OpenApiTypes.INT, description="the page, from 1"),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description=f"rows per page, 1 to {MAX_PAGE_SIZE}")]
+
+
+def paginated(request, rows, serializer_class=None, *, view=None) -> Response:
+    """An API view's list (a queryset or a list) as the one page shape, ``?page`` and ``?page_size`` honoured, the
+    rows serialized by ``serializer_class`` when given. A view rendering CSV (``?format=csv``) gets every row."""
+    def serialize(part):
+        return serializer_class(part, many=True).data if serializer_class is not None else list(part)
+
+    if getattr(getattr(request, "accepted_renderer", None), "format", None) == "csv":
+        return Response(serialize(rows))
+    paginator = Pagination()
+    return paginator.get_paginated_response(serialize(paginator.paginate_queryset(rows, request, view=view)))

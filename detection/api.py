@@ -13,6 +13,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.pagination import page_parameters, page_serializer, paginated
 from detection.methods import UnknownMethod, registry
 
 
@@ -53,14 +54,15 @@ class MethodListApi(APIView):
     @extend_schema(
         summary="Detection methods of the registry, with their parameters",
         parameters=[OpenApiParameter("kind", str, enum=list(registry.KINDS), description="only methods of this kind"),
-                    OpenApiParameter("language", str, description="only methods for this language (ISO 639: la, grc)")],
-        responses=MethodOutputSerializer(many=True))
+                    OpenApiParameter("language", str, description="only methods for this language (ISO 639: la, grc)"),
+                    *page_parameters()],
+        responses=page_serializer(MethodOutputSerializer))
     def get(self, request):
         kind = _choice(request, "kind", registry.KINDS)
         languages = sorted({lang for spec in registry.specs() for lang in spec.languages})
         language = _choice(request, "language", languages)
         specs = registry.specs(kind=kind, language=language)
-        return Response(MethodOutputSerializer([spec.as_dict() for spec in specs], many=True).data)
+        return paginated(request, [spec.as_dict() for spec in specs], MethodOutputSerializer, view=self)
 
 
 class MethodDetailApi(APIView):

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
 from benchmarks.selectors import versions_visible_to
+from core.pagination import list_responses, page_parameters, page_serializer, paginated
 from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
@@ -144,16 +145,7 @@ class CandidateSerializer(serializers.ModelSerializer):
         return [VerdictSerializer(v).data for v in getattr(c, "verdict_list", [])]
 
 
-class CandidatePageSerializer(serializers.Serializer):
-    """The one page shape (`core/pagination.py`) of the candidate list (schema only)."""
-
-    count = serializers.IntegerField()
-    page = serializers.IntegerField()
-    pages = serializers.IntegerField()
-    page_size = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = CandidateSerializer(many=True)
+CandidatePageSerializer = page_serializer(CandidateSerializer)  # the one page shape of the candidate list
 
 
 class ExplainedChannelSerializer(serializers.Serializer):
@@ -284,17 +276,19 @@ class CompareQueryApi(_Api):
 
 
 class CorpusListApi(_Api):
-    @extend_schema(responses=CorpusSerializer(many=True))
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+
+    @extend_schema(responses=list_responses(CorpusSerializer), parameters=page_parameters())
     def get(self, request):
-        return Response(CorpusSerializer(selectors.corpus_list(), many=True).data)
+        return paginated(request, selectors.corpus_list(), CorpusSerializer, view=self)
 
 
 class DocumentListApi(_Api):
     parser_classes = [MultiPartParser, FormParser, DepthLimitedJSONParser]
 
-    @extend_schema(responses=DocumentSerializer(many=True))
+    @extend_schema(responses=page_serializer(DocumentSerializer), parameters=page_parameters())
     def get(self, request):
-        return Response(DocumentSerializer(selectors.document_list(user=request.user)[:500], many=True).data)
+        return paginated(request, selectors.document_list(user=request.user), DocumentSerializer, view=self)
 
     @extend_schema(request={"multipart/form-data": DocumentInputSerializer, "application/json": DocumentInputSerializer},
                    responses={201: DocumentSerializer, 400: OpenApiTypes.OBJECT},
@@ -319,9 +313,9 @@ def _readable_document(request, doc: Document) -> Document:
 
 
 class RunListApi(_Api):
-    @extend_schema(responses=RunSerializer(many=True))
+    @extend_schema(responses=page_serializer(RunSerializer), parameters=page_parameters())
     def get(self, request):
-        return Response(RunSerializer(selectors.run_list(user=request.user)[:200], many=True).data)
+        return paginated(request, selectors.run_list(user=request.user), RunSerializer, view=self)
 
     @extend_schema(request=RunInputSerializer, responses={201: RunSerializer, 400: OpenApiTypes.OBJECT,
                                                           503: OpenApiTypes.OBJECT})
