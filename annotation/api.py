@@ -18,7 +18,7 @@ from annotation.models import AnnotationSet, Batch, Judgement, Membership, Proje
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
-from core.pagination import list_responses, page_parameters, paginated
+from core.pagination import CsvListMixin, list_responses, page_parameters, paginated
 from core.permissions import IsAnnotator, IsLead
 from core.renderers import CSVRenderer
 from core.upload_limit import upload_refusal
@@ -277,7 +277,7 @@ class MemberApi(APIView):
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
-class VerseListApi(ListAPIView):
+class VerseListApi(CsvListMixin, ListAPIView):
     serializer_class = VerseSerializer
     permission_classes = [IsAuthenticated]
 

@@ -29,6 +29,7 @@ from benchmarks.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_S
 from benchmarks.services import evaluation_run_create, similarity_run_create, version_approve
 from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import POOLS
+from core.pagination import CsvListMixin
 from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
@@ -240,7 +241,7 @@ class SimilarityRunInputSerializer(serializers.Serializer):
 
 
 # ------------------------------------------------------------------------------------ Loci Similes
-class VersionListApi(_Api, ListAPIView):
+class VersionListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = VersionSerializer
 
     def get_queryset(self):
@@ -266,7 +267,7 @@ class VersionApproveApi(APIView):
         return Response(VersionSerializer(selectors.version_list(user=request.user).get(pk=pk)).data)
 
 
-class GoldReferenceListApi(_Api, ListAPIView):
+class GoldReferenceListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = GoldReferenceSerializer
 
     @extend_schema(parameters=[
@@ -295,7 +296,7 @@ class EvaluationRunFilter(django_filters.FilterSet):
         fields = ["version", "method", "reranker"]
 
 
-class EvaluationRunListApi(_Api, ListAPIView):
+class EvaluationRunListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = EvaluationRunSerializer
     filterset_class = EvaluationRunFilter
 
@@ -381,7 +382,7 @@ def readable_gold_set(request, pk: int) -> GoldSimilaritySet:
     return gold_set
 
 
-class GoldSetListApi(_Api, ListAPIView):
+class GoldSetListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = GoldSetSerializer
 
     def get_queryset(self):
@@ -410,7 +411,7 @@ class GoldSetPublishApi(APIView):
         return Response(GoldSetSerializer(get_object_or_404(selectors.gold_set_list(), pk=pk)).data)
 
 
-class GoldPairListApi(_Api, ListAPIView):
+class GoldPairListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = GoldPairSerializer
     filterset_fields = ["reference_id"]
 
@@ -427,7 +428,7 @@ class GoldSetCsvApi(_Api, APIView):
         return csv_response(exports.gold_set_csv(gold_set, mode=csv_mode(request)), f"gold-set-{gold_set.pk}.csv")
 
 
-class SimilarityRunListApi(_Api, ListAPIView):
+class SimilarityRunListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = SimilarityRunSerializer
     filterset_fields = ["gold_set", "method", "calibration"]
 
@@ -493,7 +494,7 @@ class TrainingInputSerializer(serializers.Serializer):
     final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
-class TrainedModelListApi(_Api, ListAPIView):
+class TrainedModelListApi(CsvListMixin, _Api, ListAPIView):
     """Trained models (one per fold, plus ``<name>/all``); POST queues a training job."""
 
     serializer_class = TrainedModelSerializer

@@ -87,3 +87,30 @@ def test_methods_and_workbench_lists_are_pages(client_for, settings):
     for path in ("/api/v1/workbench/documents/", "/api/v1/workbench/runs/"):
         page = client.get(path).json()
         assert set(page) == PAGE_KEYS and page["count"] == 0 and page["results"] == []
+
+
+def test_exportable_generic_lists_answer_every_row_as_csv(client_for, settings):
+    """A ListAPIView list (gold references, trained models, …) pages its JSON and exports every row as CSV, a
+    nested value as one JSON cell."""
+    import json
+
+    from benchmarks.models import GoldReference
+    from benchmarks.services import benchmark_import_545
+    from detection.models import TrainedModel
+
+    folder = settings.DATA_DIR / "locisimiles"
+    version, _ = benchmark_import_545(with_text_path=folder / "pairs_545_with_text.csv",
+                                      ref_type_path=folder / "pairs_545_ref_type.csv", name="loci-csv")
+    client = client_for("researcher")
+    url = f"/api/v1/benchmarks/versions/{version.pk}/gold/"
+    page = client.get(url).json()
+    n = GoldReference.objects.filter(version=version).count()
+    assert page["count"] == n > page["page_size"] == len(page["results"])
+    rows = list(csv.DictReader(io.StringIO(client.get(url + "?format=csv&fold=0").content.decode())))
+    assert len(rows) == GoldReference.objects.filter(version=version, fold=0).count() > 0
+    assert {r["fold"] for r in rows} == {"0"}
+    TrainedModel.objects.create(name="m/fold-0", kind="feature-classifier", method="feature-ltr",
+                                metrics={"rerank_mrr@10": 0.5}, train_folds=[1, 2])
+    models = list(csv.DictReader(io.StringIO(client.get("/api/v1/models/?format=csv").content.decode())))
+    assert [m["name"] for m in models] == ["m/fold-0"]
+    assert json.loads(models[0]["metrics"]) == {"rerank_mrr@10": 0.5} and json.loads(models[0]["train_folds"]) == [1, 2]
