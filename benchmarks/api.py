@@ -501,9 +501,7 @@ class TrainedModelListApi(CsvListMixin, _Api, ListAPIView):
     filterset_fields = ["kind", "method"]
 
     def get_queryset(self):
-        from detection.selectors import trained_model_list
-
-        return trained_model_list()
+        return selectors.trained_models_visible_to(self.request.user)
 
     @extend_schema(request=TrainingInputSerializer, responses={202: TrainingQueuedSerializer, 400: OpenApiTypes.OBJECT})
     def post(self, request):

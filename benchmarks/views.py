@@ -394,27 +394,27 @@ class TrainingForm(forms.Form):
         self.fields["retriever"].choices = [(n, n) for n in selectors.retrieval_method_names()]
 
 
-def _training_jobs():
+def _training_jobs(user):
+    """The latest training jobs, less those on a version `user` may not read."""
     from jobs.models import Job
 
-    return list(Job.objects.filter(kind=TRAIN_KIND).select_related("owner").order_by("-created", "-id")[:10])
+    jobs = Job.objects.filter(kind=TRAIN_KIND).exclude(params__version_id__in=selectors.version_ids_hidden_from(user))
+    return list(jobs.select_related("owner").order_by("-created", "-id")[:10])
 
 
 @researcher_pages
 def trained_models(request):
     """The trained-model registry: every model a training job produced, per fold, with its metrics; researchers
     train one from the form (a job on the cpu or gpu queue, its progress in the training-jobs list)."""
-    from detection.selectors import trained_model_list
-
     form = TrainingForm(request.POST or None, user=request.user)
     queued = _queue_from_form(request, form, training_run_create, label="Training job",
                               redirect_to=f"{request.path}#training-jobs")
     if queued:
         return queued
     kind = request.GET.get("kind") or None
-    jobs = _training_jobs()
+    jobs = _training_jobs(request.user)
     return render(request, "benchmarks/models.html", {
-        "models": trained_model_list(kind=kind)[:500], "kind": kind,
+        "models": selectors.trained_models_visible_to(request.user, kind=kind)[:500], "kind": kind,
         "kinds": list(KINDS), "form": form, "can_launch": _can_launch(request), "jobs": jobs,
         "running": any(j.status in ("queued", "running") for j in jobs),
         "rerankers": selectors.method_specs(kind="reranker")})

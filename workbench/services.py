@@ -110,6 +110,12 @@ def detection_run_create(*, query_document: Document, source_document: Document,
             notes += rr_notes
     except (DetectionError, ModelMissing) as exc:
         raise WorkbenchError(str(exc)) from None
+    from benchmarks.services.runs import RunError, check_models_usable
+
+    try:
+        check_models_usable(owner, r_params, rr_params)
+    except RunError as exc:
+        raise WorkbenchError(str(exc)) from None
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
     if unit not in JOB_UNITS:

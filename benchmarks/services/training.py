@@ -22,7 +22,7 @@ from django.db import transaction
 
 from benchmarks.models import BenchmarkVersion
 from benchmarks.run_limits import TRAINING_K
-from benchmarks.services.runs import RunError, check_version_readable, method_params
+from benchmarks.services.runs import RunError, check_models_usable, check_version_readable, method_params
 from core.numeric import json_safe
 from jobs.models import Job
 from jobs.services import job_create
@@ -128,6 +128,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
         params = _check_neural_params(kind, params)
         method = "cross-encoder" if kind == "cross-encoder" else ""
         queue = "gpu"
+    check_models_usable(owner, retriever_params, params, names=(base_model,))
     final = (kind == "feature-classifier" and (has_all or not per_fold)) if final_model is None else bool(final_model)
     if final and per_fold and not has_all and kind != "bi-encoder":
         raise TrainingError(f"a final model needs the first stage {retriever_params['model']}/all, which does not "

@@ -109,3 +109,41 @@ def test_runs_on_a_private_version_are_invisible_to_another_researcher(private, 
     client_for("lead").post(f"/api/v1/benchmarks/versions/{version.pk}/approve/")
     assert {r["id"] for r in theirs.get(api["list"]).json()["results"]} == {a.pk, b.pk}
     assert theirs.get(*compare_api).status_code == 200
+
+
+def test_models_learnt_from_a_private_version_are_hidden_and_refused(private, client_for, client, models_dir):
+    """A model trained on the proposer's private gold carries that gold: another researcher neither sees it (API,
+    models page, training jobs) nor uses it by name (as a reranker, as the base of a new model)."""
+    from detection.models import TrainedModel
+    from jobs.models import Job
+
+    owner, other, version = private
+    job = Job.objects.create(kind="benchmarks.train_model", owner=owner, params={"version_id": version.pk,
+                                                                                 "name": "privy", "kind": "x"})
+    for name in ("privy/fold-0", "privy/all"):
+        TrainedModel.objects.create(name=name, kind="feature-classifier", method="feature-logreg", training_job=job,
+                                    benchmark=str(version), metrics={"rerank_mrr@10": 0.9})
+    TrainedModel.objects.create(name="open/all", kind="feature-classifier", method="feature-logreg")
+    names = {m["name"] for m in client_for(owner).get("/api/v1/models/").json()["results"]}
+    assert names == {"privy/fold-0", "privy/all", "open/all"}
+    assert {m["name"] for m in client_for(other).get("/api/v1/models/").json()["results"]} == {"open/all"}
+    client.force_login(other)
+    page = client.get("/benchmarks/models/").content.decode()
+    assert "open/all" in page and "privy" not in page
+    client.force_login(owner)
+    assert "privy/all" in client.get("/benchmarks/models/").content.decode()
+
+    visible = BenchmarkVersion.objects.create(benchmark=version.benchmark, version="open",
+                                              query_corpus=version.query_corpus, source_corpus=version.source_corpus)
+    run = {"version": visible.pk, "method": "bm25-lemma", "ks": [1, 10], "reranker": "feature-logreg"}
+    for model in ("privy/all", "privy/fold-0"):
+        refused = client_for(other).post("/api/v1/benchmarks/runs/", {**run, "reranker_params": {"model": model}},
+                                         format="json")
+        assert refused.status_code == 400 and f"no trained model {model!r}" in refused.json()["detail"]
+    assert client_for(other).post("/api/v1/benchmarks/runs/", {**run, "reranker_params": {"model": "open/all"}},
+                                  format="json").status_code == 201
+    assert client_for(owner).post("/api/v1/benchmarks/runs/", {**run, "reranker_params": {"model": "privy/all"}},
+                                  format="json").status_code == 201
+    base = client_for(other).post("/api/v1/models/", {"version": visible.pk, "kind": "cross-encoder", "name": "c2",
+                                                      "base_model": "privy"}, format="json")
+    assert base.status_code == 400 and "no trained model 'privy'" in base.json()["detail"]
