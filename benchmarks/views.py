@@ -439,12 +439,11 @@ class SuiteForm(forms.Form):
 @researcher_pages
 def suite_page(request):
     """The benchmark suite: launch a run (a job), read the tables of the recent ones."""
-    from benchmarks.services.suite_jobs import SUITE_KIND, suite_job_create
-    from jobs.models import Job
+    from benchmarks.services.suite_jobs import suite_job_create, suite_jobs_visible_to
 
     form = SuiteForm(request.POST or None, user=request.user)
     queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
     if queued:
         return queued
-    jobs = list(Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")[:10])
+    jobs = suite_jobs_visible_to(request.user)
     return render(request, "benchmarks/suite.html", {"jobs": jobs, "form": form, "can_launch": _can_launch(request)})

@@ -147,3 +147,21 @@ def test_models_learnt_from_a_private_version_are_hidden_and_refused(private, cl
     base = client_for(other).post("/api/v1/models/", {"version": visible.pk, "kind": "cross-encoder", "name": "c2",
                                                       "base_model": "privy"}, format="json")
     assert base.status_code == 400 and "no trained model 'privy'" in base.json()["detail"]
+
+
+def test_suite_tables_over_a_private_version_are_the_proposers_alone(private, client):
+    """The suite page shows every user's suite jobs; one over another user's private stored version is left out
+    (its table is that version's figures)."""
+    from benchmarks.services.suite_jobs import stored_key, suite_job_create
+    from jobs.models import Job
+
+    owner, other, version = private
+    mine = suite_job_create(methods="bm25-lemma", benchmarks=[stored_key(version)], owner=owner)
+    public = suite_job_create(methods="bm25-lemma", benchmarks=["loci-similes"], owner=owner)
+    Job.objects.filter(pk=mine.pk).update(status="succeeded", result={"rows": {stored_key(version): {}}})
+    client.force_login(owner)
+    html = client.get("/benchmarks/suite/").content.decode()
+    assert f'id="suite-{mine.pk}"' in html and f'id="suite-{public.pk}"' in html
+    client.force_login(other)
+    html = client.get("/benchmarks/suite/").content.decode()
+    assert f'id="suite-{mine.pk}"' not in html and stored_key(version) not in html and f'id="suite-{public.pk}"' in html
