@@ -501,6 +501,10 @@ class TrainedModelListApi(CsvListMixin, _Api, ListAPIView):
     filterset_fields = ["kind", "method"]
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema: no user to filter by
+            from detection.models import TrainedModel
+
+            return TrainedModel.objects.none()
         return selectors.trained_models_visible_to(self.request.user)
 
     @extend_schema(request=TrainingInputSerializer, responses={202: TrainingQueuedSerializer, 400: OpenApiTypes.OBJECT})
