@@ -18,7 +18,7 @@ from annotation.models import AnnotationSet, Batch, Judgement, Membership, Proje
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
-from core.pagination import CsvListMixin, list_responses, page_parameters, paginated
+from core.pagination import CsvListMixin, Pagination, list_responses, paginated
 from core.permissions import IsAnnotator, IsLead
 from core.renderers import CSVRenderer
 from core.upload_limit import upload_refusal
@@ -261,8 +261,9 @@ class ProjectDetailApi(APIView):
 class MemberApi(APIView):
     permission_classes = [IsLead]
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    pagination_class = Pagination
 
-    @extend_schema(responses=list_responses(MembershipSerializer), parameters=page_parameters())
+    @extend_schema(responses=list_responses(MembershipSerializer))
     def get(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
         return paginated(request, project.memberships.select_related("user").order_by("id"), MembershipSerializer,
@@ -309,8 +310,9 @@ class VerseImportApi(APIView):
 class BatchListApi(APIView):
     permission_classes = [IsAuthenticated]
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    pagination_class = Pagination
 
-    @extend_schema(responses=list_responses(BatchSerializer), parameters=page_parameters())
+    @extend_schema(responses=list_responses(BatchSerializer))
     def get(self, request, pk: int):
         project = _project_for(request, pk)
         return paginated(request, project.batches.select_related("reference"), BatchSerializer, view=self)
@@ -494,7 +496,8 @@ class MyProjectsApi(APIView):
 
     permission_classes = [IsAnnotator]
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    pagination_class = Pagination
 
-    @extend_schema(responses=list_responses(MyBatchSerializer), parameters=page_parameters())
+    @extend_schema(responses=list_responses(MyBatchSerializer))
     def get(self, request):
         return paginated(request, selectors.annotator_batches(user=request.user), view=self)

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotation import analytics, selectors
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
-from core.pagination import Pagination, list_responses, page_parameters
+from core.pagination import Pagination, list_responses
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
 from core.schema import OpenEndedSerializer
@@ -32,7 +32,6 @@ FILTERS = [
     OpenApiParameter("since", OpenApiTypes.DATETIME, description="judgements at or after"),
     OpenApiParameter("until", OpenApiTypes.DATETIME, description="judgements at or before"),
     OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"]),
-    *page_parameters(),  # JSON answers a page at a time; CSV every row
 ]
 
 
@@ -94,6 +93,7 @@ class JudgementRowSerializer(serializers.Serializer):
 
 class _ExportBase(APIView):
     permission_classes = [IsAuthenticated]
+    pagination_class = Pagination  # JSON a page at a time (the schema says so); CSV every row
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
     def project(self, pk: int) -> Project:

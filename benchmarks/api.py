@@ -57,6 +57,9 @@ class VisibleVersionField(serializers.PrimaryKeyRelatedField):
     """A benchmark version id among those the requesting user may read (`selectors.versions_visible_to`): another
     user's version awaiting approval gets the same 400 as an id that does not exist, so nothing is learnt of it."""
 
+    def __init__(self, **kwargs):
+        super().__init__(queryset=BenchmarkVersion.objects.none(), **kwargs)  # the model, for the schema's type
+
     def get_queryset(self):
         request = self.context.get("request")
         return selectors.versions_visible_to(getattr(request, "user", None))
@@ -64,6 +67,9 @@ class VisibleVersionField(serializers.PrimaryKeyRelatedField):
 
 class ReadableGoldSetField(serializers.PrimaryKeyRelatedField):
     """A gold set id among those the requesting user may read (`selectors.gold_set_list`), as `VisibleVersionField`."""
+
+    def __init__(self, **kwargs):
+        super().__init__(queryset=GoldSimilaritySet.objects.none(), **kwargs)  # the model, for the schema's type
 
     def get_queryset(self):
         request = self.context.get("request")
@@ -428,9 +434,20 @@ class GoldSetCsvApi(_Api, APIView):
         return csv_response(exports.gold_set_csv(gold_set, mode=csv_mode(request)), f"gold-set-{gold_set.pk}.csv")
 
 
+class SimilarityRunFilter(django_filters.FilterSet):
+    """`?gold_set=` among the sets the user may read, as `EvaluationRunFilter`."""
+
+    gold_set = django_filters.ModelChoiceFilter(queryset=lambda request: selectors.gold_set_list(
+        user=getattr(request, "user", None)))
+
+    class Meta:
+        model = SimilarityRun
+        fields = ["gold_set", "method", "calibration"]
+
+
 class SimilarityRunListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = SimilarityRunSerializer
-    filterset_fields = ["gold_set", "method", "calibration"]
+    filterset_class = SimilarityRunFilter
 
     def get_queryset(self):
         return selectors.similarity_run_list(user=self.request.user)

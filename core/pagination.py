@@ -52,38 +52,12 @@ class Pagination(PageNumberPagination):
         return parameters
 
 
-_PAGES: dict[type, type] = {}
-
-
-def page_serializer(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
-    """The one page shape around ``item`` rows, for describing a list in the schema
-    (``extend_schema(responses=page_serializer(RowSerializer))``); one class per row serializer."""
-    if item not in _PAGES:
-        name = item.__name__.removesuffix("Serializer") + "PageSerializer"
-        _PAGES[item] = type(name, (serializers.Serializer,), {
-            "__doc__": f"A page of {item.__name__.removesuffix('Serializer')} rows (core.pagination).",
-            "__module__": item.__module__,
-            "count": serializers.IntegerField(), "page": serializers.IntegerField(),
-            "pages": serializers.IntegerField(), "page_size": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True), "previous": serializers.URLField(allow_null=True),
-            "results": item(many=True)})
-    return _PAGES[item]
-
-
 def list_responses(item: type[serializers.Serializer]) -> dict:
-    """The schema of a list that also answers ``?format=csv``: the page shape in JSON, every row in CSV."""
+    """The schema of an ``APIView`` list that pages with `paginated` (the view sets ``pagination_class =
+    Pagination``, so the schema shows the page shape and ``?page``/``?page_size``) and answers ``?format=csv``."""
     from drf_spectacular.types import OpenApiTypes
 
-    return {(200, "application/json"): page_serializer(item), (200, "text/csv"): OpenApiTypes.STR}
-
-
-def page_parameters() -> list:
-    """``?page`` and ``?page_size`` for the schema of a list an ``APIView`` pages with `paginated`."""
-    from drf_spectacular.types import OpenApiTypes
-    from drf_spectacular.utils import OpenApiParameter
-
-    return [OpenApiParameter("page", OpenApiTypes.INT, description="the page, from 1"),
-            OpenApiParameter("page_size", OpenApiTypes.INT, description=f"rows per page, 1 to {MAX_PAGE_SIZE}")]
+    return {(200, "application/json"): item(many=True), (200, "text/csv"): OpenApiTypes.STR}
 
 
 def paginated(request, rows, serializer_class=None, *, view=None) -> Response:

@@ -13,7 +13,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.pagination import page_parameters, page_serializer, paginated
+from core.pagination import Pagination, paginated
 from detection.methods import UnknownMethod, registry
 
 
@@ -50,13 +50,13 @@ def _choice(request, name: str, allowed) -> str | None:
 
 class MethodListApi(APIView):
     permission_classes = [IsAuthenticated]
+    pagination_class = Pagination  # the schema's page shape; `paginated` pages the answer
 
     @extend_schema(
         summary="Detection methods of the registry, with their parameters",
         parameters=[OpenApiParameter("kind", str, enum=list(registry.KINDS), description="only methods of this kind"),
-                    OpenApiParameter("language", str, description="only methods for this language (ISO 639: la, grc)"),
-                    *page_parameters()],
-        responses=page_serializer(MethodOutputSerializer))
+                    OpenApiParameter("language", str, description="only methods for this language (ISO 639: la, grc)")],
+        responses=MethodOutputSerializer(many=True))
     def get(self, request):
         kind = _choice(request, "kind", registry.KINDS)
         languages = sorted({lang for spec in registry.specs() for lang in spec.languages})

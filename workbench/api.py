@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
 from benchmarks.selectors import versions_visible_to
-from core.pagination import list_responses, page_parameters, page_serializer, paginated
+from core.pagination import Pagination, list_responses, paginated
 from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
@@ -145,7 +145,16 @@ class CandidateSerializer(serializers.ModelSerializer):
         return [VerdictSerializer(v).data for v in getattr(c, "verdict_list", [])]
 
 
-CandidatePageSerializer = page_serializer(CandidateSerializer)  # the one page shape of the candidate list
+class CandidatePageSerializer(serializers.Serializer):
+    """The one page shape (`core/pagination.py`) of the candidate list (schema only)."""
+
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    page_size = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = CandidateSerializer(many=True)
 
 
 class ExplainedChannelSerializer(serializers.Serializer):
@@ -278,15 +287,18 @@ class CompareQueryApi(_Api):
 class CorpusListApi(_Api):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
-    @extend_schema(responses=list_responses(CorpusSerializer), parameters=page_parameters())
+    pagination_class = Pagination
+
+    @extend_schema(responses=list_responses(CorpusSerializer))
     def get(self, request):
         return paginated(request, selectors.corpus_list(), CorpusSerializer, view=self)
 
 
 class DocumentListApi(_Api):
+    pagination_class = Pagination
     parser_classes = [MultiPartParser, FormParser, DepthLimitedJSONParser]
 
-    @extend_schema(responses=page_serializer(DocumentSerializer), parameters=page_parameters())
+    @extend_schema(responses=DocumentSerializer(many=True))
     def get(self, request):
         return paginated(request, selectors.document_list(user=request.user), DocumentSerializer, view=self)
 
@@ -313,7 +325,8 @@ def _readable_document(request, doc: Document) -> Document:
 
 
 class RunListApi(_Api):
-    @extend_schema(responses=page_serializer(RunSerializer), parameters=page_parameters())
+    pagination_class = Pagination
+    @extend_schema(responses=RunSerializer(many=True))
     def get(self, request):
         return paginated(request, selectors.run_list(user=request.user), RunSerializer, view=self)
 
