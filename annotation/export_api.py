@@ -221,7 +221,8 @@ class ProjectScoresApi(_ExportBase):
         csv = self.request.accepted_renderer.format == "csv"
         page_size = Pagination().get_page_size(self.request)
         page = self.request.query_params.get("page", "1")
-        start = (int(page) - 1) * page_size if page.isascii() and page.isdigit() and 0 < int(page) < 10**9 else 0
+        # ASCII digits, at most 9 of them, before int(): a 5,000-digit page was a 500 (int's digit limit)
+        start = (int(page) - 1) * page_size if page.isascii() and page.isdigit() and len(page) < 10 and int(page) else 0
         n_batches = max(len(rows.sizes) if csv else len(rows.batches_for(start, start + page_size)[0]), 1)
         budget = settings.SIMILIA_EXPORT_MAX_REFITS
         if n_boot is not None and n_boot * n_batches > budget:
