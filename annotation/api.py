@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,7 +19,9 @@ from annotation.models import AnnotationSet, Batch, Judgement, Membership, Proje
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
 from annotation.services import scheduling
+from core.pagination import CsvListMixin, Pagination, list_responses, paginated
 from core.permissions import IsAnnotator, IsLead
+from core.renderers import CSVRenderer
 from core.upload_limit import upload_refusal
 
 
@@ -258,11 +261,14 @@ class ProjectDetailApi(APIView):
 
 class MemberApi(APIView):
     permission_classes = [IsLead]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    pagination_class = Pagination
 
-    @extend_schema(responses=MembershipSerializer(many=True))
+    @extend_schema(responses=list_responses(MembershipSerializer))
     def get(self, request, pk: int):
         project = _project_for(request, pk, manage=True)
-        return Response(MembershipSerializer(project.memberships.select_related("user"), many=True).data)
+        return paginated(request, project.memberships.select_related("user").order_by("id"), MembershipSerializer,
+                         view=self)
 
     @extend_schema(request=MemberInputSerializer, responses={201: MembershipSerializer})
     def post(self, request, pk: int):
@@ -273,7 +279,7 @@ class MemberApi(APIView):
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
-class VerseListApi(ListAPIView):
+class VerseListApi(CsvListMixin, ListAPIView):
     serializer_class = VerseSerializer
     permission_classes = [IsAuthenticated]
 
@@ -332,11 +338,13 @@ class VerseImportApi(APIView):
 
 class BatchListApi(APIView):
     permission_classes = [IsAuthenticated]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    pagination_class = Pagination
 
-    @extend_schema(responses=BatchSerializer(many=True))
+    @extend_schema(responses=list_responses(BatchSerializer))
     def get(self, request, pk: int):
         project = _project_for(request, pk)
-        return Response(BatchSerializer(project.batches.select_related("reference"), many=True).data)
+        return paginated(request, project.batches.select_related("reference"), BatchSerializer, view=self)
 
     @extend_schema(request=BatchInputSerializer, responses={201: BatchSerializer, 202: BatchJobSerializer})
     def post(self, request, pk: int):
@@ -516,7 +524,9 @@ class MyProjectsApi(APIView):
     """Projects and batches the current annotator may work on, with their own counts."""
 
     permission_classes = [IsAnnotator]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    pagination_class = Pagination
 
-    @extend_schema(responses=MyBatchSerializer(many=True))
+    @extend_schema(responses=list_responses(MyBatchSerializer))
     def get(self, request):
-        return Response(selectors.annotator_batches(user=request.user))
+        return paginated(request, selectors.annotator_batches(user=request.user), view=self)

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotation import analytics, selectors
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Project
-from core.pagination import Pagination
+from core.pagination import Pagination, list_responses
 from core.params import query_datetime, query_id, query_int
 from core.renderers import CSVRenderer
 from core.schema import OpenEndedSerializer
@@ -93,6 +93,7 @@ class JudgementRowSerializer(serializers.Serializer):
 
 class _ExportBase(APIView):
     permission_classes = [IsAuthenticated]
+    pagination_class = Pagination  # JSON a page at a time (the schema says so); CSV every row
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
 
     def project(self, pk: int) -> Project:
@@ -203,7 +204,7 @@ class ProjectScoresApi(_ExportBase):
 
     @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description=(
         "posterior draws for the rank intervals; default: the stored result's, or 200 computed now (fewer if "
-        "the request would exceed SIMILIA_EXPORT_MAX_REFITS draws × batches)"))], responses=ScoreRowSerializer(many=True))
+        "the request would exceed SIMILIA_EXPORT_MAX_REFITS draws × batches)"))], responses=list_responses(ScoreRowSerializer))
     def get(self, request, pk: int):
         project = self.project(pk)
         n_boot = query_int(request.query_params, "n_boot", default=None, min_value=0, max_value=2000)
@@ -220,7 +221,8 @@ class ProjectScoresApi(_ExportBase):
         csv = self.request.accepted_renderer.format == "csv"
         page_size = Pagination().get_page_size(self.request)
         page = self.request.query_params.get("page", "1")
-        start = (int(page) - 1) * page_size if page.isascii() and page.isdigit() and 0 < int(page) < 10**9 else 0
+        # ASCII digits, at most 9 of them, before int(): a 5,000-digit page was a 500 (int's digit limit)
+        start = (int(page) - 1) * page_size if page.isascii() and page.isdigit() and len(page) < 10 and int(page) else 0
         n_batches = max(len(rows.sizes) if csv else len(rows.batches_for(start, start + page_size)[0]), 1)
         budget = settings.SIMILIA_EXPORT_MAX_REFITS
         if n_boot is not None and n_boot * n_batches > budget:
@@ -248,7 +250,7 @@ class ProjectScoresApi(_ExportBase):
 
 
 class BatchScoresApi(ProjectScoresApi):
-    @extend_schema(parameters=FILTERS[1:], responses=ScoreRowSerializer(many=True))
+    @extend_schema(parameters=FILTERS[1:], responses=list_responses(ScoreRowSerializer))
     def get(self, request, pk: int):
         batch = get_object_or_404(Batch, pk=pk)
         project = self.project(batch.project_id)
@@ -260,7 +262,7 @@ class BatchScoresApi(ProjectScoresApi):
 class ProjectJudgementsApi(_ExportBase):
     csv_columns = JUDGEMENT_COLUMNS
 
-    @extend_schema(parameters=FILTERS, responses=JudgementRowSerializer(many=True))
+    @extend_schema(parameters=FILTERS, responses=list_responses(JudgementRowSerializer))
     def get(self, request, pk: int):
         project = self.project(pk)
         f = self.filters()

@@ -3,6 +3,7 @@
 Researchers read and launch runs; leads read; everyone else gets 403 (anonymous 401)."""
 from __future__ import annotations
 
+import django_filters
 from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -27,6 +28,7 @@ from benchmarks.models import (
 from benchmarks.services import evaluation_run_create, similarity_run_create, version_approve
 from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import POOLS
+from core.pagination import CsvListMixin
 from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
@@ -52,6 +54,29 @@ class _Api:
 
 
 # ------------------------------------------------------------------------------------ serializers
+class VisibleVersionField(serializers.PrimaryKeyRelatedField):
+    """A benchmark version id among those the requesting user may read (`selectors.versions_visible_to`): another
+    user's version awaiting approval gets the same 400 as an id that does not exist, so nothing is learnt of it."""
+
+    def __init__(self, **kwargs):
+        super().__init__(queryset=BenchmarkVersion.objects.none(), **kwargs)  # the model, for the schema's type
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return selectors.versions_visible_to(getattr(request, "user", None))
+
+
+class ReadableGoldSetField(serializers.PrimaryKeyRelatedField):
+    """A gold set id among those the requesting user may read (`selectors.gold_set_list`), as `VisibleVersionField`."""
+
+    def __init__(self, **kwargs):
+        super().__init__(queryset=GoldSimilaritySet.objects.none(), **kwargs)  # the model, for the schema's type
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return selectors.gold_set_list(user=getattr(request, "user", None))
+
+
 class VersionSerializer(serializers.ModelSerializer):
     benchmark = serializers.CharField(source="benchmark.name", read_only=True)
     n_gold = serializers.IntegerField(read_only=True)
@@ -102,7 +127,7 @@ class EvaluationRunDetailSerializer(EvaluationRunSerializer):
 
 
 class EvaluationRunInputSerializer(serializers.Serializer):
-    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    version = VisibleVersionField()
     method = serializers.CharField(max_length=100)
     params = serializers.JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
@@ -216,14 +241,14 @@ class SimilarityRunDetailSerializer(SimilarityRunSerializer):
 
 
 class SimilarityRunInputSerializer(serializers.Serializer):
-    gold_set = serializers.PrimaryKeyRelatedField(queryset=GoldSimilaritySet.objects.all())
+    gold_set = ReadableGoldSetField()
     method = serializers.CharField(max_length=100)
     params = serializers.JSONField(required=False, default=dict)
     calibration = serializers.ChoiceField(choices=["", "linear", "isotonic"], required=False, default="")
 
 
 # ------------------------------------------------------------------------------------ Loci Similes
-class VersionListApi(_Api, ListAPIView):
+class VersionListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = VersionSerializer
 
     def get_queryset(self):
@@ -249,7 +274,7 @@ class VersionApproveApi(APIView):
         return Response(VersionSerializer(selectors.version_list(user=request.user).get(pk=pk)).data)
 
 
-class GoldReferenceListApi(_Api, ListAPIView):
+class GoldReferenceListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = GoldReferenceSerializer
 
     @extend_schema(parameters=[
@@ -267,9 +292,20 @@ class GoldReferenceListApi(_Api, ListAPIView):
         return selectors.gold_list(version=version, fold=fold, ref_type=self.request.query_params.get("ref_type") or None)
 
 
-class EvaluationRunListApi(_Api, ListAPIView):
+class EvaluationRunFilter(django_filters.FilterSet):
+    """`?version=` among the versions the user may read: another user's private version filters like a missing id."""
+
+    version = django_filters.ModelChoiceFilter(queryset=lambda request: selectors.versions_visible_to(
+        getattr(request, "user", None)))
+
+    class Meta:
+        model = EvaluationRun
+        fields = ["version", "method", "reranker"]
+
+
+class EvaluationRunListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = EvaluationRunSerializer
-    filterset_fields = ["version", "method", "reranker"]
+    filterset_class = EvaluationRunFilter
 
     @extend_schema(parameters=[OpenApiParameter("pool", OpenApiTypes.STR, enum=list(POOLS),
                                                 description="only runs on this pool")])
@@ -277,7 +313,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        qs = selectors.run_list()
+        qs = selectors.run_list(user=self.request.user)
         pool = self.request.query_params.get("pool")
         if pool:
             if pool not in POOLS:
@@ -289,7 +325,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
     @extend_schema(request=EvaluationRunInputSerializer,
                    responses={201: EvaluationRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
-        data = EvaluationRunInputSerializer(data=request.data)
+        data = EvaluationRunInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
         run = evaluation_run_create(owner=request.user, **data.validated_data)
         return created_or_unavailable(run, EvaluationRunSerializer)
@@ -298,7 +334,7 @@ class EvaluationRunListApi(_Api, ListAPIView):
 class EvaluationRunDetailApi(_Api, APIView):
     @extend_schema(responses=EvaluationRunDetailSerializer)
     def get(self, request, pk: int):
-        run = get_object_or_404(selectors.run_list().defer(None), pk=pk)
+        run = get_object_or_404(selectors.run_list(user=request.user).defer(None), pk=pk)
         return Response(EvaluationRunDetailSerializer(run).data)
 
 
@@ -306,7 +342,7 @@ class EvaluationRunReportApi(_Api, APIView):
     @extend_schema(responses={200: LociReportSerializer, 409: OpenApiTypes.OBJECT},
                    description="The full report: the pure evaluation's JSON plus per_query rows.")
     def get(self, request, pk: int):
-        run = get_object_or_404(EvaluationRun, pk=pk)
+        run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
         if run.report is None:
             return Response({"detail": f"Run {run.pk} has no report yet (status {run.status})."},
                             status=status.HTTP_409_CONFLICT)
@@ -317,7 +353,7 @@ class EvaluationRunCsvApi(_Api, APIView):
     @extend_schema(parameters=[OpenApiParameter("table", OpenApiTypes.STR, enum=list(exports.LOCI_TABLES))],
                    responses={(200, "text/csv"): OpenApiTypes.STR, 409: OpenApiTypes.OBJECT})
     def get(self, request, pk: int):
-        run = get_object_or_404(EvaluationRun, pk=pk)
+        run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
         table = request.query_params.get("table", "per_query")
         if table not in exports.LOCI_TABLES:
             return Response({"detail": f"table must be one of {', '.join(exports.LOCI_TABLES)}"}, status=400)
@@ -353,7 +389,7 @@ def readable_gold_set(request, pk: int) -> GoldSimilaritySet:
     return gold_set
 
 
-class GoldSetListApi(_Api, ListAPIView):
+class GoldSetListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = GoldSetSerializer
 
     def get_queryset(self):
@@ -382,7 +418,7 @@ class GoldSetPublishApi(APIView):
         return Response(GoldSetSerializer(get_object_or_404(selectors.gold_set_list(), pk=pk)).data)
 
 
-class GoldPairListApi(_Api, ListAPIView):
+class GoldPairListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = GoldPairSerializer
     filterset_fields = ["reference_id"]
 
@@ -399,9 +435,20 @@ class GoldSetCsvApi(_Api, APIView):
         return csv_response(exports.gold_set_csv(gold_set, mode=csv_mode(request)), f"gold-set-{gold_set.pk}.csv")
 
 
-class SimilarityRunListApi(_Api, ListAPIView):
+class SimilarityRunFilter(django_filters.FilterSet):
+    """`?gold_set=` among the sets the user may read, as `EvaluationRunFilter`."""
+
+    gold_set = django_filters.ModelChoiceFilter(queryset=lambda request: selectors.gold_set_list(
+        user=getattr(request, "user", None)))
+
+    class Meta:
+        model = SimilarityRun
+        fields = ["gold_set", "method", "calibration"]
+
+
+class SimilarityRunListApi(CsvListMixin, _Api, ListAPIView):
     serializer_class = SimilarityRunSerializer
-    filterset_fields = ["gold_set", "method", "calibration"]
+    filterset_class = SimilarityRunFilter
 
     def get_queryset(self):
         return selectors.similarity_run_list(user=self.request.user)
@@ -409,7 +456,7 @@ class SimilarityRunListApi(_Api, ListAPIView):
     @extend_schema(request=SimilarityRunInputSerializer,
                    responses={201: SimilarityRunSerializer, 503: OpenApiTypes.OBJECT})
     def post(self, request):
-        data = SimilarityRunInputSerializer(data=request.data)
+        data = SimilarityRunInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
         run = similarity_run_create(owner=request.user, **data.validated_data)
         return created_or_unavailable(run, SimilarityRunSerializer)
@@ -453,7 +500,7 @@ class TrainedModelSerializer(serializers.Serializer):
 
 
 class TrainingInputSerializer(serializers.Serializer):
-    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.all())
+    version = VisibleVersionField()
     kind = serializers.CharField(max_length=30)
     name = serializers.CharField(max_length=100)
     method = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
@@ -465,22 +512,24 @@ class TrainingInputSerializer(serializers.Serializer):
     final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
-class TrainedModelListApi(_Api, ListAPIView):
+class TrainedModelListApi(CsvListMixin, _Api, ListAPIView):
     """Trained models (one per fold, plus ``<name>/all``); POST queues a training job."""
 
     serializer_class = TrainedModelSerializer
     filterset_fields = ["kind", "method"]
 
     def get_queryset(self):
-        from detection.selectors import trained_model_list
+        if getattr(self, "swagger_fake_view", False):  # the schema: no user to filter by
+            from detection.models import TrainedModel
 
-        return trained_model_list()
+            return TrainedModel.objects.none()
+        return selectors.trained_models_visible_to(self.request.user)
 
     @extend_schema(request=TrainingInputSerializer, responses={202: TrainingQueuedSerializer, 400: OpenApiTypes.OBJECT})
     def post(self, request):
         from benchmarks.services.training import training_run_create
 
-        data = TrainingInputSerializer(data=request.data)
+        data = TrainingInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)
         if not all(isinstance(data.validated_data[f], dict) for f in ("params", "retriever_params")):
             return Response({"detail": "params and retriever_params must be JSON objects"},

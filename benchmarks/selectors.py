@@ -82,6 +82,33 @@ def versions_visible_to(user) -> QuerySet[BenchmarkVersion]:
     return qs.filter(Q(awaiting_approval=False) | Q(proposed_by_id=getattr(user, "pk", None) or 0))
 
 
+def version_ids_hidden_from(user) -> list[int]:
+    """Ids of the versions `user` may not read (usually none)."""
+    return list(BenchmarkVersion.objects.exclude(pk__in=versions_visible_to(user).values("pk"))
+                .values_list("pk", flat=True))
+
+
+def trained_models_hidden_from(user) -> set[str]:
+    """Names of the trained models learnt from a version `user` may not read (another user's version awaiting
+    approval: its gold is in them), each as stored (``NAME/fold-0``, ``NAME/all``) and as its ``NAME``."""
+    from detection.models import TrainedModel
+
+    hidden_versions = version_ids_hidden_from(user)
+    if not hidden_versions:
+        return set()
+    names = TrainedModel.objects.filter(training_job__params__version_id__in=hidden_versions).values_list(
+        "name", flat=True)
+    return {n for name in names for n in (name, name.split("/", 1)[0])}
+
+
+def trained_models_visible_to(user, *, kind: str | None = None):
+    """The trained-model registry (`detection.selectors.trained_model_list`) less the models hidden from `user`."""
+    from detection.selectors import trained_model_list
+
+    hidden = trained_models_hidden_from(user)
+    return trained_model_list(kind=kind).exclude(name__in=hidden) if hidden else trained_model_list(kind=kind)
+
+
 def version_list(*, user) -> QuerySet[BenchmarkVersion]:
     return (versions_visible_to(user).select_related("benchmark")
             .annotate(n_gold=Count("gold", distinct=True), n_runs=Count("runs", distinct=True))
@@ -126,9 +153,16 @@ def gold_overview(*, version: BenchmarkVersion) -> dict:
     }
 
 
-def run_list(*, version: BenchmarkVersion | None = None) -> QuerySet[EvaluationRun]:
-    qs = EvaluationRun.objects.select_related("job", "owner", "version__benchmark").defer(
-        "report", "per_query", "per_fold").annotate(has_report=_HAS_REPORT)
+def runs_visible_to(user) -> QuerySet[EvaluationRun]:
+    """Evaluation runs on the versions `user` may read (`versions_visible_to`): a run on another user's version
+    awaiting approval is as absent as a run that does not exist."""
+    return EvaluationRun.objects.filter(version__in=versions_visible_to(user))
+
+
+def run_list(*, version: BenchmarkVersion | None = None, user=None) -> QuerySet[EvaluationRun]:
+    """Evaluation runs (of `version`); only runs on versions `user` may read when a user is given."""
+    qs = (runs_visible_to(user) if user is not None else EvaluationRun.objects.all()).select_related(
+        "job", "owner", "version__benchmark").defer("report", "per_query", "per_fold").annotate(has_report=_HAS_REPORT)
     return qs.filter(version=version) if version is not None else qs
 
 

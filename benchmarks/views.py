@@ -156,7 +156,7 @@ def index(request):
     return render(request, "benchmarks/index.html", {
         "versions": selectors.version_list(user=request.user),
         "gold_sets": selectors.gold_set_list(user=request.user),
-        "recent_runs": selectors.run_list()[:10],
+        "recent_runs": selectors.run_list(user=request.user)[:10],
         "recent_similarity_runs": selectors.similarity_run_list(user=request.user)[:10],
     })
 
@@ -205,7 +205,8 @@ def version_detail(request, pk: int):
 
 @researcher_pages
 def run_detail(request, pk: int):
-    run = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark", "job", "owner"), pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user).select_related("version__benchmark", "job", "owner"),
+                            pk=pk)
     report = run.report or {}
     pool = run_pool(run)
     context = {"run": run, "report": report, "running": run.report is None and not (run.job and run.job.is_finished),
@@ -237,7 +238,7 @@ def _report_or_404(run):
 
 @researcher_pages
 def run_report_json(request, pk: int):
-    run = get_object_or_404(EvaluationRun, pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
     _report_or_404(run)
     response = JsonResponse(exports.loci_report(run), json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="loci-run-{run.pk}.json"'
@@ -247,8 +248,7 @@ def run_report_json(request, pk: int):
 @researcher_pages
 def run_trec(request, pk: int, what: str):
     """A stored run's head as a TREC run (``run.trec``) and the gold it was scored on as qrels (``qrels.txt``)."""
-    run = get_object_or_404(EvaluationRun.objects.filter(version__in=selectors.versions_visible_to(request.user)),
-                            pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
     _report_or_404(run)
     response = HttpResponse(exports.loci_trec(run, what), content_type="text/plain; charset=utf-8")
     name = f"loci-run-{run.pk}.trec" if what == "run" else f"loci-run-{run.pk}-qrels.txt"
@@ -279,7 +279,7 @@ def _csv_download(text: str, filename: str) -> HttpResponse:
 
 @researcher_pages
 def run_report_csv(request, pk: int, table: str):
-    run = get_object_or_404(EvaluationRun, pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
     if table not in exports.LOCI_TABLES:
         raise Http404("Unknown table.")
     _report_or_404(run)
@@ -397,27 +397,27 @@ class TrainingForm(forms.Form):
         self.fields["retriever"].choices = [(n, n) for n in selectors.retrieval_method_names()]
 
 
-def _training_jobs():
+def _training_jobs(user):
+    """The latest training jobs, less those on a version `user` may not read."""
     from jobs.models import Job
 
-    return list(Job.objects.filter(kind=TRAIN_KIND).select_related("owner").order_by("-created", "-id")[:10])
+    jobs = Job.objects.filter(kind=TRAIN_KIND).exclude(params__version_id__in=selectors.version_ids_hidden_from(user))
+    return list(jobs.select_related("owner").order_by("-created", "-id")[:10])
 
 
 @researcher_pages
 def trained_models(request):
     """The trained-model registry: every model a training job produced, per fold, with its metrics; researchers
     train one from the form (a job on the cpu or gpu queue, its progress in the training-jobs list)."""
-    from detection.selectors import trained_model_list
-
     form = TrainingForm(request.POST or None, user=request.user)
     queued = _queue_from_form(request, form, training_run_create, label="Training job",
                               redirect_to=f"{request.path}#training-jobs")
     if queued:
         return queued
     kind = request.GET.get("kind") or None
-    jobs = _training_jobs()
+    jobs = _training_jobs(request.user)
     return render(request, "benchmarks/models.html", {
-        "models": trained_model_list(kind=kind)[:500], "kind": kind,
+        "models": selectors.trained_models_visible_to(request.user, kind=kind)[:500], "kind": kind,
         "kinds": list(KINDS), "form": form, "can_launch": _can_launch(request), "jobs": jobs,
         "running": any(j.status in ("queued", "running") for j in jobs),
         "rerankers": selectors.method_specs(kind="reranker")})
@@ -442,12 +442,11 @@ class SuiteForm(forms.Form):
 @researcher_pages
 def suite_page(request):
     """The benchmark suite: launch a run (a job), read the tables of the recent ones."""
-    from benchmarks.services.suite_jobs import SUITE_KIND, suite_job_create
-    from jobs.models import Job
+    from benchmarks.services.suite_jobs import suite_job_create, suite_jobs_visible_to
 
     form = SuiteForm(request.POST or None, user=request.user)
     queued = _queue_from_form(request, form, suite_job_create, label="Suite job", redirect_to="benchmarks:suite")
     if queued:
         return queued
-    jobs = list(Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")[:10])
+    jobs = suite_jobs_visible_to(request.user)
     return render(request, "benchmarks/suite.html", {"jobs": jobs, "form": form, "can_launch": _can_launch(request)})

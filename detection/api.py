@@ -13,6 +13,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.pagination import Pagination, paginated
 from detection.methods import UnknownMethod, registry
 
 
@@ -49,6 +50,7 @@ def _choice(request, name: str, allowed) -> str | None:
 
 class MethodListApi(APIView):
     permission_classes = [IsAuthenticated]
+    pagination_class = Pagination  # the schema's page shape; `paginated` pages the answer
 
     @extend_schema(
         summary="Detection methods of the registry, with their parameters",
@@ -60,7 +62,7 @@ class MethodListApi(APIView):
         languages = sorted({lang for spec in registry.specs() for lang in spec.languages})
         language = _choice(request, "language", languages)
         specs = registry.specs(kind=kind, language=language)
-        return Response(MethodOutputSerializer([spec.as_dict() for spec in specs], many=True).data)
+        return paginated(request, [spec.as_dict() for spec in specs], MethodOutputSerializer, view=self)
 
 
 class MethodDetailApi(APIView):

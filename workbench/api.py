@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
 from benchmarks.selectors import versions_visible_to
+from core.pagination import Pagination, list_responses, paginated
 from core.params import query_choice, query_int
 from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
@@ -278,7 +279,7 @@ class CompareQueryApi(_Api):
                 raise ValidationError({name: "a run id (a positive integer) is required"})
         if not q:
             raise ValidationError({"query": "a query id is required"})
-        data = selectors.query_comparison(int(a), int(b), q)
+        data = selectors.query_comparison(int(a), int(b), q, user=request.user)
         return Response({"query_id": q, "a": {"run": data["a"].pk, "method": data["a"].method,
                                               "reranker": data["a"].reranker, "list": data["list_a"]},
                          "b": {"run": data["b"].pk, "method": data["b"].method, "reranker": data["b"].reranker,
@@ -288,17 +289,22 @@ class CompareQueryApi(_Api):
 
 
 class CorpusListApi(_Api):
-    @extend_schema(responses=CorpusSerializer(many=True))
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+
+    pagination_class = Pagination
+
+    @extend_schema(responses=list_responses(CorpusSerializer))
     def get(self, request):
-        return Response(CorpusSerializer(selectors.corpus_list(), many=True).data)
+        return paginated(request, selectors.corpus_list(), CorpusSerializer, view=self)
 
 
 class DocumentListApi(_Api):
+    pagination_class = Pagination
     parser_classes = [MultiPartParser, FormParser, DepthLimitedJSONParser]
 
     @extend_schema(responses=DocumentSerializer(many=True))
     def get(self, request):
-        return Response(DocumentSerializer(selectors.document_list(user=request.user)[:500], many=True).data)
+        return paginated(request, selectors.document_list(user=request.user), DocumentSerializer, view=self)
 
     @extend_schema(request={"multipart/form-data": DocumentInputSerializer, "application/json": DocumentInputSerializer},
                    responses={201: DocumentSerializer, 400: OpenApiTypes.OBJECT},
@@ -323,9 +329,10 @@ def _readable_document(request, doc: Document) -> Document:
 
 
 class RunListApi(_Api):
+    pagination_class = Pagination
     @extend_schema(responses=RunSerializer(many=True))
     def get(self, request):
-        return Response(RunSerializer(selectors.run_list(user=request.user)[:200], many=True).data)
+        return paginated(request, selectors.run_list(user=request.user), RunSerializer, view=self)
 
     @extend_schema(request=RunInputSerializer, responses={201: RunSerializer, 400: OpenApiTypes.OBJECT,
                                                           503: OpenApiTypes.OBJECT})

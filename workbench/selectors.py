@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from benchmarks.models import Corpus, EvaluationRun
+from benchmarks.selectors import runs_visible_to
 from core.errors import DomainError
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
@@ -137,9 +138,9 @@ def export_rows(qs: QuerySet[Candidate]):
                           "p_cf", "label", "shared_lemmas", "bucket", "explain").iterator(chunk_size=2000)
 
 
-def comparable_runs() -> QuerySet[EvaluationRun]:
-    """Finished Loci Similes runs, newest first (the compare page's choices)."""
-    return (EvaluationRun.objects.filter(report__isnull=False).select_related("version__benchmark")
+def comparable_runs(*, user) -> QuerySet[EvaluationRun]:
+    """Finished Loci Similes runs on versions `user` may read, newest first (the compare page's choices)."""
+    return (runs_visible_to(user).filter(report__isnull=False).select_related("version__benchmark")
             .defer("report", "per_query", "per_fold").order_by("-created", "-id"))
 
 
@@ -149,14 +150,14 @@ class ComparisonNotFound(DomainError):
     status = 404
 
 
-def query_comparison(a_id, b_id, query_id: str) -> dict:
+def query_comparison(a_id, b_id, query_id: str, *, user) -> dict:
     """Two finished evaluation runs' ranked heads for one query, with gold marked (``engine.compare.query_lists``)
     and what each finds that the other misses. Raises :class:`ComparisonNotFound` naming what is missing."""
     from workbench.engine.compare import query_lists
 
     runs = {}
     for name, pk in (("a", a_id), ("b", b_id)):
-        run = EvaluationRun.objects.filter(pk=pk, report__isnull=False).select_related("version__benchmark").first()
+        run = comparable_runs(user=user).defer(None).filter(pk=pk).first()
         if run is None:
             raise ComparisonNotFound(f"{name}: no finished evaluation run {pk}")
         runs[name] = run

@@ -110,6 +110,12 @@ def detection_run_create(*, query_document: Document, source_document: Document,
             detection_method_config(reranker, reranker_params, kind="reranker"), reranker_params)
         notes += rr_notes
     r_params, rr_params = dict(r_config.params), dict(rr_config.params) if rr_config else {}
+    from benchmarks.services.runs import RunError, check_models_usable
+
+    try:
+        check_models_usable(owner, r_params, rr_params)
+    except RunError as exc:
+        raise WorkbenchError(str(exc)) from None
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
     if unit not in JOB_UNITS:

@@ -244,13 +244,13 @@ def run_promote(request, pk: int):
 
 @researcher_only
 def compare_page(request):
-    runs = list(selectors.comparable_runs()[:200])
+    runs = list(selectors.comparable_runs(user=request.user)[:200])
     context = {"runs": runs, "a": None, "b": None}
     ids = [request.GET.get("a"), request.GET.get("b")]
     # ASCII digits only, within a primary key's range ("²" passes str.isdigit() and failed the lookup: a 500)
     if all(i and re.fullmatch(r"[0-9]{1,18}", i) for i in ids):
-        a = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[0], report__isnull=False)
-        b = get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=ids[1], report__isnull=False)
+        a = get_object_or_404(selectors.comparable_runs(user=request.user).defer(None), pk=ids[0])
+        b = get_object_or_404(selectors.comparable_runs(user=request.user).defer(None), pk=ids[1])
         context.update(compare_context(a, b))
     elif any(ids):
         messages.error(request, "Pick two runs: a and b are run numbers (digits 0-9).")
@@ -267,7 +267,7 @@ def compare_query_page(request):
     if not (a.isascii() and a.isdigit() and b.isascii() and b.isdigit() and q):  # "²".isdigit() is True
         raise Http404("a, b (run ids) and q (a query id) are required")
     try:
-        context = selectors.query_comparison(int(a), int(b), q)
+        context = selectors.query_comparison(int(a), int(b), q, user=request.user)
     except selectors.ComparisonNotFound as exc:
         raise Http404(str(exc)) from None
     context["lists"] = [("A", context["a"], context["list_a"]), ("B", context["b"], context["list_b"])]

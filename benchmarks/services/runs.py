@@ -109,6 +109,27 @@ def _check_ks(ks) -> list[int]:
     return sorted(set(ks))
 
 
+def check_version_readable(version: BenchmarkVersion, owner) -> None:
+    """Refuse a run or a training on a version its owner may not read (another user's version awaiting a lead's
+    approval), in the words used for a version that does not exist: nothing is learnt of it. No owner: an
+    operator's command, which reads every version."""
+    if owner is not None and not selectors.versions_visible_to(owner).filter(pk=version.pk).exists():
+        raise RunError(f"version: no benchmark version {version.pk}")
+
+
+def check_models_usable(owner, *params: dict | None, names: tuple[str, ...] = ()) -> None:
+    """Refuse a model (a string value of the method parameters, or one of `names`) learnt from a version the owner
+    may not read: a model trained on another user's private gold would carry that gold into their runs."""
+    if owner is None:
+        return
+    hidden = selectors.trained_models_hidden_from(owner)
+    used = [v for p in params for v in (p or {}).values() if isinstance(v, str)] + [n for n in names if n]
+    for value in used:
+        if value in hidden:
+            raise RunError(f"model: no trained model {value!r} you may use (it learnt from a benchmark version "
+                           "you cannot read)")
+
+
 # ---------------------------------------------------------------------------------------------- create
 @transaction.atomic
 def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dict | None = None,
@@ -123,6 +144,7 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     `enqueue=False` creates the queued Job row without sending it to a worker, for a caller that runs it
     in-process with `jobs.runner.run_job` (the `evaluate` command, with ``shards=1``).
     """
+    check_version_readable(version, owner)
     EVALUATION_SHARDS.check(shards, RunError)
     if method not in selectors.retrieval_method_names():
         raise RunError(f"unknown retrieval method {method!r}; available: {', '.join(selectors.retrieval_method_names())}")
@@ -133,9 +155,11 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     EVALUATION_N_FOLDS.check(n_folds, RunError)
     if pool not in POOLS:
         raise RunError(f"pool must be one of {', '.join(POOLS)}")
+    params, reranker_params = method_params(method, params, kind="retriever"), _reranker_params(reranker, reranker_params)
+    check_models_usable(owner, params, reranker_params)
     run = EvaluationRun.objects.create(summary={"pool": pool},
-        version=version, method=method, params=method_params(method, params, kind="retriever"), reranker=reranker,
-        reranker_params=_reranker_params(reranker, reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
+        version=version, method=method, params=params, reranker=reranker,
+        reranker_params=reranker_params, ks=_check_ks(ks), split=split, n_folds=int(n_folds),
         seed=int(seed), owner=owner, code_version=code_version())
     queue = selectors.method_queue(method)
     job_params = {"run_id": run.pk, **({"shards": shards} if shards else {})}
@@ -151,12 +175,15 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
 def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: dict | None = None,
                           calibration: str = "", owner=None) -> SimilarityRun:
     """Create a similarity run on a gold set and queue its job (queue "gpu" for transformer methods)."""
+    if owner is not None and not selectors.gold_set_readable(gold_set=gold_set, user=owner):
+        raise RunError(f"gold_set: no gold set {gold_set.pk}")
     if method not in selectors.similarity_method_names():
         raise RunError(f"unknown similarity method {method!r}; available: {', '.join(selectors.similarity_method_names())}")
     if calibration not in CALIBRATIONS:
         raise RunError("calibration must be empty, 'linear' or 'isotonic'")
     params = _check_params(params)
     params = method_params(method, params, kind="pair_scorer")
+    check_models_usable(owner, params)
     if selectors.similarity_method_needs_model(method) and not params.get("model"):
         raise RunError(f"method {method!r} needs a model in params: a name from the models directory or a hub id, "
                        f"e.g. {{\"model\": \"org/name\"}}")

@@ -89,6 +89,20 @@ def stored_suite_benchmark(key: str, user=None):
                                "corpus", notes)
 
 
+def suite_jobs_visible_to(user, *, limit: int = 10) -> list:
+    """The latest suite jobs (the suite page's tables), less those over a stored version `user` may not read."""
+    from benchmarks.models import BenchmarkVersion
+    from benchmarks.selectors import version_ids_hidden_from
+    from jobs.models import Job
+
+    hidden = {stored_key(v) for v in BenchmarkVersion.objects.filter(pk__in=version_ids_hidden_from(user))
+              .select_related("benchmark")}
+    jobs = Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")
+    if not hidden:
+        return list(jobs[:limit])
+    return [job for job in jobs[:limit * 20] if not hidden & set((job.params or {}).get("benchmarks") or [])][:limit]
+
+
 def suite_job_create(*, methods, benchmarks, owner=None):
     from benchmarks.suite.suite import BENCHMARKS
 

@@ -21,7 +21,7 @@ import numpy as np
 from django.db import transaction
 
 from benchmarks.models import BenchmarkVersion
-from benchmarks.services.runs import RunError, method_params
+from benchmarks.services.runs import RunError, check_models_usable, check_version_readable, method_params
 from core.numeric import json_safe
 from core.run_limits import TRAINING_K
 from jobs.models import Job
@@ -105,6 +105,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
     of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists)."""
     from detection.methods import model_store
 
+    check_version_readable(version, owner)
     if kind not in KINDS:
         raise TrainingError(f"kind must be one of {', '.join(KINDS)}")
     params = dict(params or {})
@@ -129,6 +130,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
         params = _check_neural_params(kind, params)
         method = "cross-encoder" if kind == "cross-encoder" else ""
         queue = "gpu"
+    check_models_usable(owner, retriever_params, params, names=(base_model,))
     final = (kind == "feature-classifier" and (has_all or not per_fold)) if final_model is None else bool(final_model)
     if final and per_fold and not has_all and kind != "bi-encoder":
         raise TrainingError(f"a final model needs the first stage {retriever_params['model']}/all, which does not "

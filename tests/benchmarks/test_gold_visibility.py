@@ -96,3 +96,16 @@ def test_gold_sets_from_files_stay_readable_by_every_lead(client_for):
     GoldSimilarityPair.objects.create(gold_set=gold, reference_id="a", reference_text="α", candidate_id="b",
                                       candidate_text="β", score=1.0)
     assert client_for("lead").get(f"/api/v1/sts/gold-sets/{gold.pk}/pairs/").status_code == 200
+
+
+def test_filtering_runs_by_a_restricted_gold_set_answers_as_for_a_missing_one(client_for, gold_from_b):
+    """`?gold_set=` must not tell an outsider that a set they may not read exists (an existence oracle)."""
+    from benchmarks.models import GoldSimilaritySet
+
+    outsider = client_for("lead")
+    missing = GoldSimilaritySet.objects.order_by("-pk").first().pk + 1000
+    hidden = outsider.get("/api/v1/sts/runs/", {"gold_set": gold_from_b.pk})
+    absent = outsider.get("/api/v1/sts/runs/", {"gold_set": missing})
+    assert hidden.status_code == absent.status_code == 400
+    assert str(hidden.json()).replace(str(gold_from_b.pk), "N") == str(absent.json()).replace(str(missing), "N")
+    assert client_for("researcher").get("/api/v1/sts/runs/", {"gold_set": gold_from_b.pk}).status_code == 200

@@ -157,7 +157,7 @@ def test_real_answers_match_their_descriptions(client_for, users, make_user, tmp
     progress = check("get", "/api/v1/projects/{id}/progress/", lead.get(f"/api/v1/projects/{owner.pk}/progress/"))
     assert progress["annotators"] and sum(b["judgements"] for b in progress["batches"]) > 0
     mine = check("get", "/api/v1/me/batches/", annotator.get("/api/v1/me/batches/"))
-    assert any(row["my_judgements"] > 0 for row in mine)
+    assert any(row["my_judgements"] > 0 for row in mine["results"]) and mine["count"] == len(mine["results"])
     live = check("get", "/api/v1/projects/{id}/agreement/",
                  lead.get(f"/api/v1/projects/{owner.pk}/agreement/?since=2000-01-01T00:00:00Z"))
     assert live["source"] == "live" and live["agreement"]["n_judgements"] > 0 and "fleiss" in live["agreement"]

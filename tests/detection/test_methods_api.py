@@ -10,7 +10,9 @@ from detection.methods import registry
 def test_every_signed_in_user_reads_the_whole_registry(client_for, role):
     response = client_for(role).get("/api/v1/methods/")
     assert response.status_code == 200
-    rows = response.json()
+    page = response.json()  # the one page shape (core.pagination); the registry fits one page
+    rows = page["results"]
+    assert page["count"] == len(registry.names()) and page["pages"] == 1 and page["next"] is None
     assert [r["name"] for r in rows] == registry.names()
     bm25 = next(r for r in rows if r["name"] == "bm25-lemma")
     assert bm25["kind"] == "retriever" and bm25["languages"] == ["la"] and bm25["needs_gpu"] is False
@@ -27,10 +29,10 @@ def test_every_signed_in_user_reads_the_whole_registry(client_for, role):
 @pytest.mark.django_db
 def test_filters_detail_and_refusals(client_for):
     client = client_for("annotator")
-    greek = client.get("/api/v1/methods/?kind=pair_scorer&language=grc").json()
+    greek = client.get("/api/v1/methods/?kind=pair_scorer&language=grc").json()["results"]
     assert {r["name"] for r in greek} == set(registry.names(kind="pair_scorer", language="grc"))
     assert all(r["kind"] == "pair_scorer" for r in greek) and "levenshtein" in {r["name"] for r in greek}
-    assert {r["name"] for r in client.get("/api/v1/methods/?language=la").json()} == set(registry.names(language="la"))
+    assert {r["name"] for r in client.get("/api/v1/methods/?language=la").json()["results"]} == set(registry.names(language="la"))
     detail = client.get("/api/v1/methods/tesserae/").json()
     assert detail == registry.get_spec("tesserae").as_dict()
     bad = client.get("/api/v1/methods/?kind=bogus")

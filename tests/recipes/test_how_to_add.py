@@ -67,7 +67,7 @@ def test_step3_registry_validation_and_retrieval(toy_method):
 @pytest.mark.django_db
 def test_step3_api_and_schema_list_it(toy_method, client_for):
     client = client_for("annotator")
-    names = [m["name"] for m in client.get("/api/v1/methods/?kind=retriever").json()]
+    names = [m["name"] for m in client.get("/api/v1/methods/?kind=retriever").json()["results"]]
     assert NAME in names
     detail = client.get(f"/api/v1/methods/{NAME}/").json()
     assert detail["params"][0] == {"name": "min_shared", "type": "int", "default": 1, "help": "fewest shared words",

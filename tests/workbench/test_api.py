@@ -91,10 +91,10 @@ def test_researchers_see_only_their_own_runs_and_uploads(make_user, client_for, 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=other).key}")
     run = finished_detection
-    assert client.get("/api/v1/workbench/runs/").json() == []
+    assert client.get("/api/v1/workbench/runs/").json()["results"] == []
     assert client.get(f"/api/v1/workbench/runs/{run.pk}/candidates/").status_code == 404
     assert client.get(f"/api/v1/workbench/candidates/{run.candidates.first().pk}/").status_code == 404
-    assert client.get("/api/v1/workbench/documents/").json() == []
+    assert client.get("/api/v1/workbench/documents/").json()["results"] == []
     stolen = client.post("/api/v1/workbench/runs/", {"query_document": run.query_document_id,
                                                      "source_document": run.source_document_id,
                                                      "retriever": "bm25-lemma"}, format="json")
@@ -245,7 +245,7 @@ def test_openapi_documents_the_workbench(client_for):
 
 def test_stored_corpus_copy_is_made_once(client_for, loci_version):
     client = client_for("researcher")
-    corpora = client.get("/api/v1/workbench/corpora/").json()
+    corpora = client.get("/api/v1/workbench/corpora/").json()["results"]
     query_corpus = next(c for c in corpora if c["id"] == loci_version.query_corpus_id)
     assert query_corpus["n_segments"] == 463
     first = client.post("/api/v1/workbench/documents/", {"corpus": loci_version.query_corpus_id}, format="json")
