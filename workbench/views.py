@@ -150,11 +150,21 @@ def _page_number(request) -> int:
         return 1
 
 
+def _label_rows(run) -> list[tuple[str, float, float | None]]:
+    """The reranker check's label shares as rows in the decision order none, cit., cf. (a stored JSON object's
+    key order is not kept by PostgreSQL's jsonb)."""
+    check = (run.job.result or {}).get("reranker_check") if run.job is not None else None
+    if not check:
+        return []
+    shares, trained = check.get("labels") or {}, check.get("training_labels") or {}
+    return [(name, shares[name], trained.get(name)) for name in ("none", "cit.", "cf.") if name in shares]
+
+
 @researcher_only
 def run_page(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
     finished = run.job is not None and run.job.is_finished
-    context = {"run": run, "running": not finished}
+    context = {"run": run, "running": not finished, "label_rows": _label_rows(run)}
     if finished and run.job.status == "succeeded":
         try:
             filters = parse_filters(request.GET)
