@@ -22,7 +22,7 @@ from benchmarks.selectors import versions_visible_to
 from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
-from core.page_actions import form_action, page_action, say_queued
+from core.page_actions import form_action, page_action, say_done, say_queued
 from core.roles import RESEARCHER, has_role
 from core.run_limit_fields import form_field
 from core.run_limits import WORKBENCH_TOP_K
@@ -209,12 +209,11 @@ def run_export(request, pk: int):
 @require_POST
 def run_rename(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
-    try:
-        run_rename_service(run=run, user=request.user, name=request.POST.get("name", ""))
-        messages.success(request, f"Renamed: {run}. Its candidates, verdicts and exports follow it.")
-    except WorkbenchError as exc:
-        messages.error(request, f"Not renamed: {exc}")
-    return redirect("workbench:run", pk=pk)
+    back = reverse("workbench:run", args=[pk])
+    return page_action(request, lambda: run_rename_service(run=run, user=request.user, name=request.POST.get("name", "")),
+                       done=say_done(request, back, lambda _: f"Renamed: {run}. Its candidates, verdicts and exports "
+                                                               "follow it."),
+                       back=back, refused="Not renamed", errors=WorkbenchError)
 
 
 @researcher_only
@@ -226,12 +225,9 @@ def run_delete(request, pk: int):
         return confirm_page(request, title=f"Delete {run}?", action=request.path,
                             cancel=reverse("workbench:run", args=[pk]), button="Delete the run",
                             **run_delete_plan(run))
-    try:
-        messages.success(request, run_delete_service(run=run, user=request.user))
-    except WorkbenchError as exc:
-        messages.error(request, str(exc))
-        return redirect("workbench:run", pk=pk)
-    return redirect("workbench:index")
+    return page_action(request, lambda: run_delete_service(run=run, user=request.user),
+                       done=say_done(request, reverse("workbench:index")), back=reverse("workbench:run", args=[pk]),
+                       errors=WorkbenchError)
 
 
 @researcher_only

@@ -4,10 +4,9 @@ confirmation page (`frontend.confirm`) saying what goes and what is kept; the ru
 `annotation/services/curation.py`."""
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -19,6 +18,7 @@ from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
 from annotation.views.projects import project_page
+from core.page_actions import page_action, say_done
 from frontend.confirm import confirm_page
 
 VERSES_PER_PAGE = 50
@@ -26,12 +26,7 @@ VERSES_PER_PAGE = 50
 
 def _run(request, action, done_url: str, fail_url: str):
     """Run ``action()`` (a service returning a message); say what happened; go to ``done_url`` or ``fail_url``."""
-    try:
-        messages.success(request, action())
-    except AnnotationError as exc:
-        messages.error(request, str(exc))
-        return redirect(fail_url)
-    return redirect(done_url)
+    return page_action(request, action, done=say_done(request, done_url), back=fail_url, errors=AnnotationError)
 
 
 # --- projects -------------------------------------------------------------------------------------
@@ -127,14 +122,16 @@ def verse_rename(request, pk: int, verse_pk: int):
     if not form.is_valid():
         return verse_detail(request, pk, verse_pk, form=form, status=400)
     old = verse.verse_id
-    try:
-        curation.verse_rename(verse=verse, actor=request.user, verse_id=form.cleaned_data["verse_id"])
-    except AnnotationError as exc:
+
+    def refused(exc):
         form.add_error("verse_id", str(exc).removeprefix("verse_id: "))
         return verse_detail(request, pk, verse_pk, form=form, status=exc.status)
-    messages.success(request, f"Verse {old} is now {verse.verse_id}; its batches and judgements follow it, and exports "
-                              "name it by the new id.")
-    return redirect("annotation:verse", pk=pk, verse_pk=verse_pk)
+
+    return page_action(request, lambda: curation.verse_rename(verse=verse, actor=request.user,
+                                                              verse_id=form.cleaned_data["verse_id"]),
+                       done=say_done(request, reverse("annotation:verse", args=[pk, verse_pk]), lambda _: (
+                           f"Verse {old} is now {verse.verse_id}; its batches and judgements follow it, and exports "
+                           "name it by the new id.")), again=refused, errors=AnnotationError)
 
 
 @login_required

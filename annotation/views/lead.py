@@ -23,23 +23,18 @@ from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
 from annotation.views.projects import lead_action, project_page
+from core.page_actions import page_action, say_done
 
 
 @login_required
 @require_POST
 def project_settings(request, pk: int):
-    project = managed_project(request, pk)
-    form = ProjectSettingsForm(request.POST)
-    if not form.is_valid():
-        return project_page(request, project, status=400, settings=form)
-    try:
+    def save(project, **settings):
         project = Project.objects.get(pk=project.pk)  # a fresh copy: a refused change leaves nothing behind
-        project_services.project_update(project=project, **form.cleaned_data)
-    except AnnotationError as exc:
-        messages.error(request, f"Settings not saved: {exc}")
-        return redirect(reverse("annotation:project", args=[pk]) + "#settings")
-    messages.success(request, "Settings saved.")
-    return redirect(reverse("annotation:project", args=[pk]) + "#settings")
+        project_services.project_update(project=project, **settings)
+
+    return lead_action(request, pk, save, "Settings saved.", "Settings not saved", ProjectSettingsForm, "settings",
+                       anchor="#settings")
 
 
 def _members_action(request, pk: int, action, done: str, refused: str, form_class=None, form_name: str = ""):
@@ -98,15 +93,20 @@ def invitation_accept(request, token: str):
             if not form.is_valid():
                 return render(request, "annotation/invitation.html", context, status=400)
             account = form.cleaned_data
-        try:
-            user, project = member_services.invitation_accept(token=token, user=user, **account)
-        except AnnotationError as exc:
+
+        def joined(accepted):
+            user, project = accepted
+            if not request.user.is_authenticated:
+                login(request, user, backend="core.authentication.UserWithRolesBackend")
+            messages.success(request, f"You joined {project.title or project.name} as an annotator.")
+            return redirect(reverse("home") + "#annotate")
+
+        def refused(exc):
             context["error"] = str(exc)
             return render(request, "annotation/invitation.html", context, status=exc.status)
-        if not request.user.is_authenticated:
-            login(request, user, backend="core.authentication.UserWithRolesBackend")
-        messages.success(request, f"You joined {project.title or project.name} as an annotator.")
-        return redirect(reverse("home") + "#annotate")
+
+        return page_action(request, lambda: member_services.invitation_accept(token=token, user=user, **account),
+                           done=joined, again=refused, errors=AnnotationError)
     response = render(request, "annotation/invitation.html", context,
                       status=(410 if invitation else 404) if problem else 200)
     response.similia_error_page = True  # the page says why itself; the generic 404 page must not replace it
@@ -126,14 +126,15 @@ def attention_checks(request, pk: int, batch_id: int):
     if not form.is_valid():
         return project_page(request, project, status=400, attention=form, attention_batch=batch.pk)
     data = form.cleaned_data
-    try:
+
+    def add() -> str:
         if data["answer_id"]:
             attention_services.attention_check_mark(batch=batch, actor=request.user, answer_id=data["answer_id"],
                                                     other_id=data["other_id"])
-            messages.success(request, f"Known-answer pair added to {batch.name}; it is never scored.")
-        else:
-            n = attention_services.attention_checks_build(batch=batch, actor=request.user, n=data["build"])
-            messages.success(request, f"{n} attention check(s) added to {batch.name}.")
-    except AnnotationError as exc:
-        messages.error(request, f"No check added: {exc}")
-    return redirect(reverse("annotation:project", args=[pk]) + "#attention")
+            return f"Known-answer pair added to {batch.name}; it is never scored."
+        n = attention_services.attention_checks_build(batch=batch, actor=request.user, n=data["build"])
+        return f"{n} attention check(s) added to {batch.name}."
+
+    url = reverse("annotation:project", args=[pk]) + "#attention"
+    return page_action(request, add, done=say_done(request, url), back=url, refused="No check added",
+                       errors=AnnotationError)

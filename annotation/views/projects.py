@@ -35,6 +35,7 @@ from annotation.services import projects as project_services
 from annotation.services.errors import AnnotationError
 from annotation.services.study import study_rows
 from annotation.views.access import managed_project
+from core.page_actions import page_action, say_done
 from core.roles import LEAD, has_role
 from core.upload_limit import upload_refusal
 
@@ -61,12 +62,14 @@ def project_create(request):
     form = ProjectCreateForm(request.POST)
     if not form.is_valid():
         return _project_form_again(request, form, form_errors(form), 400)
-    try:
-        project = project_services.project_create(owner=request.user, **form.cleaned_data)
-    except AnnotationError as exc:
-        return _project_form_again(request, form, str(exc), getattr(exc, "status", 400))
-    messages.success(request, f"Project {project.name} created.")
-    return redirect("annotation:project", pk=project.pk)
+
+    def created(project):
+        messages.success(request, f"Project {project.name} created.")
+        return redirect("annotation:project", pk=project.pk)
+
+    return page_action(request, lambda: project_services.project_create(owner=request.user, **form.cleaned_data),
+                       done=created, again=lambda exc: _project_form_again(request, form, str(exc), exc.status),
+                       errors=AnnotationError)
 
 
 @login_required
@@ -119,12 +122,10 @@ def member_add(request, pk: int):
     form = MemberAddForm(request.POST)
     if not form.is_valid():
         return project_page(request, project, status=400, member=form)
-    try:
-        project_services.membership_add(project=project, **form.cleaned_data)
-        messages.success(request, f"{form.cleaned_data['username']} added.")
-    except AnnotationError as exc:
-        messages.error(request, str(exc))
-    return redirect("annotation:project", pk=pk)
+    url = reverse("annotation:project", args=[pk])
+    return page_action(request, lambda: project_services.membership_add(project=project, **form.cleaned_data),
+                       done=say_done(request, url, f"{form.cleaned_data['username']} added."), back=url,
+                       errors=AnnotationError)
 
 
 @csrf_exempt  # checked below, once the body is known to be within the size limit
@@ -145,19 +146,21 @@ def _verses_upload(request, project: Project):
     if not form.is_valid():
         return project_page(request, project, status=400, verses=form)
     upload = form.cleaned_data["file"]
-    try:
+
+    def imported():
         project_services.check_upload_size(size=upload.size, filename=upload.name)
-        summary = project_services.verses_import(project=project, data=upload.read(), filename=upload.name,
-                                                 create_batches=form.cleaned_data["create_batches"],
-                                                 owner=request.user)
-    except (VerseFileError, AnnotationError) as exc:
-        messages.error(request, f"Nothing imported. {exc}")
-        return redirect("annotation:project", pk=pk)
-    text = f"Imported {summary['created']} new verse(s) ({summary['unchanged']} already present)"
-    if summary["batches"]:
-        text += f"; created batches: {', '.join(summary['batches'])}"
-    messages.success(request, text + ". " + " ".join(summary["notes"]))
-    return redirect("annotation:project", pk=pk)
+        return project_services.verses_import(project=project, data=upload.read(), filename=upload.name,
+                                              create_batches=form.cleaned_data["create_batches"], owner=request.user)
+
+    def said(summary) -> str:
+        text = f"Imported {summary['created']} new verse(s) ({summary['unchanged']} already present)"
+        if summary["batches"]:
+            text += f"; created batches: {', '.join(summary['batches'])}"
+        return text + ". " + " ".join(summary["notes"])
+
+    url = reverse("annotation:project", args=[pk])
+    return page_action(request, imported, done=say_done(request, url, said), back=url,
+                       refused="Nothing imported. {reason}", errors=(VerseFileError, AnnotationError))
 
 
 @login_required
@@ -170,20 +173,21 @@ def batch_create(request, pk: int):
     reference_id, candidates = form.cleaned_data["reference_id"], form.cleaned_data["candidate_ids"]
     if form.cleaned_data["all_others"]:
         candidates = [v for v in project.verses.values_list("verse_id", flat=True) if v != reference_id]
-    try:
-        made = project_services.batch_create_or_job(project=project, reference_id=reference_id,
-                                                    candidate_ids=candidates, name=form.cleaned_data["name"],
-                                                    pilot=form.cleaned_data["pilot"], owner=request.user)
-    except AnnotationError as exc:
-        messages.error(request, f"Batch not created: {exc}")
-        return redirect("annotation:project", pk=pk)
-    if isinstance(made, Batch):
-        messages.success(request, f"Batch {made.name} created with {made.n_pairs} pairs.")
-        return redirect("annotation:project", pk=pk)
-    n = len(made.params["candidate_ids"])
-    messages.success(request, f"Batch {made.params['name']} ({n:,} candidates, {n * (n - 1) // 2:,} pairs) is being "
-                              "created by this job; it opens for annotators when all its pairs are written.")
-    return redirect("job", pk=made.pk)
+    url = reverse("annotation:project", args=[pk])
+
+    def made(batch_or_job):
+        if isinstance(batch_or_job, Batch):
+            messages.success(request, f"Batch {batch_or_job.name} created with {batch_or_job.n_pairs} pairs.")
+            return redirect(url)
+        n = len(batch_or_job.params["candidate_ids"])
+        messages.success(request, f"Batch {batch_or_job.params['name']} ({n:,} candidates, {n * (n - 1) // 2:,} pairs) "
+                                  "is being created by this job; it opens for annotators when all its pairs are written.")
+        return redirect("job", pk=batch_or_job.pk)
+
+    return page_action(request, lambda: project_services.batch_create_or_job(
+        project=project, reference_id=reference_id, candidate_ids=candidates, name=form.cleaned_data["name"],
+        pilot=form.cleaned_data["pilot"], owner=request.user), done=made, back=url, refused="Batch not created",
+        errors=AnnotationError)
 
 
 def lead_action(request, pk: int, action, done: str, refused: str, form_class=None, form_name: str = "",
@@ -198,12 +202,9 @@ def lead_action(request, pk: int, action, done: str, refused: str, form_class=No
         if not form.is_valid():
             return project_page(request, project, status=400, **{form_name: form})
         data = form.cleaned_data
-    try:
-        result = action(project, **data)
-        messages.success(request, done.format(result=result))
-    except AnnotationError as exc:
-        messages.error(request, f"{refused}: {exc}")
-    return redirect(reverse("annotation:project", args=[pk]) + anchor)
+    url = reverse("annotation:project", args=[pk]) + anchor
+    return page_action(request, lambda: action(project, **data), done=say_done(request, url, lambda result: done.format(result=result)),
+                       back=url, refused=refused, errors=AnnotationError)
 
 
 def _batch_action(request, pk: int, batch_id: int, action, refused: str, form_class=None, form_name: str = ""):

@@ -16,6 +16,7 @@ from annotation.services import study as study_services
 from annotation.services.errors import AnnotationError
 from annotation.views.access import managed_project
 from annotation.views.projects import lead_action, project_page
+from core.page_actions import page_action, say_done
 
 # --- the annotator's steps -------------------------------------------------------------------------
 
@@ -90,11 +91,9 @@ def _study_url(batch: Batch, **query) -> str:
 @require_POST
 def study_consent(request, batch_id: int):
     batch = _annotator_batch(request, batch_id)
-    try:
-        study_services.consent_give(project=batch.project, user=request.user)
-    except AnnotationError as exc:
-        messages.error(request, str(exc))
-    return redirect(_study_url(batch))
+    url = _study_url(batch)
+    return page_action(request, lambda: study_services.consent_give(project=batch.project, user=request.user),
+                       done=lambda _: redirect(url), back=url, errors=AnnotationError)
 
 
 def _id(text: str) -> int | None:
@@ -114,13 +113,10 @@ def study_training(request, batch_id: int):
     if item_id is None or chosen is None:
         messages.error(request, "Choose one of the two verses.")
         return redirect(_study_url(batch))
-    try:
-        answer = study_services.training_answer(project=batch.project, user=request.user, item_id=item_id,
-                                                chosen_pk=chosen)
-    except AnnotationError as exc:
-        messages.error(request, str(exc))
-        return redirect(_study_url(batch))
-    return redirect(_study_url(batch, feedback=answer.pk))
+    return page_action(request, lambda: study_services.training_answer(project=batch.project, user=request.user,
+                                                                       item_id=item_id, chosen_pk=chosen),
+                       done=lambda answer: redirect(_study_url(batch, feedback=answer.pk)), back=_study_url(batch),
+                       errors=AnnotationError)
 
 
 @login_required
@@ -133,19 +129,23 @@ def study_check(request, batch_id: int):
             item_id, chosen = _id(key[5:]), _posted_int(request, key)
             if item_id is not None and chosen is not None:
                 answers[item_id] = chosen
-    try:
-        result = study_services.check_submit(project=batch.project, user=request.user, answers=answers)
-    except AnnotationError as exc:
-        return _study_page(request, batch, check_error=str(exc), status=exc.status)
-    said = f"{result['right']} of {result['n']} right."
-    if result["passed"]:
-        messages.success(request, f"Comprehension check passed: {said} You can now annotate.")
-        return redirect("annotation:annotate", batch_id=batch.pk)
-    if not result["failed"]:
-        left = result["left"]
-        messages.error(request, f"Not passed: {said} You need {round(batch.project.check_pass_share * 100)} %. Read "
-                                f"the instructions again; you have {'one more attempt' if left == 1 else f'{left} more attempts'}.")
-    return redirect(_study_url(batch))
+
+    def checked(result):
+        said = f"{result['right']} of {result['n']} right."
+        if result["passed"]:
+            messages.success(request, f"Comprehension check passed: {said} You can now annotate.")
+            return redirect("annotation:annotate", batch_id=batch.pk)
+        if not result["failed"]:
+            left = result["left"]
+            messages.error(request, f"Not passed: {said} You need {round(batch.project.check_pass_share * 100)} %. "
+                                    f"Read the instructions again; you have "
+                                    f"{'one more attempt' if left == 1 else f'{left} more attempts'}.")
+        return redirect(_study_url(batch))
+
+    return page_action(request, lambda: study_services.check_submit(project=batch.project, user=request.user,
+                                                                    answers=answers),
+                       done=checked, again=lambda exc: _study_page(request, batch, check_error=str(exc),
+                                                                   status=exc.status), errors=AnnotationError)
 
 
 # --- the lead's card --------------------------------------------------------------------------------
@@ -164,13 +164,10 @@ def study_settings(request, pk: int):
             form.add_error(field, why)
     if form.errors:
         return project_page(request, project, status=400, study=form)
-    try:
-        study_services.study_settings_update(project=project, actor=request.user, **form.cleaned_data)
-    except AnnotationError as exc:
-        messages.error(request, f"Study set-up not saved: {exc}")
-        return redirect(_study_anchor(pk))
-    messages.success(request, "Study set-up saved.")
-    return redirect(_study_anchor(pk))
+    return page_action(request, lambda: study_services.study_settings_update(project=project, actor=request.user,
+                                                                             **form.cleaned_data),
+                       done=say_done(request, _study_anchor(pk), "Study set-up saved."), back=_study_anchor(pk),
+                       refused="Study set-up not saved", errors=AnnotationError)
 
 
 def _study_action(request, pk: int, service, done: str, refused: str, form_class=None, form_name: str = "", **ids):

@@ -146,3 +146,24 @@ def test_a_refusal_no_view_handles_is_its_status_page(client, users, loci_versio
     assert approved.status_code == 302 and _said(approved) == [f"{pending} is approved: every user now sees it."]
     pending.refresh_from_db()
     assert not pending.awaiting_approval
+
+
+def test_a_button_action_goes_back_or_shows_the_page_again_never_both(rf):
+    """`page_action` takes one answer to a refusal: a redirect to `back` with the message, or `again(refusal)`."""
+    from django.http import HttpResponse
+
+    from core.errors import DomainError
+    from core.page_actions import page_action
+
+    class Conflict(DomainError):
+        status = 409
+
+    def refuse():
+        raise Conflict("already taken")
+
+    request = rf.post("/")
+    again = page_action(request, refuse, again=lambda exc: HttpResponse(f"shown again: {exc}", status=exc.status))
+    assert again.status_code == 409 and again.content.decode() == "shown again: already taken"
+    for neither_or_both in ({}, {"back": "/", "again": lambda exc: HttpResponse()}):
+        with pytest.raises(TypeError, match="one of back"):
+            page_action(request, refuse, **neither_or_both)
