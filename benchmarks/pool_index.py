@@ -1,5 +1,5 @@
 """The jobs' one index cache: ``VAR_DIR/index-cache`` bounded by ``INDEX_CACHE_MAX_BYTES``
-(``detection.methods.index_cache``). A sharded evaluation's plan and shards (``benchmarks.services.
+(``detection.methods.infrastructure.index_cache``). A sharded evaluation's plan and shards (``benchmarks.services.
 evaluation_shards``) and a detection's plan and shards (``benchmarks.detection_jobs``) get their fitted pool
 index through :func:`fit_or_load`, so a second job, shard or worker over the same corpus and parameters loads it."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from detection.methods.index_cache import IndexCache, cache_key
+from detection.methods.infrastructure.index_cache import IndexCache, cache_key
 
 
 def pool_index_cache() -> IndexCache:

@@ -56,7 +56,7 @@ def retrieval_method_needs_gpu(name: str) -> bool:
 
 
 def similarity_method_specs() -> list[dict]:
-    from detection.methods.greek_registry import method_specs as greek_specs
+    from detection.methods.greek.greek_registry import method_specs as greek_specs
 
     return greek_specs()
 

@@ -8,7 +8,7 @@ class DetectionConfig(AppConfig):
         # Models are names in this directory (or hub ids), never paths from users.
         from django.conf import settings
 
-        from detection.methods import model_store
+        from detection.methods.infrastructure import model_store
 
         model_store.configure(settings.MODELS_DIR)
         from core import demo_loaders

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from detection.methods.word_vectors import TrainConfig, train_from_texts
+from detection.methods.semantic.word_vectors import TrainConfig, train_from_texts
 
 DATA = Path(settings.BASE_DIR) / "data"
 DEMO_MODELS = {

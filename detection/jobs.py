@@ -2,9 +2,9 @@
 an encoder on a stored corpus (``gpu`` queue)."""
 from django.conf import settings
 
-from detection.methods import model_store
-from detection.methods.pretrain import PretrainConfig, PretrainError, pretrain
-from detection.methods.word_vectors import TrainConfig, VectorsError, resolve_corpus, train_and_save
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic.pretrain import PretrainConfig, PretrainError, pretrain
+from detection.methods.semantic.word_vectors import TrainConfig, VectorsError, resolve_corpus, train_and_save
 from jobs.registry import job_kind
 
 TRAIN_EMBEDDINGS = "train_embeddings"

@@ -3,7 +3,7 @@
 A row is written only after the model's files are complete in the models directory (``MODELS_DIR``), in the same
 transaction that records the training job's outcome, so a failed or cancelled training leaves no half-registered
 model. ``name`` is what users pass as a method's ``model`` parameter (resolved by
-:mod:`detection.methods.model_store`, never a path).
+:mod:`detection.methods.infrastructure.model_store`, never a path).
 """
 from django.conf import settings
 from django.db import models

@@ -6,7 +6,7 @@ For the 87,854 source segments of the corpus (``detection.latin.loci_corpus.buil
 tokenising (``tokens_of``; the first call also loads simplemma's Latin dictionary), lemmatising
 (``lemmatize_corpus`` with the platform's lemma cache, as the jobs use it), then the rest of ``fit`` (stoplist,
 count matrix, weights; Tesserae: lemma counts), each timed on its own; then the cache key (sha256 over the
-texts), storing the fitted index in a fresh ``detection.methods.index_cache.IndexCache`` and loading it into a
+texts), storing the fitted index in a fresh ``detection.methods.infrastructure.index_cache.IndexCache`` and loading it into a
 new retriever (memory-mapped), with the ratio fresh fit / cached load measured in the same run.
 """
 from __future__ import annotations
@@ -31,7 +31,8 @@ def main():
     from core.paths import shared_data_dir
     from detection.latin.analysis import tokens_of
     from detection.latin.lemmatize import default_cache_dir, lemmatize_corpus
-    from detection.methods import index_cache, registry
+    from detection.methods import registry
+    from detection.methods.infrastructure import index_cache
 
     corpus = Path(args.corpus)
     if not (corpus / "source.csv").exists():

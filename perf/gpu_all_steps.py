@@ -42,7 +42,7 @@ def _write(name: str, report: dict) -> None:
 def oom(corpus: str, fraction: float, batch_size: int) -> int:
     import torch
 
-    from detection.methods.pretrain import PretrainConfig, pretrain
+    from detection.methods.semantic.pretrain import PretrainConfig, pretrain
 
     if not torch.cuda.is_available():
         print("no CUDA device: the out-of-memory back-off is checked on a GPU only")
@@ -68,10 +68,10 @@ def throughput(tokenizer: str, pairs: int, size: str, batch_size: int, max_lengt
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     from benchmarks.loci import data
-    from detection.methods import model_store
-    from detection.methods.pretrain import SIZES
+    from detection.methods.infrastructure import model_store
     from detection.methods.rerank import cross_encoder as CE
     from detection.methods.rerank.neural import pick_device
+    from detection.methods.semantic.pretrain import SIZES
 
     device = pick_device("auto")
     tok = AutoTokenizer.from_pretrained(model_store.resolve(tokenizer))

@@ -28,10 +28,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from detection.methods import dense, get_retriever, model_store  # noqa: E402
-from detection.methods.device import resolve_device  # noqa: E402
-from detection.methods.encoders import BiEncoderRetriever  # noqa: E402
-from detection.methods.hybrid import fuse  # noqa: E402
+from detection.methods import get_retriever  # noqa: E402
+from detection.methods.infrastructure import model_store  # noqa: E402
+from detection.methods.infrastructure.device import resolve_device  # noqa: E402
+from detection.methods.semantic import dense  # noqa: E402
+from detection.methods.semantic.encoders import BiEncoderRetriever  # noqa: E402
+from detection.methods.semantic.hybrid import fuse  # noqa: E402
 from perf.retrieval_bench import load  # noqa: E402
 from perf.semantic_bench import _corpus  # noqa: E402
 

@@ -42,7 +42,8 @@ def main(argv=None) -> int:
 
     from benchmarks.loci import data, method_adapters, splits
     from benchmarks.loci.rerank_eval import gold_classes
-    from detection.methods import model_store, registry
+    from detection.methods import registry
+    from detection.methods.infrastructure import model_store
     from detection.methods.rerank import cross_encoder as CE
     from detection.methods.rerank import pipeline as P
     from detection.methods.rerank.tiny import build_tiny_bert

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.greek_sts.pilots import read_verses_csv  # noqa: E402
 from benchmarks.greek_sts.training_texts import default_corpus_paths, training_corpus  # noqa: E402
-from detection.methods.greek_registry import get_method  # noqa: E402
+from detection.methods.greek.greek_registry import get_method  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "dbbe" / "dbbe_verses_sample.csv"
 

@@ -1,4 +1,4 @@
-"""Speed of the sparse scoring kernel (detection/methods/sparse_kernel.py), and of every channel, in one run.
+"""Speed of the sparse scoring kernel (detection/methods/lexical/sparse_kernel.py), and of every channel, in one run.
 
     .venv/bin/python perf/kernel_bench.py [--corpus data/corpus] [--ks 100] [--queries 0] [--no-bm25] [--no-dense] [--no-channels]
 
@@ -52,7 +52,7 @@ def _since(t):
 
 
 def compile_cost() -> None:
-    code = ("import time; t = time.perf_counter(); from detection.methods import sparse_kernel as K; "
+    code = ("import time; t = time.perf_counter(); from detection.methods.lexical import sparse_kernel as K; "
             "K.warm_up(); print(f'{time.perf_counter() - t:.2f}')")
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
@@ -100,8 +100,8 @@ def bm25_pass(args) -> None:
     from detection.latin.lemmatize import default_cache_dir
     from detection.latin.loci_corpus import build_corpus
     from detection.methods import get_retriever
-    from detection.methods import sparse_kernel as K
-    from detection.methods.sparse import term_count_matrix
+    from detection.methods.lexical import sparse_kernel as K
+    from detection.methods.lexical.sparse import term_count_matrix
 
     corpus = Path(args.corpus)
     if not (corpus / "source.csv").exists():
@@ -169,7 +169,7 @@ def channels(args) -> None:
     import channels_bench as cb
 
     from detection.methods import registry
-    from detection.methods.channels import analyse
+    from detection.methods.lexical.channels import analyse
 
     def timed(method, s_ids, s_texts, q_texts, k):
         last = [0.0]
@@ -213,7 +213,7 @@ def channels(args) -> None:
 def dense_search(args) -> None:
     """Exact dense top-100: numpy blocks (``dense.exact_topk``) against faiss ``IndexFlatIP`` (``dense.faiss_topk``,
     the default), ABBA, on unit vectors of the Loci corpus's shape (1,000 queries x 87,846 sources)."""
-    from detection.methods import dense
+    from detection.methods.semantic import dense
 
     rng = np.random.default_rng(0)
     for dim in (200, 384):

@@ -5,7 +5,7 @@
 
 1. **Pretraining step** of the size asked for (random weights, a WordPiece vocabulary trained on the corpus's first
    ``--lines`` lines, blocks of the size's length, the size's batch): our step (the output layer on the masked
-   positions only, :func:`detection.methods.pretrain._step`) against ``BertForMaskedLM.forward`` with labels (the
+   positions only, :func:`detection.methods.semantic.pretrain._step`) against ``BertForMaskedLM.forward`` with labels (the
    output layer on every position), alternated A B A B … in the same run, same batches and masks. Prints seconds
    per step each, and the ratio.
 2. **Encoding speed** (``--model NAME``, a model in the models directory): ``dense-encoder`` (mean pooling,
@@ -43,8 +43,8 @@ def bench_steps(*, corpus: str, size: str, steps: int, lines: int, device: str, 
     import torch
     from transformers import BertConfig, BertForMaskedLM
 
-    from detection.methods import pretrain as PT
     from detection.methods.rerank import neural
+    from detection.methods.semantic import pretrain as PT
 
     shape = PT.SIZES[size]
     texts = list(PT.training_lines(PT.corpus_path(corpus), max_lines=lines))

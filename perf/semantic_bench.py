@@ -29,8 +29,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from detection.methods import dense, get_retriever, model_store  # noqa: E402
-from detection.methods.word_vectors import TrainConfig, WordVectors, load_vectors, train_word_vectors  # noqa: E402
+from detection.methods import get_retriever  # noqa: E402
+from detection.methods.infrastructure import model_store  # noqa: E402
+from detection.methods.semantic import dense  # noqa: E402
+from detection.methods.semantic.word_vectors import TrainConfig, WordVectors, load_vectors, train_word_vectors  # noqa: E402
 from perf.retrieval_bench import load, measure  # noqa: E402
 
 
@@ -75,7 +77,7 @@ def bench_training(s_texts, model_name):
 
 
 def bench_encoding(s_texts, wv: WordVectors):
-    from detection.methods.hybrid import StaticDenseRetriever
+    from detection.methods.semantic.hybrid import StaticDenseRetriever
 
     def sif():
         start = _rss_now()
@@ -93,7 +95,7 @@ def bench_encoding(s_texts, wv: WordVectors):
         import torch
 
         torch.set_num_threads(2)
-        from detection.methods.encoders import TokenMaxSimRetriever
+        from detection.methods.semantic.encoders import TokenMaxSimRetriever
         from tests.tiny_models import build_tiny_bert
 
         with tempfile.TemporaryDirectory() as d, model_store.using(d):

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from detection.latin.analysis import Analyzer
 from detection.latin.lemmatize import default_cache_dir
 from detection.latin.loci_corpus import build_corpus
-from detection.methods.tesserae import TesseraeRetriever
-from detection.methods.tesserae_reference import TesseraeReference
+from detection.methods.lexical.tesserae import TesseraeRetriever
+from detection.methods.lexical.tesserae_reference import TesseraeReference
 
 
 class _Given:

@@ -60,7 +60,7 @@ def compute_blocks(r, texts, bs=256):
 
 
 def fuse(blocks, weights, ctx_w, budget, k, variant, sem_share=None):
-    from detection.methods.topk import topk_exact
+    from detection.methods.infrastructure.topk import topk_exact
 
     chans = [c for c in blocks if weights.get(c, 0) > 0]
     n, ns = next(iter(blocks.values())).shape

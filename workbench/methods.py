@@ -1,11 +1,13 @@
 """The methods a detection may use, read from the one registry (`detection.methods.registry`) by kind, so a
 retriever or reranker registered anywhere appears here without a change. Their parameters are validated once, by
 `registry.configure` (through `benchmarks.services.detection.detection_method_config`), when a run is created; the
-models they name are checked against the installed ones by `detection.methods.installed.installed_config`."""
+models they name are checked against the installed ones by `detection.methods.infrastructure.installed.installed_config`."""
 from __future__ import annotations
 
 from detection.methods import registry
-from detection.methods.installed import local_models as local_models  # the form and GET methods/ list them
+from detection.methods.infrastructure.installed import (
+    local_models as local_models,  # the form and GET methods/ list them
+)
 
 
 def specs(kind: str) -> list[dict]:

@@ -99,7 +99,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
     from benchmarks.services.detection import JOB_UNITS, detection_job_create, detection_method_config
-    from detection.methods.installed import installed_config
+    from detection.methods.infrastructure.installed import installed_config
 
     # configured once here (a bad value: the registry's ParamError, as it is); the job carries these configurations
     r_config, notes = installed_config(detection_method_config(retriever, retriever_params, kind="retriever"),

@@ -20,7 +20,7 @@ DEFAULT_METHODS = ("levenshtein", "char_ngram", "word2vec_sg", "word2vec_cbow", 
 
 def run_leaderboard(gold_path, methods=DEFAULT_METHODS, corpus_paths=None, calibration=None, params=None) -> list[dict]:
     """One row per method: rmse, spearman, pearson, per-reference RMSE, directionality flag, seconds."""
-    from detection.methods.greek_registry import get_method
+    from detection.methods.greek.greek_registry import get_method
 
     pairs = read_sts_gold(gold_path)
     texts = training_corpus(corpus_paths or default_corpus_paths(gold_path))

@@ -149,7 +149,7 @@ def occurrence_similarity(S: np.ndarray, occurrence_of_verse: Sequence[str]) -> 
 
 def _resolve_method(method):
     if isinstance(method, str):
-        from detection.methods.greek_registry import get_method
+        from detection.methods.greek.greek_registry import get_method
 
         return get_method(method)
     return method

@@ -70,7 +70,7 @@ def _progress(quiet: bool, stderr: TextIO):
 
 def _build_method(*, method: str, params: dict, corpus, input_path: str, threads, quiet: bool, stderr: TextIO):
     from benchmarks.greek_sts.training_texts import default_corpus_paths, training_corpus
-    from detection.methods.greek_registry import get_method
+    from detection.methods.greek.greek_registry import get_method
 
     if threads:
         import torch

@@ -14,7 +14,7 @@ import numpy as np
 
 from detection.latin.analysis import latin_lemmas, latin_tokens
 from detection.latin.stopwords import LATIN_STOPWORDS
-from detection.methods.sparse import term_count_matrix
+from detection.methods.lexical.sparse import term_count_matrix
 
 HARD_PUNCT = re.compile(r"[.!?]+")
 

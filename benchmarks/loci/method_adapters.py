@@ -66,7 +66,7 @@ class EngineRetrieverMethod:
         self.tunings: list[dict] = []
 
     def _stored_per_fold(self) -> bool:
-        from detection.methods import model_store
+        from detection.methods.infrastructure import model_store
 
         try:
             return model_store.local_path(f"{self._r.model_name}/fold-0") is not None
@@ -123,14 +123,14 @@ class EngineRetrieverMethod:
         return dict(self._r.encoded) if self.keeps_encodings else None
 
     def index_arrays(self) -> dict | None:
-        """The fitted pool index as arrays (``detection.methods.index_files``); None for a supervised method
+        """The fitted pool index as arrays (``detection.methods.infrastructure.index_files``); None for a supervised method
         (fitted per fold) or a retriever without a saved form."""
         if self.supervised or not callable(getattr(self._r, "index_arrays", None)):
             return None
         return self._r.index_arrays()
 
     def use_index_arrays(self, arrays: dict) -> None:
-        """Become the method fitted on the pool whose arrays these are (``detection.methods.index_cache``)."""
+        """Become the method fitted on the pool whose arrays these are (``detection.methods.infrastructure.index_cache``)."""
         self._r.use_index_arrays(arrays)
 
     def describe(self) -> dict:

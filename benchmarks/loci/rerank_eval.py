@@ -46,7 +46,8 @@ def gold_classes(bench: Benchmark) -> dict[tuple[str, str], int]:
 def _fold_reranker(reranker_name: str, params: dict, fold: int, shared: dict):
     """The reranker for one fold: a fresh instance sharing the fitted featurizer; a stored model laid out per fold
     (``<model>/fold-<f>``) gives that fold's model."""
-    from detection.methods import model_store, registry
+    from detection.methods import registry
+    from detection.methods.infrastructure import model_store
 
     spec = registry.get_spec(reranker_name)
     p = dict(params)

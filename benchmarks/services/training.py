@@ -79,7 +79,7 @@ def _check_neural_params(kind: str, params: dict) -> dict:
 
 
 def _check_name(name: str) -> str:
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from detection.models import TrainedModel
 
     try:
@@ -103,7 +103,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
     ``retriever`` / ``retriever_params`` give the first stage whose candidates a reranker learns from; a
     bi-encoder stored per fold (``dense-encoder`` with ``{"model": NAME}``) gives fold f's reranker the candidates
     of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists)."""
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     check_version_readable(version, owner)
     if kind not in KINDS:
@@ -146,7 +146,7 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
 
 def _stored_per_fold(retriever_params: dict) -> tuple[bool, bool]:
     """(the first stage's model is stored per fold, it has an ``all`` model too)."""
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     model = retriever_params.get("model")
     if not model or "/" in str(model):
@@ -233,7 +233,7 @@ def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, 
     """Train every fold's model, then move the files in place and register them (all or nothing)."""
     from benchmarks.loci import splits as S
     from benchmarks.services.runs import _benchmark_from_db
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from detection.methods.rerank.neural import TrainingFailed
 
     version = BenchmarkVersion.objects.select_related("benchmark").get(pk=version_id)
@@ -342,7 +342,7 @@ def _train_cross(out: Path, *, cands, y, gold, train_rows, train_queries, test_r
                  log, **_):
     import json
 
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from detection.methods.rerank import cross_encoder as CE
     from detection.methods.rerank.thresholds import class_thresholds
 
@@ -370,7 +370,7 @@ def _train_cross(out: Path, *, cands, y, gold, train_rows, train_queries, test_r
 
 
 def _train_bi(out: Path, *, cands, gold, train_queries, test_rows, base_model, params, progress, log, **_):
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from detection.methods.rerank import bi_encoder as BE
 
     base = model_store.resolve(base_model)

@@ -15,7 +15,7 @@ SHARED_DATA_DIR = shared_data_dir()
 MODELS_DIR = Path(env_str("SIMILIA_MODELS_DIR", str(VAR_DIR / "models")))
 # Whether a model id 'org/name' missing from MODELS_DIR may be downloaded from a hub by a worker: the operator's
 # decision, off by default. Off, the hub libraries' own offline switches are set for this process and the
-# processes it starts (web, workers), so nothing a researcher names is ever fetched (detection.methods.model_store).
+# processes it starts (web, workers), so nothing a researcher names is ever fetched (detection.methods.infrastructure.model_store).
 ALLOW_HUB_DOWNLOADS = env_bool("SIMILIA_ALLOW_HUB_DOWNLOADS", False)
 if not ALLOW_HUB_DOWNLOADS:
     os.environ["SIMILIA_ALLOW_HUB_DOWNLOADS"] = "0"
@@ -235,7 +235,7 @@ JOB_WORKER_PRELOAD = ["detection.latin.lemmatize.preload"] if env_bool("SIMILIA_
 # Queries per shard of a detection or Loci Similes evaluation job when the request names no shard count
 # (jobs.sharding.query_ranges): a 5,000-segment upload runs as 3 shards that the workers share.
 JOB_SHARD_QUERIES = env_int("JOB_SHARD_QUERIES", 2000, minimum=1)
-# Fitted pool indexes shared by detection and evaluation jobs (detection.methods.index_cache), under
+# Fitted pool indexes shared by detection and evaluation jobs (detection.methods.infrastructure.index_cache), under
 # VAR_DIR/index-cache: at most this many bytes, least recently used entries removed first (0: no cache).
 INDEX_CACHE_MAX_BYTES = env_int("SIMILIA_INDEX_CACHE_MAX_BYTES", 2 << 30, minimum=0)
 

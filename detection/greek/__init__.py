@@ -4,5 +4,5 @@ Pure Python (no Django). Entry points:
 
 - :class:`detection.greek.preprocess.GreekPreprocessor` – configurable normalisation/tokenisation.
 - :class:`detection.greek.lemmatize.GreekLemmatizer` – offline lemmatiser (simplemma ``grc`` + rules).
-- :func:`detection.methods.greek_registry.get_method` / :func:`detection.methods.greek_registry.available`.
+- :func:`detection.methods.greek.greek_registry.get_method` / :func:`detection.methods.greek.greek_registry.available`.
 """

@@ -67,7 +67,7 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         spec = registry.get_spec(method)
         if spec.kind != "retriever":
             raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
-        from detection.methods.installed import installed_config
+        from detection.methods.infrastructure.installed import installed_config
 
         config, notes = installed_config(registry.configure(spec.name, params or {}), params)
         for note in notes:

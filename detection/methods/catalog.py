@@ -29,25 +29,25 @@ _MAX_FEATURES = Param("max_features", "int", 50_000, "keep the most frequent ter
 
 
 def _bm25(**kw):
-    from .sparse import BM25Retriever
+    from .lexical.sparse import BM25Retriever
 
     return BM25Retriever(**kw)
 
 
 def _tfidf(**kw):
-    from .sparse import TfidfRetriever
+    from .lexical.sparse import TfidfRetriever
 
     return TfidfRetriever(**kw)
 
 
 def _tesserae(**kw):
-    from .tesserae import TesseraeRetriever
+    from .lexical.tesserae import TesseraeRetriever
 
     return TesseraeRetriever(**kw)
 
 
 def _w2v_bigram(**kw):
-    from .w2v_bigram import W2VBigramRetriever
+    from .semantic.w2v_bigram import W2VBigramRetriever
 
     return W2VBigramRetriever(**kw)
 
@@ -89,13 +89,13 @@ register(MethodSpec(
 
 
 def _channels(**kw):
-    from .multichannel import MultiChannelRetriever
+    from .lexical.multichannel import MultiChannelRetriever
 
     return MultiChannelRetriever(**kw)
 
 
 def _channel_params():
-    from .channels import CHANNELS
+    from .lexical.channels import CHANNELS
 
     out = [Param("profile", "choice", "verse", "default weights for a text type (verse: with line position)",
                  choices=("verse", "prose")),
@@ -161,7 +161,7 @@ _BATCH = Param("batch_size", "int", 32, "encoder batch size", min=1, max=4096)
 
 def _greek(cls_name):
     def factory(**kw):
-        from . import greek_similarity
+        from .greek import greek_similarity
 
         return getattr(greek_similarity, cls_name)(**kw)
 

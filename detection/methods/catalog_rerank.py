@@ -20,8 +20,8 @@ _TOL = Param("tol", "float", 0.01, "plateau tolerance of the threshold heuristic
 
 def _word_vector_model(name):
     """A registered Latin word-vector model's name, or ValueError naming the ones there are."""
-    from . import model_store
-    from .word_vectors import VectorsError, list_vector_models, read_manifest
+    from .infrastructure import model_store
+    from .semantic.word_vectors import VectorsError, list_vector_models, read_manifest
 
     folder = model_store.local_path(name)
     if folder is None or not folder.is_dir():

@@ -31,20 +31,20 @@ _MAXLEN = Param("max_length", "int", 128, "tokens per segment", min=8, max=4096)
 
 
 def _dense(**kw):
-    from .hybrid import StaticDenseRetriever
+    from .semantic.hybrid import StaticDenseRetriever
 
     return StaticDenseRetriever(**kw)
 
 
 def _hybrid(**kw):
-    from .hybrid import HybridRetriever
+    from .semantic.hybrid import HybridRetriever
 
     return HybridRetriever(**kw)
 
 
 def _encoder(cls_name):
     def factory(**kw):
-        from . import encoders
+        from .semantic import encoders
 
         return getattr(encoders, cls_name)(**kw)
 
@@ -122,7 +122,7 @@ _GRC_VECTORS = Param("model", "model", "grc-lemma-cbow200",
 
 def _greek_static(cls_name):
     def factory(**kw):
-        from . import greek_static
+        from .greek import greek_static
 
         return getattr(greek_static, cls_name)(**kw)
 

@@ -17,7 +17,7 @@ heavy dependencies:
   and can never come from user input: :func:`build` takes them as separate keyword arguments.
 
 User parameters are data: a ``model`` parameter accepts a registered model name or a hub id (never a
-filesystem path), resolved by :mod:`detection.methods.model_store` against the configured models directory.
+filesystem path), resolved by :mod:`detection.methods.infrastructure.model_store` against the configured models directory.
 
 No Django here: the Django side reads ``registry.specs()`` for the method pickers, the OpenAPI schema and job
 routing (``spec.queue``).
@@ -65,7 +65,7 @@ class Param:
     ``int``/``float`` accept numbers or strings of ASCII digits and are checked against ``min``/``max``;
     ``bool`` accepts true/false (also as strings and 0/1); ``choice`` one of ``choices``; ``str`` a short
     string without control characters; ``model`` a registered model name or hub id (see
-    :func:`detection.methods.model_store.check_model_name`); ``object`` a JSON object checked by ``validator``.
+    :func:`detection.methods.infrastructure.model_store.check_model_name`); ``object`` a JSON object checked by ``validator``.
     ``validator`` (optional) gets the coerced value and returns it (possibly normalised) or raises ValueError.
     """
 
@@ -114,7 +114,7 @@ class Param:
         elif t == "str":
             value = _as_str(value)
         elif t == "model":
-            from .model_store import check_model_name
+            from .infrastructure.model_store import check_model_name
 
             value = check_model_name(_as_str(value))
         elif t == "object":

@@ -29,7 +29,7 @@ def gold_set(db):
 @pytest.fixture
 def models_dir(tmp_path):
     """An empty models directory for the test (trained models are written there)."""
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     with model_store.using(tmp_path / "models") as path:
         path.mkdir()

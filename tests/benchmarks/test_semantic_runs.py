@@ -4,7 +4,7 @@ import pytest
 
 from benchmarks.models import EvaluationRun
 from benchmarks.services import evaluation_run_create
-from detection.methods import model_store
+from detection.methods.infrastructure import model_store
 from jobs.runner import run_job
 
 

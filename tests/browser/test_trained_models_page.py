@@ -35,7 +35,7 @@ def test_a_lead_researcher_trains_a_small_ranker_from_the_page_and_sees_it_liste
     """The training form on the models page: a refused request keeps the form with the error; a small ranker
     (feature-ltr, top 10) trains as a job whose row on the page ends 'succeeded', and its models are listed."""
     from benchmarks.services import benchmark_import_545
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from jobs.models import Job
     from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
 

@@ -203,7 +203,7 @@ def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_serv
     """After `make run` the shipped Latin Library vectors and the demo's are installed, not the hybrid's default:
     the form says so and which vectors it will use, the run succeeds with them and its page carries the note."""
     from detection.demo import load_demo_vectors
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from workbench.models import DetectionRun
 
     settings.MODELS_DIR = tmp_path / "models"

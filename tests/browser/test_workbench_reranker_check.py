@@ -11,7 +11,7 @@ def test_the_run_page_says_where_the_reranker_is_outside_what_it_learned(live_se
     from django.core.management import call_command
 
     from benchmarks.services import benchmark_import_545
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
     from jobs.runner import run_job
     from tests.benchmarks.conftest import REF_TYPE, WITH_TEXT
     from workbench.services import detection_run_create, document_upload

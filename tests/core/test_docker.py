@@ -63,7 +63,7 @@ def test_environment_matches_settings(compose):
     settings_text = "".join(p.read_text() for p in (ROOT / "config").rglob("*.py"))
     read = set(re.findall(r'env_\w+\("([A-Z_]+)"', settings_text))
     env = compose["x-app"]["environment"]
-    # the hub libraries read their offline switches themselves (detection.methods.model_store reads them too)
+    # the hub libraries read their offline switches themselves (detection.methods.infrastructure.model_store reads them too)
     allowed_outside_settings = {"DJANGO_SETTINGS_MODULE", "HF_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}
     for key in env:
         assert key in read or key in allowed_outside_settings, f"{key} is not read by config/settings"

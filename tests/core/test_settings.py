@@ -113,7 +113,7 @@ def test_production_sends_hsts_and_redirects_to_https_except_the_health_check():
 def _hub_state(**env) -> list[str]:
     code = ("import os, django; django.setup()\n"
             "from django.conf import settings\n"
-            "from detection.methods import model_store\n"
+            "from detection.methods.infrastructure import model_store\n"
             "print(settings.ALLOW_HUB_DOWNLOADS, os.environ['HF_HUB_OFFLINE'], os.environ['TRANSFORMERS_OFFLINE'])\n"
             "try:\n    print(model_store.resolve('some-org/some-model'))\n"
             "except model_store.ModelUnavailable as exc:\n    print('refused:', exc)\n")

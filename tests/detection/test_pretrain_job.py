@@ -5,7 +5,8 @@ import shutil
 import pytest
 from django.core.management import CommandError, call_command
 
-from detection.methods import model_store, pretrain
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic import pretrain
 from jobs.models import Job
 from jobs.runner import run_job
 

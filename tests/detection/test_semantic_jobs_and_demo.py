@@ -3,8 +3,9 @@ and the demo's tiny word-vector models that make the semantic methods run withou
 import pytest
 from django.core.management import CommandError, call_command
 
-from detection.methods import model_store, registry
-from detection.methods.word_vectors import load_vectors
+from detection.methods import registry
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic.word_vectors import load_vectors
 from jobs.models import Job
 from jobs.runner import run_job
 

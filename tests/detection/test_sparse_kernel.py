@@ -1,4 +1,4 @@
-"""The sparse scoring kernel (detection/methods/sparse_kernel.py) gives the lists the scipy path gave.
+"""The sparse scoring kernel (detection/methods/lexical/sparse_kernel.py) gives the lists the scipy path gave.
 
 Checked against scipy's product with a per-row (score desc, index asc) selection (``reference_topk``, the code the
 project ran before the kernel), against brute force on constructed matrices full of ties and zero weights, against
@@ -12,9 +12,9 @@ import pytest
 import scipy.sparse as sp
 
 from detection.methods import get_retriever
-from detection.methods import sparse_kernel as K
-from detection.methods.multichannel import MultiChannelRetriever
-from detection.methods.topk import topk_exact
+from detection.methods.infrastructure.topk import topk_exact
+from detection.methods.lexical import sparse_kernel as K
+from detection.methods.lexical.multichannel import MultiChannelRetriever
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 TESS = DATA / "latin_texts" / "tesserae"

@@ -4,7 +4,7 @@ data/vectors/) with a note on the run; a model the user names that is not here i
 are; the launch form and the API list the models here."""
 import pytest
 
-from detection.methods import model_store
+from detection.methods.infrastructure import model_store
 from jobs.runner import run_job
 from workbench.models import DetectionRun
 

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def models_dir(tmp_path):
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     with model_store.using(tmp_path / "models") as path:
         yield path

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import stderr_progress
-from detection.methods.reference_loci import INDEX_NAME, SHIPPED_DIR, ReferenceError, build_index
+from detection.methods.lexical.reference_loci import INDEX_NAME, SHIPPED_DIR, ReferenceError, build_index
 
 
 class Command(BaseCommand):

@@ -9,9 +9,17 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import stderr_progress
-from detection.methods import model_store
-from detection.methods.pretrain import CLEANING, LANGUAGES, SIZES, PretrainConfig, PretrainError, corpus_path, pretrain
+from detection.methods.infrastructure import model_store
 from detection.methods.rerank.neural import TrainingFailed
+from detection.methods.semantic.pretrain import (
+    CLEANING,
+    LANGUAGES,
+    SIZES,
+    PretrainConfig,
+    PretrainError,
+    corpus_path,
+    pretrain,
+)
 
 
 class Command(BaseCommand):

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import stderr_progress
-from detection.methods import model_store
-from detection.methods.word_vectors import LANGUAGES, METHODS, UNITS, TrainConfig, VectorsError, train_and_save
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic.word_vectors import LANGUAGES, METHODS, UNITS, TrainConfig, VectorsError, train_and_save
 
 
 class Command(BaseCommand):
@@ -45,7 +45,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if o["job"]:
             from detection.jobs import TRAIN_EMBEDDINGS
-            from detection.methods.word_vectors import resolve_corpus
+            from detection.methods.semantic.word_vectors import resolve_corpus
             from jobs.services import job_create
 
             try:  # a job takes a registered corpus name only (what the web may pass too), never a path

@@ -14,7 +14,7 @@ For a (query, candidate) pair the features are:
   span between the two rarest shared words; 0 below two shared lemmas) and sound: the Jaccard of the two
   texts' character trigrams;
 - optionally an embedding cosine (:data:`EMBEDDING_FEATURE`): with ``vectors`` (a registered word-vector model,
-  :func:`detection.methods.word_vectors.load_vectors`) the SIF cosine of the two segments' content units (the
+  :func:`detection.methods.semantic.word_vectors.load_vectors`) the SIF cosine of the two segments' content units (the
   first stage's ``static-dense`` signal: SIF weights, common component fitted on the source pool and stored
   with the featurizer), else the cosine of two embeddings given by the caller.
 
@@ -100,7 +100,7 @@ class PairFeaturizer:
         self._fitted = False
 
     def _word_vectors(self):
-        from detection.methods.word_vectors import load_vectors
+        from detection.methods.semantic.word_vectors import load_vectors
 
         return load_vectors(self.vectors, language="la")
 
@@ -134,7 +134,7 @@ class PairFeaturizer:
         self._freq = {w: c / total for w, c in tf.items()}
         self._freq_unknown = 1.0 / total
         if self.vectors is not None:
-            from detection.methods.static_semantic import SegmentEncoder
+            from detection.methods.semantic.static_semantic import SegmentEncoder
 
             self._sif = SegmentEncoder(self._word_vectors(), "sif")
             self._sif.fit([self._units(a) for a in an])
@@ -267,7 +267,7 @@ class PairFeaturizer:
         f = cls(state["rare_df"], state["gap"], state["use_embedding"], cache_dir=cache_dir,
                 vectors=state.get("vectors"))
         if f.vectors is not None:
-            from detection.methods.static_semantic import SegmentEncoder
+            from detection.methods.semantic.static_semantic import SegmentEncoder
 
             f._sif = SegmentEncoder.from_state(f._word_vectors(), state["sif"])
         specs = {"v1": {"token_pattern": r"\S+", "ngram_range": (1, 1)},

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 CARD = "similia.json"
-PRETRAINED_KIND = "pretrained-encoder"  # a masked-language model pretrained here (detection/methods/pretrain.py)
+PRETRAINED_KIND = "pretrained-encoder"  # a masked-language model pretrained here (detection/methods/semantic/pretrain.py)
 CHECKPOINT = "checkpoint-last"
 
 
@@ -81,7 +81,7 @@ def seed_everything(seed: int) -> None:
 
 def pick_device(device: str = "auto", log: Callable[[str], None] | None = None) -> str:
     """``auto``: CUDA when present, else the CPU, saying so in the job log."""
-    from detection.methods.device import resolve_device
+    from detection.methods.infrastructure.device import resolve_device
 
     resolved = resolve_device(device)
     if resolved == "cpu" and log is not None:

@@ -32,7 +32,7 @@ class RerankerError(ValueError):
 
 
 def _model_dir(name: str) -> Path:
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     path = model_store.local_path(name)
     if path is None:
@@ -227,7 +227,7 @@ class FeatureReranker:
 def stored_rerankers() -> list[dict]:
     """Every stored reranker model in the models directory (``NAME`` or ``NAME/all``, ``NAME/fold-<f>``): its name,
     kind, the first stage it learned from and how many queries it trained on."""
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     root = model_store.models_dir()
     out = []

@@ -9,7 +9,8 @@ import pytest
 from benchmarks.suite import measures as MS
 from benchmarks.suite import suite as S
 from core.paths import shared_data_dir
-from detection.methods import model_store, registry
+from detection.methods import registry
+from detection.methods.infrastructure import model_store
 from detection.methods.rerank.ltr import PairwiseLinearRanker, pairwise_differences
 
 needs_data = pytest.mark.skipif(not (shared_data_dir() / "lucan_vergil" / "all_lucan.txt").is_file(),

@@ -4,7 +4,7 @@ import pytest
 
 from detection.greek.lemmatize import GreekLemmatizer, measure_lemmatizer
 from detection.greek.preprocess import GreekPreprocessor
-from detection.methods.greek_registry import available, get_method, method_specs
+from detection.methods.greek.greek_registry import available, get_method, method_specs
 
 
 def test_paper_preprocessing_keeps_diacritics():

@@ -11,7 +11,7 @@ import pytest
 
 bm25s = pytest.importorskip("bm25s")
 
-from detection.methods.sparse import BM25Retriever  # noqa: E402
+from detection.methods.lexical.sparse import BM25Retriever  # noqa: E402
 
 DOCS = [
     "a b c",

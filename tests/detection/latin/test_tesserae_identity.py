@@ -14,8 +14,8 @@ from detection.latin.analysis import Analyzer
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
 from detection.methods import get_retriever
-from detection.methods.tesserae import WINDOW, TesseraeRetriever
-from detection.methods.tesserae_reference import TesseraeReference
+from detection.methods.lexical.tesserae import WINDOW, TesseraeRetriever
+from detection.methods.lexical.tesserae_reference import TesseraeReference
 
 
 class _Lemmas:

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from detection.methods import model_store
-from detection.methods.word_vectors import WordVectors
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic.word_vectors import WordVectors
 
 LATIN_LINES = [
     "arma uirumque cano troiae qui primus ab oris italiam fato profugus lauiniaque uenit litora",

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from detection.methods import ParamError, registry
-from detection.methods import channels as C
-from detection.methods.multichannel import ChannelError, MultiChannelRetriever
+from detection.methods.lexical import channels as C
+from detection.methods.lexical.multichannel import ChannelError, MultiChannelRetriever
 
 SRC_IDS = ["verg. aen. 1.257", "verg. aen. 7.314", "verg. aen. 1.1", "verg. aen. 12.85", "verg. aen. 6.427",
            "verg. aen. 2.354", "verg. aen. 8.645"]
@@ -88,7 +88,7 @@ def test_explanation_contract(run):
 
 
 def test_uniqueness_counts_the_other_sources_with_the_same_words(monkeypatch):
-    monkeypatch.setattr("detection.methods.multichannel.shipped_index", lambda: None)  # no reference index: the
+    monkeypatch.setattr("detection.methods.lexical.multichannel.shipped_index", lambda: None)  # no reference index: the
     src = ["arma uirum cano", "arma uirum canit", "arma uirosque", "uirum arma tenet", "mare altum"]  # sources
     r = MultiChannelRetriever(vectors=None, semantic=False, synonym=False).fit([str(i) for i in range(5)], src)
     top, scores, side = r.search_explained(["arma uirumque cano"], 5)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from detection.methods import dense
+from detection.methods.semantic import dense
 
 
 def _brute(Q, S, k):

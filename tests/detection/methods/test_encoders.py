@@ -4,9 +4,10 @@ import shutil
 import numpy as np
 import pytest
 
-from detection.methods import model_store, registry
-from detection.methods.encoders import BiEncoderRetriever, EncoderError, TokenMaxSimRetriever, run_batches
-from detection.methods.word_vectors import TrainConfig, train_and_save
+from detection.methods import registry
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic.encoders import BiEncoderRetriever, EncoderError, TokenMaxSimRetriever, run_batches
+from detection.methods.semantic.word_vectors import TrainConfig, train_and_save
 from tests.tiny_models import build_tiny_bert, build_tiny_sentence_transformer
 
 from .conftest import LATIN_LINES

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from detection.methods.greek_registry import get_method
-from detection.methods.greek_similarity import SemanticEditDistance, edit_distance_dp
+from detection.methods.greek.greek_registry import get_method
+from detection.methods.greek.greek_similarity import SemanticEditDistance, edit_distance_dp
 
 
 def _plain_dp(cost, la, lb):

@@ -4,9 +4,10 @@ import pytest
 
 from benchmarks.greek_sts.evaluate import evaluate_method
 from benchmarks.greek_sts.gold_files import read_sts_gold
-from detection.methods import ParamError, model_store
-from detection.methods.greek_registry import get_method
-from detection.methods.greek_similarity import ModelUnavailable
+from detection.methods import ParamError
+from detection.methods.greek.greek_registry import get_method
+from detection.methods.greek.greek_similarity import ModelUnavailable
+from detection.methods.infrastructure import model_store
 
 
 @pytest.fixture(scope="module")

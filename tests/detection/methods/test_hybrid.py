@@ -6,8 +6,8 @@ import pytest
 from benchmarks.loci.data import GoldLink
 from benchmarks.loci.method_adapters import EngineRetrieverMethod, TrainData
 from detection.methods import ParamError, registry
-from detection.methods.hybrid import HybridRetriever, StaticDenseRetriever, fuse, normalise
-from detection.methods.word_vectors import TrainConfig, train_and_save
+from detection.methods.semantic.hybrid import HybridRetriever, StaticDenseRetriever, fuse, normalise
+from detection.methods.semantic.word_vectors import TrainConfig, train_and_save
 
 from .conftest import LATIN_LINES, toy_vectors
 

@@ -1,4 +1,4 @@
-"""The content-addressed cache of fitted pool indexes (``detection.methods.index_cache``): the key follows the
+"""The content-addressed cache of fitted pool indexes (``detection.methods.infrastructure.index_cache``): the key follows the
 content and the parameters, a cached load ranks bit-identically to a fresh fit, a damaged entry is refitted and
 never used, and the least recently used entry is evicted first."""
 import fcntl
@@ -10,8 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from detection.methods import get_retriever, index_files
-from detection.methods.index_cache import IndexCache, cache_key
+from detection.methods import get_retriever
+from detection.methods.infrastructure import index_files
+from detection.methods.infrastructure.index_cache import IndexCache, cache_key
 from tests.detection.methods.test_index_files import texts  # noqa: F401  (the 545 pairs' real texts)
 
 
@@ -147,7 +148,7 @@ def test_max_bytes_zero_turns_loading_off_too(tmp_path):
 
 
 def test_the_code_digest_follows_every_source_file(tmp_path):
-    from detection.methods.index_cache import source_digest
+    from detection.methods.infrastructure.index_cache import source_digest
 
     (tmp_path / "latin").mkdir()
     (tmp_path / "bm25.py").write_text("K1 = 1.5\n")

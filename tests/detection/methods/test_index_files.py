@@ -1,5 +1,5 @@
 """A fitted retriever saved as arrays and loaded in a fresh retriever ranks exactly as the one that was fitted
-(``detection.methods.index_files``), memory-mapped and without pickle."""
+(``detection.methods.infrastructure.index_files``), memory-mapped and without pickle."""
 import csv
 import json
 from pathlib import Path
@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from detection.methods import get_retriever, index_files
+from detection.methods import get_retriever
+from detection.methods.infrastructure import index_files
 
 PAIRS = Path(__file__).resolve().parents[3] / "data" / "locisimiles" / "pairs_545_with_text.csv"
 

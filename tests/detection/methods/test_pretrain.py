@@ -14,8 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from detection.methods import model_store, pretrain, registry
-from detection.methods.pretrain import PretrainConfig, PretrainError
+from detection.methods import registry
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic import pretrain
+from detection.methods.semantic.pretrain import PretrainConfig, PretrainError
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = {"corpus": "latin_library_slice", "size": "tiny", "max_lines": 150, "steps": 24, "checkpoint_every": 8}

@@ -3,8 +3,8 @@ code, and the counts the ``channels`` explanations carry (shipped Latin Library 
 import numpy as np
 import pytest
 
-from detection.methods import reference_loci as R
 from detection.methods import registry
+from detection.methods.lexical import reference_loci as R
 
 AENEID_7 = """P. VERGILI MARONIS AENEIDOS LIBER SEPTIMVS
 

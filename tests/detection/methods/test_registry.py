@@ -1,7 +1,8 @@
 """The one method registry: declarations, validation of user parameters, internal arguments, queues."""
 import pytest
 
-from detection.methods import ParamError, UnknownMethod, get_retriever, model_store, registry
+from detection.methods import ParamError, UnknownMethod, get_retriever, registry
+from detection.methods.infrastructure import model_store
 from detection.methods.registry import MethodSpec, Param
 
 

@@ -150,7 +150,7 @@ def test_feature_reranker_beats_bm25_on_held_out_folds_and_never_trains_on_them(
 
 
 def test_a_stored_feature_model_reranks_by_name_and_knows_its_training_queries(tmp_path):
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     an_texts = TEXTS
     cands = P.from_topk(["q0", "q1", "q2"], an_texts[:3], ["s0", "s1", "s2"], an_texts[2:],
@@ -171,7 +171,7 @@ def test_detect_reranks_with_a_stored_model_and_refuses_a_supervised_reranker_wi
 
     from core.cli import CommandInputError
     from detection.latin.latin_commands import run_detect
-    from detection.methods import model_store
+    from detection.methods.infrastructure import model_store
 
     q, s = tmp_path / "q.csv", tmp_path / "s.csv"
     q.write_text("seg_id,text\n" + "".join(f"q{i},{t}\n" for i, t in enumerate(TEXTS[:3])), encoding="utf-8")

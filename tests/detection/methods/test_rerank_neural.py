@@ -165,7 +165,7 @@ def _train_tiny_bi_encoder(tiny, bench, out, query_ids, steps=2):
 
 def test_a_fine_tuned_bi_encoder_is_a_first_stage_retriever_by_its_registered_name(tiny, bench, models_dir):
     from detection.methods import registry
-    from detection.methods.encoders import EncoderError
+    from detection.methods.semantic.encoders import EncoderError
 
     summary = _train_tiny_bi_encoder(tiny, bench, models_dir / "be-tiny" / "fold-0",
                                      {g.query_id for g in bench.gold})
@@ -224,7 +224,7 @@ def test_a_bi_encoder_stored_per_fold_is_evaluated_with_each_folds_model_and_nev
                                                                                                 models_dir):
     from benchmarks.loci import method_adapters, splits
     from benchmarks.loci.evaluate import evaluate_retrieval
-    from detection.methods.encoders import EncoderError
+    from detection.methods.semantic.encoders import EncoderError
 
     split = splits.split_from_file(bench, "ref_type")
     _install(be5, models_dir)
@@ -310,7 +310,7 @@ def test_retrieve_and_rerank_with_a_bi_encoder_per_fold_uses_each_folds_models_a
     # new texts (`detect`): one bi-encoder and one reranker (NAME/all when trained on all folds; here fold 0's);
     # a bi-encoder stored per fold is refused there, naming the models to choose from
     from detection.latin.latin_commands import run_detect
-    from detection.methods.encoders import EncoderError
+    from detection.methods.semantic.encoders import EncoderError
 
     q, s, out = tmp_path / "q.csv", tmp_path / "s.csv", tmp_path / "out.csv"
     q.write_text("seg_id,text\n" + "".join(f"q{i},{x.text}\n" for i, x in enumerate(small.queries[:4])),

@@ -7,7 +7,7 @@ from benchmarks.loci import data
 from detection.methods import registry
 from detection.methods.rerank import pipeline as P
 from detection.methods.rerank.features import BASE_FEATURES, EMBEDDING_FEATURE
-from detection.methods.word_vectors import TrainConfig, train_from_texts
+from detection.methods.semantic.word_vectors import TrainConfig, train_from_texts
 
 
 @pytest.fixture(scope="module")

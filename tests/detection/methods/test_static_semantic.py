@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from detection.methods.static_semantic import SegmentEncoder, TokenMatcher, idf_table
+from detection.methods.semantic.static_semantic import SegmentEncoder, TokenMatcher, idf_table
 
 from .conftest import toy_vectors
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from detection.methods import get_retriever
-from detection.methods.w2v_bigram import W2VBigramRetriever
+from detection.methods.semantic.w2v_bigram import W2VBigramRetriever
 
 from .conftest import toy_vectors
 

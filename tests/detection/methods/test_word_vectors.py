@@ -5,8 +5,8 @@ import tarfile
 import numpy as np
 import pytest
 
-from detection.methods import model_store
-from detection.methods.word_vectors import (
+from detection.methods.infrastructure import model_store
+from detection.methods.semantic.word_vectors import (
     TrainConfig,
     VectorsError,
     corpus_lines,

@@ -43,8 +43,8 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
-from . import index_files
-from .retriever import Progress, Retriever, TopK
+from ..infrastructure import index_files
+from ..retriever import Progress, Retriever, TopK
 
 WINDOW = 52  # ranks per window: 2^0 .. 2^-51 add up exactly in a double's 53-bit significand
 _MANT = (np.int64(1) << np.int64(52)) - np.int64(1)
@@ -192,7 +192,7 @@ class TesseraeRetriever(Retriever):
         return self
 
     def index_arrays(self) -> dict | None:
-        """The fitted sources as arrays (``detection.methods.index_files``): the lemmas in order of first
+        """The fitted sources as arrays (``detection.methods.infrastructure.index_files``): the lemmas in order of first
         occurrence, every segment's lemma ids end to end and their lengths, the source ids."""
         if getattr(self, "src_lemmas", None) is None:
             return None

@@ -5,7 +5,7 @@ and passes the method's internal arguments through; ``available()`` lists the Gr
 """
 from __future__ import annotations
 
-from . import build_configured, registry
+from .. import build_configured, registry
 from .greek_similarity import SimilarityMethod
 
 

@@ -2,7 +2,7 @@
 
 - :class:`BiEncoderRetriever`: any sentence-transformers model (a name in the models directory or a hub id),
   segments embedded in batches (optional E5-style ``query: `` / ``passage: `` prefixes), unit-normalised,
-  exact top-k by :mod:`detection.methods.dense`. A bi-encoder fine-tuned by a training job
+  exact top-k by :mod:`detection.methods.semantic.dense`. A bi-encoder fine-tuned by a training job
   (:mod:`detection.methods.rerank.bi_encoder`, stored as ``NAME/fold-<f>``) loads by that name and brings its
   own prefixes (its model card's); named ``NAME`` alone, an evaluation picks each fold's model through
   :meth:`BiEncoderRetriever.use_fold` and refuses one that trained on queries outside that fold's training folds.
@@ -12,7 +12,7 @@
   ColBERT-style late interaction, score(q, d) = mean over query tokens of the best cosine with a token of d,
   computed for the top ``depth`` candidates of the mean-pooled first stage.
 
-Device: ``auto`` = CUDA when present (else CPU, logged by :func:`detection.methods.device.resolve_device`);
+Device: ``auto`` = CUDA when present (else CPU, logged by :func:`detection.methods.infrastructure.device.resolve_device`);
 ``fp16`` on a GPU. A batch that runs out of memory is halved and retried down to one segment, then a
 MemoryError says so. Embeddings of the source side are cached on disk per (model, version, texts) when a
 ``cache_dir`` is given, and reused across runs. Torch and transformers are imported inside these classes only.
@@ -27,10 +27,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import dense, model_store
-from .device import resolve_device
-from .rerank.neural import PRETRAINED_KIND
-from .retriever import Progress, Retriever, TopK
+from ..infrastructure import model_store
+from ..infrastructure.device import resolve_device
+from ..rerank.neural import PRETRAINED_KIND
+from ..retriever import Progress, Retriever, TopK
+from . import dense
 
 log = logging.getLogger(__name__)
 CACHE_VERSION = 1
@@ -165,7 +166,7 @@ class BiEncoderRetriever(Retriever):
     def _path_and_card(self) -> tuple[str, dict]:
         """The resolved model and its training card (empty for a model that was not trained here)."""
         if self._info is None:
-            from .rerank.neural import TrainingFailed, read_card
+            from ..rerank.neural import TrainingFailed, read_card
 
             name = self.active_model
             path = _resolve(name, "dense-encoder")
@@ -208,7 +209,7 @@ class BiEncoderRetriever(Retriever):
     def use_fold(self, fold: int, training_queries=()) -> bool:
         """Use ``<model>/fold-<fold>`` when the model is stored per fold (True), refusing a model whose training
         queries are not all among ``training_queries`` (the queries of the folds it may have seen)."""
-        from .rerank.neural import read_card
+        from ..rerank.neural import read_card
 
         root = model_store.local_path(self.model_name) if self.model_name else None
         if root is None or not self._fold_dirs(root):

@@ -33,8 +33,8 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
-from . import index_files
-from .retriever import Progress, Retriever, TopK
+from ..infrastructure import index_files
+from ..retriever import Progress, Retriever, TopK
 from .sparse_kernel import score_topk
 
 
@@ -106,7 +106,7 @@ class SparseRetriever(Retriever):
         return counts
 
     def index_arrays(self) -> dict | None:
-        """The fitted index as arrays (``detection.methods.index_files``): terms in column order, the weight
+        """The fitted index as arrays (``detection.methods.infrastructure.index_files``): terms in column order, the weight
         matrix's CSR arrays, the idf and the source ids. None before ``fit`` or for non-string terms."""
         if self.W is None:
             return None

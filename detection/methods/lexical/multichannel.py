@@ -19,13 +19,13 @@ from typing import Sequence
 
 import numpy as np
 
+from ..infrastructure.topk import topk_exact
+from ..retriever import Progress, Retriever, TopK
+from ..specs import ParamError
 from . import channels as C
 from .reference_loci import INDEX_NAME as REFERENCE_INDEX
 from .reference_loci import shipped_index
-from .retriever import Progress, Retriever, TopK
 from .sparse_kernel import score_block_dense
-from .specs import ParamError
-from .topk import topk_exact
 
 PROFILES: dict[str, dict[str, float]] = {
     # chosen on the Lucan -> Virgil dev benchmark (docs/verse_detection.md), coarse steps, one weight at a time
@@ -46,7 +46,7 @@ class ChannelError(ParamError):
     """A combination of channel parameters that cannot run (names the parameter)."""
 
 
-SHIPPED_VECTORS_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
+SHIPPED_VECTORS_DIR = Path(__file__).resolve().parents[3] / "data" / "vectors"
 
 
 def _vectors_or_none(name: str | None):
@@ -54,8 +54,8 @@ def _vectors_or_none(name: str | None):
     ``data/vectors/`` (so the default runs on a fresh install)."""
     if not name:
         return None
-    from . import model_store
-    from .word_vectors import load_folder, load_vectors
+    from ..infrastructure import model_store
+    from ..semantic.word_vectors import load_folder, load_vectors
 
     try:
         return load_vectors(name, language="la")
@@ -165,7 +165,7 @@ class MultiChannelRetriever(Retriever):
         self._postings = {lem: np.asarray(js, np.int32) for lem, js in postings.items()}
         self._sdense = {}
         if "semantic" in self.weights:
-            from .static_semantic import SegmentEncoder
+            from ..semantic.static_semantic import SegmentEncoder
 
             self._encoder = SegmentEncoder(self._wv, "sif").fit(self._content_lemmas(self._sdocs))
             self._sdense["semantic"] = self._encoder.encode(self._content_lemmas(self._sdocs)).astype(np.float32)
@@ -182,7 +182,7 @@ class MultiChannelRetriever(Retriever):
     def _encode(self, texts: list[str], side: int) -> np.ndarray:
         """Unit vectors of a configured sentence encoder (:class:`.encoders.BiEncoderRetriever`), with its
         query (side 0) or passage (side 1) prefix."""
-        from .encoders import BiEncoderRetriever
+        from ..semantic.encoders import BiEncoderRetriever
 
         enc = getattr(self, "_enc", None)
         if enc is None:

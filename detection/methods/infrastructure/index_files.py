@@ -8,7 +8,7 @@ the same lists and scores). Each array is one ``.npy`` file; loading memory-maps
 The manifest (``index.json``, written last) records every array's shape, dtype and file size; a load checks
 them before the retriever sees an array, so a truncated or partly written folder raises :class:`BadIndex`
 instead of giving wrong results. The folders live in the content-addressed index cache
-(``detection.methods.index_cache``), named by their key, never by a user.
+(``detection.methods.infrastructure.index_cache``), named by their key, never by a user.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Fitting a lexical retriever on a large pool is mostly analysing the texts (tokens, lemmas; see
 ``perf/fit_profile.py``), and it gives the same index whenever the method, its parameters and the texts are the
 same. So a fitted index is stored once under its key and every later job, shard or worker process over the
-same corpus loads it (memory-mapped ``.npy`` arrays, ``detection.methods.index_files``) instead of fitting:
+same corpus loads it (memory-mapped ``.npy`` arrays, ``detection.methods.infrastructure.index_files``) instead of fitting:
 
 - **Key** (:func:`cache_key`): sha256 over the method name, its parameters validated against the registry
   (defaults filled in, canonical JSON) and its fixed settings, :data:`index_files.FORMAT_VERSION`, the
@@ -76,7 +76,7 @@ def source_digest(package: str | os.PathLike) -> str:
 def _code_version() -> str:
     """The ``detection`` package's sources (retrievers, analysers, lemmatisers): any change to them is a new key,
     so an index fitted by other code is never loaded."""
-    return source_digest(Path(__file__).resolve().parents[1])
+    return source_digest(Path(__file__).resolve().parents[2])
 
 
 def _update_strings(h, values: Sequence[str]) -> None:
@@ -89,7 +89,7 @@ def _update_strings(h, values: Sequence[str]) -> None:
 
 def cache_key(method: str, params: dict | None, source_ids: Sequence[str], source_texts: Sequence[str]) -> str:
     """The hex sha256 naming the index ``method`` with ``params`` fits on these sources."""
-    from . import registry
+    from .. import registry
 
     source_ids, source_texts = list(source_ids), list(source_texts)
     if len(source_ids) != len(source_texts):

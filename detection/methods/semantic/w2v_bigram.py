@@ -24,8 +24,8 @@ import numpy as np
 
 from detection.latin.analysis import Analyzer
 
-from .retriever import Progress, Retriever, TopK
-from .topk import topk_dense
+from ..infrastructure.topk import topk_dense
+from ..retriever import Progress, Retriever, TopK
 from .word_vectors import WordVectors, load_gensim_file, load_vectors
 
 

@@ -20,9 +20,9 @@ import numpy as np
 from detection.greek.lemmatize import GreekLemmatizer
 from detection.greek.preprocess import GreekPreprocessor, make_preprocessor
 
-from .device import resolve_device
-from .model_store import ModelUnavailable  # one error class everywhere
-from .model_store import resolve as resolve_model
+from ..infrastructure.device import resolve_device
+from ..infrastructure.model_store import ModelUnavailable  # one error class everywhere
+from ..infrastructure.model_store import resolve as resolve_model
 
 Progress = Callable[[float, str], None] | None
 

@@ -17,9 +17,9 @@ import numpy as np
 from detection.greek.lemmatize import GreekLemmatizer
 from detection.greek.preprocess import GreekPreprocessor
 
+from ..semantic.static_semantic import SegmentEncoder
+from ..semantic.word_vectors import load_vectors
 from .greek_similarity import EmbeddingMethod, SemanticEditDistance, _report
-from .static_semantic import SegmentEncoder
-from .word_vectors import load_vectors
 
 
 class CorpusVectors:

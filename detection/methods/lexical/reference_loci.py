@@ -9,7 +9,7 @@ the searched sources (with a note).
 longer one (a prose paragraph) is cut after each sentence end (``.``, ``?``, ``!``, ``;``) and, where a sentence
 is still longer, into pieces of :data:`LONG` tokens. Words are analysed as the channels analyse them
 (:func:`detection.latin.analysis.latin_tokens`, :func:`~detection.latin.analysis.latin_lemmas`, the content test
-of :func:`detection.methods.channels.is_content`), so a lemma here is a lemma there.
+of :func:`detection.methods.lexical.channels.is_content`), so a lemma here is a lemma there.
 
 **Index** (a folder: ``manifest.json``, ``lemmas.txt`` one lemma a line, ``offsets.npy`` uint32, ``postings.npy``
 uint8, ``sizes.npy`` uint8: each locus's number of distinct content lemmas): for each content lemma the sorted
@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 INDEX_NAME = "latin-library-loci"
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data" / "reference"
+SHIPPED_DIR = Path(__file__).resolve().parents[3] / "data" / "reference"
 LONG = 30  # tokens: a longer line is cut at sentence ends, a longer sentence into pieces of this many
 _SENTENCE_END = re.compile(r"(?<=[.?!;])\s+")
 FORMAT = 1
@@ -95,8 +95,8 @@ def build_index(corpus, out_dir, *, cache_dir=None, progress: Callable[[float, s
     from detection.latin.lemmatize import lemmatize_corpus
     from detection.latin.library_text import clean_page
 
+    from ..semantic.word_vectors import corpus_documents
     from .channels import is_content
-    from .word_vectors import corpus_documents
 
     t0 = time.perf_counter()
     loci: list[list[str]] = []

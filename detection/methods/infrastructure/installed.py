@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..registry import MethodConfig, ParamError, get_spec
 from . import model_store
-from .registry import MethodConfig, ParamError, get_spec
 
 
 class ModelMissing(ParamError):
@@ -22,7 +22,7 @@ def local_models() -> list[dict]:
     """The models this installation has, in the models directory or shipped in ``data/vectors/``: word-vector
     models with their language, unit and vocabulary (largest first within a language), then the other models
     by name."""
-    from .word_vectors import VectorsError, read_manifest
+    from ..semantic.word_vectors import VectorsError, read_manifest
 
     vectors, others = [], []
     local = model_store.list_local()

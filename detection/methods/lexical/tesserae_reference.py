@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from detection.latin.analysis import Analyzer
 
-from .retriever import Progress, Retriever, TopK
+from ..retriever import Progress, Retriever, TopK
 
 
 def _positions(lemmas: list[str]) -> dict[str, list[int]]:

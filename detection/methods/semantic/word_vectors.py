@@ -8,7 +8,7 @@ skip-gram over 13 M words takes ten times as long) on **units** of one language:
   like the terms the retrievers index;
 - Ancient Greek (``grc``): :class:`detection.greek.preprocess.GreekPreprocessor` tokens (NFC, lower case,
   punctuation dropped, diacritics kept) or lemmas by :class:`detection.greek.lemmatize.GreekLemmatizer`,
-  normalised the same way (what :class:`detection.methods.greek_similarity.StaticEmbedding` does).
+  normalised the same way (what :class:`detection.methods.greek.greek_similarity.StaticEmbedding` does).
 
 Corpus reading (:func:`corpus_lines`): a folder (every ``.txt``/``.tess`` file below it, sorted), one file,
 or a ``.tar``/``.tar.gz``/``.tar.xz`` archive of such files. Tesserae lines lose their ``<ref>``. Lines
@@ -26,7 +26,7 @@ Storage (:func:`save_vectors`): a folder ``<models dir>/<name>/`` with
 
 Arrays are plain ``.npy`` read with ``mmap_mode="r"`` and ``allow_pickle=False``: loading never runs pickled
 code and several processes share the pages. :func:`load_vectors` takes a **registered name** (resolved by
-:mod:`detection.methods.model_store`), never a path. :func:`load_gensim_file` is for platform code that
+:mod:`detection.methods.infrastructure.model_store`), never a path. :func:`load_gensim_file` is for platform code that
 holds a gensim file it made itself (a ``KeyedVectors`` or a full ``Word2Vec``/``FastText`` model file).
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import model_store
+from ..infrastructure import model_store
 
 Progress = Callable[[float, str], None]
 

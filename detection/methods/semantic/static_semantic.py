@@ -1,7 +1,7 @@
 """Segment similarity from static word vectors: SIF / uSIF averages, soft cosine, idf-weighted MaxSim.
 
 All functions take documents as lists of units (lemmas or tokens, keyed like the vectors) and a
-:class:`detection.methods.word_vectors.WordVectors`; units without a vector are skipped.
+:class:`detection.methods.semantic.word_vectors.WordVectors`; units without a vector are skipped.
 
 - **SIF** (Arora, Liang & Ma 2017): segment vector = Σ_w a / (a + p(w)) · v_w / |s| with p(w) the word's corpus
   frequency (from the vectors' training counts) and a = 1e-3; then the projection on the first principal
@@ -14,7 +14,7 @@ All functions take documents as lists of units (lemmas or tokens, keyed like the
 - **MaxSim** (late interaction with static vectors, as ColBERT does with contextual ones): for every query unit,
   the best cosine with any unit of the candidate (counted only above ``threshold``; an identical unit scores 1),
   averaged with idf weights over the query units. Asymmetric: it asks how much of the *query* the candidate
-  covers. It is meant to rescore a lexical top-k (:mod:`detection.methods.hybrid`), not to scan a corpus.
+  covers. It is meant to rescore a lexical top-k (:mod:`detection.methods.semantic.hybrid`), not to scan a corpus.
 
 Idf here is BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))`` over the fitted source documents.
 """

@@ -33,8 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import model_store, word_vectors
-from .rerank import neural
+from ..infrastructure import model_store
+from ..rerank import neural
+from . import word_vectors
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 KIND = neural.PRETRAINED_KIND

@@ -22,7 +22,7 @@ from pathlib import Path
 
 DEFAULT_DIR = "var/models"
 #: models shipped in git (word vectors with their attribution in data/LICENSES.md); the models directory wins
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data" / "vectors"
+SHIPPED_DIR = Path(__file__).resolve().parents[3] / "data" / "vectors"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?$")
 _configured: Path | None = None
 
