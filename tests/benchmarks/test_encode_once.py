@@ -13,10 +13,13 @@ from jobs.runner import run_job
 
 
 @pytest.fixture
-def be5_models(loci_version, tmp_path, settings):
+def be5_models(loci_version, tmp_path, settings, monkeypatch):
     """A tiny bi-encoder per fold (fold 0 fine-tuned 2 steps on its training folds' links, the others copies
-    whose cards name their own training folds' queries), installed in the models directory."""
+    whose cards name their own training folds' queries), installed in the models directory. The machine's cache
+    is replaced by an empty one: embeddings an earlier run stored there would be read instead of encoded."""
     import torch
+
+    monkeypatch.setenv("SIMILIA_CACHE_DIR", str(tmp_path / "cache"))
 
     from benchmarks.loci import splits
     from benchmarks.services.runs import evaluation_benchmark
