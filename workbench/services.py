@@ -99,6 +99,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.detection_jobs import segment_set
     from benchmarks.services.detection import JOB_UNITS, detection_job_create, detection_method_config
+    from benchmarks.services.runs import check_models_usable
     from detection.methods.infrastructure.installed import installed_config
 
     # configured once here (a bad value: the registry's ParamError, as it is); the job carries these configurations
@@ -110,12 +111,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
             detection_method_config(reranker, reranker_params, kind="reranker"), reranker_params)
         notes += rr_notes
     r_params, rr_params = dict(r_config.params), dict(rr_config.params) if rr_config else {}
-    from benchmarks.services.runs import RunError, check_models_usable
-
-    try:
-        check_models_usable(owner, r_params, rr_params)
-    except RunError as exc:
-        raise WorkbenchError(str(exc)) from None
+    check_models_usable(owner, r_params, rr_params)  # a RunError: a DomainError, a 400 like the registry's own
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
     if unit not in JOB_UNITS:

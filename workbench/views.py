@@ -156,8 +156,10 @@ def _label_rows(run) -> list[tuple[str, float, float | None]]:
     check = (run.job.result or {}).get("reranker_check") if run.job is not None else None
     if not check:
         return []
+    from detection.methods.rerank.rerankers import LABEL_NAMES  # none, cit., cf.: the order the check counts in
+
     shares, trained = check.get("labels") or {}, check.get("training_labels") or {}
-    return [(name, shares[name], trained.get(name)) for name in ("none", "cit.", "cf.") if name in shares]
+    return [(name, shares[name], trained.get(name)) for name in LABEL_NAMES if name in shares]
 
 
 @researcher_only
