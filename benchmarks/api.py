@@ -527,7 +527,7 @@ class TrainedModelListApi(CsvListMixin, _Api, ListAPIView):
 
     @extend_schema(request=TrainingInputSerializer, responses={202: TrainingQueuedSerializer, 400: OpenApiTypes.OBJECT})
     def post(self, request):
-        from benchmarks.services.training import training_run_create
+        from benchmarks.services.model_training import training_run_create
 
         data = TrainingInputSerializer(data=request.data, context={"request": request})
         data.is_valid(raise_exception=True)

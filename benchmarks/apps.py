@@ -5,7 +5,7 @@ class BenchmarksConfig(AppConfig):
     name = "benchmarks"
 
     def ready(self) -> None:
-        from benchmarks import detection_jobs, jobs  # noqa: F401  (registers the job kinds)
+        from benchmarks import jobs  # noqa: F401  (registers the job kinds and the segment set "corpus")
         from benchmarks.demo import load_demo_benchmarks
         from core.demo_loaders import register as register_demo
         from frontend.sections import register as register_section

@@ -22,6 +22,7 @@ from benchmarks.services import (
     similarity_run_create,
     version_approve,
 )
+from benchmarks.services.model_training import training_run_create
 from benchmarks.services.runs import (
     CALIBRATIONS,
     DEFAULT_KS,
@@ -32,12 +33,12 @@ from benchmarks.services.runs import (
     pilot_verses_upload,
     run_pool,
 )
-from benchmarks.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND, training_run_create
 from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, say_queued
 from core.roles import LEAD, RESEARCHER, has_role
 from core.run_limit_fields import form_field
 from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
+from detection.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND
 from jobs.services import job_enqueue_error
 
 

@@ -11,3 +11,8 @@ class DomainError(Exception):
     """A request that breaks a rule of the domain; ``status`` is the HTTP status an API answers with."""
 
     status = 400
+
+
+class RunError(DomainError, ValueError):
+    """A run request that cannot be honoured (unknown method, bad parameters): an evaluation, a training, a
+    detection. The apps' own run errors subclass it."""

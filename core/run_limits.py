@@ -7,11 +7,11 @@ A run type's limits:
 
 - the Loci Similes evaluation run (``benchmarks.services.runs.evaluation_run_create``): ``n_folds``, ``shards``
   and each of its cut-offs ``ks`` (checked value by value with the ``k`` limit);
-- the one detection job (``benchmarks.services.detection.detection_job_create``): ``k``, ``shards``,
+- the one detection job (``detection.services.detection.detection_job_create``): ``k``, ``shards``,
   ``shard_size``;
 - a workbench detection run (``workbench.services.detection_run_create``): ``top_k`` (its candidates are rows
   a person pages through, hence the lower ceiling) and the detection job's ``shards``;
-- training a reranker (``benchmarks.services.training.training_run_create``): ``k``;
+- training a reranker (``benchmarks.services.model_training.training_run_create``): ``k``;
 - the ``detect`` command (``detection.latin.latin_commands.run_detect``): ``top_k``, ``jobs``.
 """
 from __future__ import annotations
@@ -59,12 +59,12 @@ EVALUATION_N_FOLDS = IntLimit("n_folds", 2, 20, 5, "folds of the grouped split")
 EVALUATION_SHARDS = SHARDS
 EVALUATION_K = IntLimit("k", 1, 10_000, None, "an evaluation cut-off")
 
-# The one detection job (benchmarks.services.detection.detection_job_create).
+# The one detection job (detection.services.detection.detection_job_create).
 DETECTION_K = IntLimit("k", 1, 10_000, 100, "sources kept per query")
 DETECTION_SHARDS = SHARDS
 DETECTION_SHARD_SIZE = IntLimit("shard_size", 1, 10_000_000, None, "queries per shard")
 
-# Training a reranker (benchmarks.services.training.training_run_create: the API, the models page's form and
+# Training a reranker (benchmarks.services.model_training.training_run_create: the API, the models page's form and
 # ``manage.py train_model``): the first stage's candidates per query it learns from.
 TRAINING_K = IntLimit("k", 1, 1000, 100, "candidates per query from the first stage", what="")
 

@@ -12,7 +12,7 @@ class DetectionConfig(AppConfig):
 
         model_store.configure(settings.MODELS_DIR)
         from core import demo_loaders
-        from detection import jobs  # noqa: F401  (registers the job kinds)
+        from detection import detection_jobs, jobs  # noqa: F401  (registers the job kinds)
         from detection.demo import load_demo_vectors
 
         demo_loaders.register("detection.vectors", load_demo_vectors, order=40)

@@ -22,7 +22,7 @@ That registers two job kinds: ``name``, whose function fans out, and ``name + ".
 - Cancelling the parent cancels its shards (``jobs.services.job_cancel``).
 
 Shard functions should load what every shard needs (an index, embeddings) once per worker process and keep
-it (see ``benchmarks.detection_jobs``): a worker that runs several shards of the same job pays for it once.
+it (see ``detection.detection_jobs``): a worker that runs several shards of the same job pays for it once.
 """
 from __future__ import annotations
 

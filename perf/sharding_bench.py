@@ -107,7 +107,7 @@ def main():
     from django.core.management import call_command
 
     from benchmarks.models import Corpus, Segment
-    from benchmarks.services.detection import detection_job_create
+    from detection.services.detection import detection_job_create
 
     call_command("migrate", verbosity=0)
     if args.evaluate:

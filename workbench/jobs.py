@@ -1,7 +1,7 @@
 """The workbench's part of the one detection job (``benchmarks.detect``, sharded over the workers): its
 documents as a segment set (``document``) and the store that writes a merged detection's candidates as rows
 of its run (``workbench.candidates``)."""
-from benchmarks.detection_jobs import SegmentSet, register_result_store, register_segment_set
+from detection.detection_jobs import SegmentSet, register_result_store, register_segment_set
 from workbench import selectors
 from workbench.models import DetectionRun
 from workbench.services import STORE, detection_run_store

@@ -1,6 +1,6 @@
 """The methods a detection may use, read from the one registry (`detection.methods.registry`) by kind, so a
 retriever or reranker registered anywhere appears here without a change. Their parameters are validated once, by
-`registry.configure` (through `benchmarks.services.detection.detection_method_config`), when a run is created; the
+`registry.configure` (through `detection.services.detection.detection_method_config`), when a run is created; the
 models they name are checked against the installed ones by `detection.methods.infrastructure.installed.installed_config`."""
 from __future__ import annotations
 

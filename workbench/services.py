@@ -97,10 +97,10 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     queue the one detection job (``benchmarks.detect``) over its two documents: on the queue the methods
     declare ("gpu" when either needs one), in ``shards`` shards (default: ``JOB_SHARD_QUERIES`` queries each)
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
-    from benchmarks.detection_jobs import segment_set
-    from benchmarks.services.detection import JOB_UNITS, detection_job_create, detection_method_config
     from benchmarks.services.runs import check_models_usable
+    from detection.detection_jobs import segment_set
     from detection.methods.infrastructure.installed import installed_config
+    from detection.services.detection import JOB_UNITS, detection_job_create, detection_method_config
 
     # configured once here (a bad value: the registry's ParamError, as it is); the job carries these configurations
     r_config, notes = installed_config(detection_method_config(retriever, retriever_params, kind="retriever"),
@@ -142,7 +142,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
 
 def detection_run_store(*, run: DetectionRun, candidates, merged: dict, progress: Callable[[float, str], None],
                         log: Callable[[str], None]) -> dict:
-    """Store a merged detection's candidates (``benchmarks.loci.candidates.Candidates``, query and source
+    """Store a merged detection's candidates (``detection.candidates.Candidates``, query and source
     indices into the documents' segments in order) as the run's Candidate rows, replacing any, and its summary."""
     import time
 

@@ -3,7 +3,7 @@ lexical-overlap audit, evaluation and reports. See docs/loci_benchmark.md.
 
 Public API::
 
-    from benchmarks.loci import data, matching, splits, metrics, lexical, evaluate, report, plots
+    from benchmarks.loci import data, matching, splits, metrics, evaluate, report, plots
     bench = data.load_default_545()                       # or load_pairs_545 / benchmark_from_files / load_release_dir
     bench, match = matching.attach_corpus(bench, query_segments, source_segments)
     split = splits.split_from_file(bench, "ref_type")      # or splits.grouped_kfold(bench, 5, seed)

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from core.numeric import json_safe, spearman
+from detection.latin import overlap as lexical
 
-from . import lexical
 from . import metrics as M
 from .data import Benchmark
 from .method_adapters import TrainData

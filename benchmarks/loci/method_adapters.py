@@ -191,7 +191,7 @@ class LexicalRuleScorer:
         return self
 
     def score_grid(self, query_ids, query_texts, source_ids, source_texts):
-        from . import lexical
+        from detection.latin import overlap as lexical
         m = EngineRetrieverMethod(self.retriever, **self._kw)
         m.fit(source_ids, source_texts)
         idx, sc = m.search(query_ids, query_texts, len(source_ids))

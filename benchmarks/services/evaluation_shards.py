@@ -6,7 +6,7 @@ scores with the whole query list's statistics), a supervised method's whole fold
 folds' links only, as in one process).
 
 The pool is fitted **once per corpus and parameters**: the parent (which loads the benchmark anyway, to plan)
-gets an unsupervised method's pool index from the shared index cache (``benchmarks.pool_index``:
+gets an unsupervised method's pool index from the shared index cache (``detection.pool_index``:
 content-addressed by method, parameters and the pool's ids and texts, ``.npy`` arrays memory-mapped, never
 pickled), fitting and storing it when no earlier job did. With more than one shard it writes the held-out
 queries to ``VAR_DIR/evaluations/job-<parent>/queries.json`` and tells the shards the index's key. A shard on
@@ -35,8 +35,8 @@ import numpy as np
 from django.conf import settings
 
 from benchmarks.models import EvaluationRun
-from benchmarks.pool_index import fit_or_load, index_counts, load_cached
 from core.numeric import json_safe
+from detection.pool_index import fit_or_load, index_counts, load_cached
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot
 
 

@@ -22,10 +22,11 @@ from benchmarks.models import (
     PilotRun,
     SimilarityRun,
 )
-from core.errors import DomainError
+from core.errors import RunError
 from core.numeric import finite_or_none
 from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.text_checks import control_character_message
+from detection.services.detection import check_params, method_params
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -54,10 +55,6 @@ POOLS = {"gold": "gold sources only (the version's cited sources)",
 Progress = Callable[[float, str], None]
 
 
-class RunError(DomainError, ValueError):
-    """A run request that cannot be honoured (unknown method, bad parameters)."""
-
-
 def code_version() -> str:
     """`git describe` of the checkout when available, else the app's constant."""
     try:
@@ -68,28 +65,8 @@ def code_version() -> str:
         return "similia-unversioned"
 
 
-def _check_params(params) -> dict:
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise RunError("params must be a JSON object")
-    return params
-
-
-def method_params(method: str, params, *, kind: str) -> dict:
-    """User parameters validated against what the registered method declares (defaults filled in).
-
-    Unknown keys, bad values and methods of another kind are the registry's ``ParamError`` naming the problem
-    (a ``DomainError``: the API, the pages and the commands show its message as it is): nothing a user sends
-    reaches a method unchecked (no paths, no internal arguments).
-    """
-    from detection.methods import registry
-
-    return registry.validate(method, _check_params(params), kind=kind)
-
-
 def _reranker_params(reranker: str, params) -> dict:
-    params = _check_params(params)
+    params = check_params(params)
     if not reranker:
         if params:
             raise RunError("reranker_params given without a reranker")
@@ -181,7 +158,7 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
         raise RunError(f"unknown similarity method {method!r}; available: {', '.join(selectors.similarity_method_names())}")
     if calibration not in CALIBRATIONS:
         raise RunError("calibration must be empty, 'linear' or 'isotonic'")
-    params = _check_params(params)
+    params = check_params(params)
     params = method_params(method, params, kind="pair_scorer")
     check_models_usable(owner, params)
     if selectors.similarity_method_needs_model(method) and not params.get("model"):

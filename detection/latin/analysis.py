@@ -1,7 +1,7 @@
 """The one Latin text pipeline: text -> tokens -> lemmas -> terms.
 
 Every user of Latin text goes through :func:`latin_tokens` (the retrievers' :class:`Analyzer`, the benchmark's
-reference-type rule and lexical-overlap audit in ``benchmarks.loci.lexical``), so a word is cut the same way
+reference-type rule and lexical-overlap audit in ``detection.latin.overlap``), so a word is cut the same way
 everywhere: ``-que`` is split off unless the word merely ends in it, ``-ne``/``-ue`` only where the full word is
 unknown to the lemmatiser and its host is known (``putasne -> putas ne``, ``carmine`` stays whole).
 

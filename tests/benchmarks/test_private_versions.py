@@ -40,8 +40,8 @@ def test_training_on_a_version_one_may_not_read_is_refused_like_a_missing_one(pr
     mine = client_for(owner).post("/api/v1/models/", {**body, "version": version.pk, "kind": "svm"}, format="json")
     assert mine.status_code == 400 and "kind must be" in mine.json()["detail"]
     # the service refuses it too, in the same words, whatever entry point calls it
+    from benchmarks.services.model_training import training_run_create
     from benchmarks.services.runs import RunError
-    from benchmarks.services.training import training_run_create
 
     with pytest.raises(RunError, match=f"no benchmark version {version.pk}"):
         training_run_create(version=version, kind="feature-classifier", method="feature-ltr", name="s2", owner=other)

@@ -4,9 +4,10 @@ import json
 import pytest
 
 from benchmarks.services import RunError, evaluation_run_create
-from benchmarks.services.training import TrainingError, training_run_create
+from benchmarks.services.model_training import training_run_create
 from detection.methods import ParamError
 from detection.models import TrainedModel
+from detection.services.training import TrainingError
 from jobs.models import Job
 from jobs.runner import run_job
 

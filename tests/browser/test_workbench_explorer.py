@@ -29,7 +29,7 @@ QUOTED = {"channels": [
 def explained_run(make_user):
     """bm25-lemma over the package's 11 Jerome queries × 10 Virgil lines (top 4), run in process; its candidates
     stored again through the result store with the explanation above on the quotation (the others have none)."""
-    from benchmarks.loci.candidates import Candidates
+    from detection.candidates import Candidates
     from jobs.runner import run_job
     from workbench.services import detection_run_create, detection_run_store, document_upload
 

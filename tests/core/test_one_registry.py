@@ -18,9 +18,9 @@ def test_a_registry_keeps_order_and_refuses_a_repeated_name():
 def test_every_plug_in_point_refuses_a_repeated_name():
     from annotation.modes import register_mode, registered_modes
     from annotation.stats.agreement import AGREEMENT_STATISTICS, agreement_statistic
-    from benchmarks.detection_jobs import RESULT_STORES, SEGMENT_SETS, register_result_store, register_segment_set
     from core.demo_loaders import _LOADERS
     from core.demo_loaders import register as register_loader
+    from detection.detection_jobs import RESULT_STORES, SEGMENT_SETS, register_result_store, register_segment_set
     from detection.methods import registry as methods
     from frontend.sections import _SECTIONS
     from frontend.sections import register as register_section

@@ -70,8 +70,8 @@ def test_workbench_form_and_api_refuse_it(client, client_for, users):
 @pytest.mark.django_db
 def test_detection_job_and_evaluation_api_refuse_it(client_for, loci_version):
     from benchmarks.models import EvaluationRun
-    from benchmarks.services.detection import detection_job_create
     from detection.methods.specs import ParamError  # the registry's error reaches the caller unwrapped (one error type)
+    from detection.services.detection import detection_job_create
 
     with pytest.raises(ParamError) as err:
         detection_job_create(queries=["corpus", 1], sources=["corpus", 2], method="hybrid", params=BAD, k=10)

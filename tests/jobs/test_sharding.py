@@ -10,11 +10,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from benchmarks.models import Corpus, Segment
-from benchmarks.services.detection import DetectionError, detection_job_create
 from core.paths import shared_data_dir
 from detection.latin.readers import read_tess
 from detection.latin.segment import segment_units
 from detection.methods import ParamError, UnknownMethod, get_retriever
+from detection.services.detection import DetectionError, detection_job_create
 from jobs.models import Job
 from jobs.runner import run_job
 from jobs.services import job_cancel, job_reap_stale
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _fresh_worker_cache():
     """Each test starts like a fresh worker process: no index loaded yet."""
-    from benchmarks import detection_jobs as jobs
+    from detection import detection_jobs as jobs
 
     jobs._LOADED.clear()
 

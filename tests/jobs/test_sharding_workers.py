@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from benchmarks.services.detection import detection_job_create
+from detection.services.detection import detection_job_create
 from jobs.models import Job
 from tests.jobs.test_sharding import make_corpora, merged, shards_of, unsharded
 from tests.jobs.test_worker_integration import _wait_for, broker_delivery, start_worker  # noqa: F401

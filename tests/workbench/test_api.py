@@ -169,7 +169,7 @@ def _store(run, rows):
     """Store candidates ``(query, source, rank, score)`` with EXPLAINED through the job's result store."""
     import numpy as np
 
-    from benchmarks.loci.candidates import Candidates
+    from detection.candidates import Candidates
     from workbench.services import detection_run_store
 
     q, s, r, sc = (np.asarray(col) for col in zip(*rows))

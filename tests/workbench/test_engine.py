@@ -1,11 +1,11 @@
-"""The workbench's pure logic and the detection candidates (`benchmarks.loci.candidates`) on the real locisimiles
+"""The workbench's pure logic and the detection candidates (`detection.candidates`) on the real locisimiles
 package examples (no database)."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from benchmarks.loci.candidates import Candidates, detect_range, label_pairs, score_candidates
+from detection.candidates import Candidates, detect_range, label_pairs, score_candidates
 from workbench.engine import compare as C
 from workbench.engine.highlight import highlight_pair, spans
 from workbench.engine.uploads import UploadError, guess_format, parse_upload

@@ -69,7 +69,7 @@ def test_page_api_and_command_give_the_registrys_message(client, client_for, use
 
 
 def test_the_job_carries_the_configuration_the_service_made(finished_detection):
-    from benchmarks.detection_jobs import method_configs
+    from detection.detection_jobs import method_configs
 
     config, rr_config = method_configs(finished_detection.job.params)
     assert config == registry.configure("bm25-lemma", {}) and config.digest == \

@@ -18,7 +18,7 @@ COLUMNS = ("query__seg_id", "source__seg_id", "query_position", "rank", "score",
 
 @pytest.fixture(autouse=True)
 def _fresh_worker_cache():
-    from benchmarks import detection_jobs
+    from detection import detection_jobs
 
     detection_jobs._LOADED.clear()
 

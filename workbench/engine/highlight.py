@@ -15,7 +15,7 @@ def _word_lemmas(word: str) -> set[str]:
 
 
 def content_lemmas(text: str) -> set[str]:
-    from benchmarks.loci import lexical
+    from detection.latin import overlap as lexical
 
     return set(lexical.content_set(lexical.analyse(text)))
 

@@ -1,6 +1,6 @@
 """``manage.py train_model``: train a reranker (or a neural model) on a stored benchmark version in one command.
 
-The same validation as ``POST /api/v1/.../train`` (``benchmarks.services.training.training_run_create``), the
+The same validation as ``POST /api/v1/.../train`` (``benchmarks.services.model_training.training_run_create``), the
 same job (``benchmarks.train_model``) run in-process with its progress and log lines printed on the terminal.
 The candidates come from the version's whole source corpus (``load_benchmarks`` with a corpus attached) unless
 the version holds only the gold sources. Prints the stored model's name and its held-out figures.
@@ -8,10 +8,11 @@ the version holds only the gold sources. Prints the stored model's name and its 
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.selectors import benchmark_version_named
-from benchmarks.services.training import FEATURE_METHODS, KINDS, training_run_create
+from benchmarks.services.model_training import training_run_create
 from core.cli import parse_params
 from core.commands import command_errors
 from core.run_limits import TRAINING_K
+from detection.services.training import FEATURE_METHODS, KINDS
 from jobs.models import Job
 from jobs.runner import run_job
 

@@ -1,6 +1,6 @@
 """The one Latin pipeline: the retrievers and the benchmark's lexical rule/audit cut words the same way, and
 segments mixing Latin and Greek are kept (Latin indexed, Greek passed through)."""
-from benchmarks.loci import lexical
+from detection.latin import overlap as lexical
 from detection.latin.analysis import Analyzer, latin_lemmas, latin_tokens
 from detection.latin.loci_corpus import build_corpus
 from detection.latin.normalize import has_latin_word

@@ -5,10 +5,10 @@ import inspect
 
 import pytest
 
-from benchmarks.services.training import NEURAL_DEFAULTS
 from detection.methods.rerank import bi_encoder as BE
 from detection.methods.rerank import cross_encoder as CE
 from detection.methods.rerank.neural import TrainingOptions
+from detection.services.training import NEURAL_DEFAULTS
 
 
 def test_the_trainers_take_data_an_output_folder_callbacks_and_one_options_value():

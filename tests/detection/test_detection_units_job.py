@@ -2,11 +2,11 @@
 lines, shards, explanations carried through the merged candidates to a result store."""
 import pytest
 
-from benchmarks import detection_jobs
 from benchmarks.models import Corpus, Segment
-from benchmarks.services.detection import DetectionError, detection_job_create
 from core.paths import shared_data_dir
+from detection import detection_jobs
 from detection.latin.readers import read_tess
+from detection.services.detection import DetectionError, detection_job_create
 from jobs.runner import run_job
 
 TESS = shared_data_dir() / "latin_texts" / "tesserae"

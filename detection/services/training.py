@@ -1,5 +1,9 @@
 """Training second-stage models per fold on a benchmark version: create (validate, queue a job) and execute.
 
+The version is read by the app that stores it: it hands this module a reference for the job's parameters
+(create) and the queries, sources, gold and folds as a :class:`TrainingData` (execute); see
+``benchmarks.services.model_training``. The job kind keeps the name it was stored under (``benchmarks.train_model``).
+
 One job trains one model per fold, each on the *other* folds' queries only (never on its held-out fold), plus
 optionally one on all folds (``<name>/all``, the model to apply to new texts). Files are written to a work folder
 ``MODELS_DIR/.training/job-<id>`` (neural trainers checkpoint there each epoch, so a restarted job resumes);
@@ -15,15 +19,17 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.db import transaction
 
-from benchmarks.models import BenchmarkVersion
-from benchmarks.services.runs import RunError, check_models_usable, check_version_readable, method_params
+from core.errors import RunError
 from core.numeric import json_safe
 from core.run_limits import TRAINING_K
+from detection.services.detection import method_params
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -43,6 +49,27 @@ _RANGES = {"epochs": (1, 50), "lr": (1e-7, 1e-2), "batch_size": (1, 1024), "effe
 
 class TrainingError(RunError):
     """A training request that cannot be honoured."""
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What training reads of a benchmark version, resolved by the app that stores it:
+
+    - ``bench``: its ``queries`` and ``sources`` (items with ``seg_id`` and ``text``);
+    - ``split``: its folds (``name``, ``n_folds``, ``query_fold`` {query id: fold}, ``fold_queries(fold)``), every
+      query with a fold (user-promoted gold on new queries included);
+    - ``gold``: {(query id, source id): class}, 1 cit. and 2 cf.;
+    - ``first_stage(name, params)``: the retriever whose candidates a reranker learns from, as a retrieval method
+      (``fit``, ``search``, ``describe``, ``seen_queries``, and ``fold_models`` / ``use_fold`` for a model stored
+      per fold);
+    - ``label``: where the models learnt, stored on every ``TrainedModel`` ("NAME vN (split)").
+    """
+
+    bench: Any
+    split: Any
+    gold: dict
+    first_stage: Callable[[str, dict], Any]
+    label: str
 
 
 def _check_neural_params(kind: str, params: dict) -> dict:
@@ -94,18 +121,21 @@ def _check_name(name: str) -> str:
 
 
 @transaction.atomic
-def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, method: str = "",
+def training_job_create(*, data: dict, kind: str, name: str, method: str = "",
                         base_model: str = "", params: dict | None = None, retriever: str = "bm25-lemma",
                         retriever_params: dict | None = None, k: int = 100, final_model: bool | None = None,
-                        owner=None, enqueue: bool = True) -> Job:
+                        owner=None, enqueue: bool = True, models_usable: Callable | None = None) -> Job:
     """Validate a training request and queue its job (``gpu`` for neural kinds, ``cpu`` for features).
+
+    ``data``: the job's reference to the version it trains on (``{"version_id": PK}``, which the job kind's
+    handler resolves into a :class:`TrainingData`); ``models_usable(*params, names=...)``: the owning app's refusal
+    of a model the owner may not use (a model learnt from a version they cannot read).
 
     ``retriever`` / ``retriever_params`` give the first stage whose candidates a reranker learns from; a
     bi-encoder stored per fold (``dense-encoder`` with ``{"model": NAME}``) gives fold f's reranker the candidates
     of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists)."""
     from detection.methods.infrastructure import model_store
 
-    check_version_readable(version, owner)
     if kind not in KINDS:
         raise TrainingError(f"kind must be one of {', '.join(KINDS)}")
     params = dict(params or {})
@@ -130,13 +160,14 @@ def training_run_create(*, version: BenchmarkVersion, kind: str, name: str, meth
         params = _check_neural_params(kind, params)
         method = "cross-encoder" if kind == "cross-encoder" else ""
         queue = "gpu"
-    check_models_usable(owner, retriever_params, params, names=(base_model,))
+    if models_usable is not None:
+        models_usable(retriever_params, params, names=(base_model,))
     final = (kind == "feature-classifier" and (has_all or not per_fold)) if final_model is None else bool(final_model)
     if final and per_fold and not has_all and kind != "bi-encoder":
         raise TrainingError(f"a final model needs the first stage {retriever_params['model']}/all, which does not "
                             f"exist: train the bi-encoder with a final model, or ask for none")
     job_params = {
-        "version_id": version.pk, "kind": kind, "name": name, "method": method, "base_model": base_model,
+        **data, "kind": kind, "name": name, "method": method, "base_model": base_model,
         "params": params, "retriever": retriever, "retriever_params": _user_params(retriever, retriever_params),
         "k": int(k), "final_model": final}
     if not enqueue:  # the train_model command runs it in-process (jobs.runner.run_job)
@@ -167,25 +198,24 @@ def _user_params(method: str, validated: dict) -> dict:
 
 
 # --------------------------------------------------------------------------------------------- execute
-def _candidates(bench, split, retriever: str, retriever_params: dict, k: int, targets, log) -> tuple[dict, dict]:
+def _candidates(data: TrainingData, retriever: str, retriever_params: dict, k: int, targets, log) -> tuple[dict, dict]:
     """The first stage's top-``k`` for every query, per target fold (``None`` = all folds): one candidate set shared
     by every target for an unsupervised retriever, fold f's own model's for a retriever stored per fold (and the
     ``all`` model's for the final model). Returns ``({fold: Candidates}, gold classes)``."""
-    from benchmarks.loci import method_adapters as LM
-    from benchmarks.loci.rerank_eval import gold_classes
     from detection.methods.rerank import pipeline as P
 
+    bench, split = data.bench, data.split
     queries = [q for f in range(split.n_folds) for q in split.fold_queries(f)]
     qseg = {s.seg_id: s for s in bench.queries}
     pool = [s.seg_id for s in bench.sources]
     s_texts = [s.text for s in bench.sources]
     q_texts = [qseg[q].text for q in queries]
-    m = LM.EngineRetrieverMethod(retriever, **retriever_params)
+    m = data.first_stage(retriever, retriever_params)
     out: dict = {}
     for fold in ([f for _, f in targets] if m.fold_models else [None]):
         rm = m
         if m.fold_models and fold is None:
-            rm = LM.EngineRetrieverMethod(retriever, **{**retriever_params, "model": f"{retriever_params['model']}/all"})
+            rm = data.first_stage(retriever, {**retriever_params, "model": f"{retriever_params['model']}/all"})
         elif m.fold_models:
             m.use_fold(fold, [q for q, f in split.query_fold.items() if f != fold])
         rm.fit(pool, s_texts)
@@ -203,7 +233,7 @@ def _candidates(bench, split, retriever: str, retriever_params: dict, k: int, ta
     first = next(iter(out.values()))
     which = "" if len(out) == 1 else f" per fold ({', '.join(str(c.meta['retriever_model']) for c in out.values())})"
     log(f"{retriever}{which}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(first)} candidates")
-    return ({fold: out.get(fold, first) for _, fold in targets}), gold_classes(bench)
+    return ({fold: out.get(fold, first) for _, fold in targets}), data.gold
 
 
 def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
@@ -227,25 +257,21 @@ def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
     return out
 
 
-def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, method: str, base_model: str,
+def training_job_execute(*, job_id: int, data: TrainingData, kind: str, name: str, method: str, base_model: str,
                          params: dict, retriever: str, k: int, final_model: bool,
                          progress: Callable, log: Callable, retriever_params: dict | None = None) -> dict:
     """Train every fold's model, then move the files in place and register them (all or nothing)."""
-    from benchmarks.loci import splits as S
-    from benchmarks.services.runs import _benchmark_from_db
     from detection.methods.infrastructure import model_store
     from detection.methods.rerank.neural import TrainingFailed
 
-    version = BenchmarkVersion.objects.select_related("benchmark").get(pk=version_id)
-    bench = _benchmark_from_db(version)
-    split = S.stored_split(bench, "db")  # promoted gold on new queries gets a fold too
+    split = data.split
     root = model_store.models_dir()
     work = root / ".training" / f"job-{job_id}"
     work.mkdir(parents=True, exist_ok=True)
     try:
         targets = [(f"fold-{f}", f) for f in range(split.n_folds)] + ([("all", None)] if final_model else [])
         retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
-        per_target, gold = _candidates(bench, split, retriever, retriever_params, k, targets, log)
+        per_target, gold = _candidates(data, retriever, retriever_params, k, targets, log)
         trainer = {"feature-classifier": _train_feature, "cross-encoder": _train_cross,
                    "bi-encoder": _train_bi}[kind]
         shared: dict = {}
@@ -278,11 +304,11 @@ def training_run_execute(*, job_id: int, version_id: int, kind: str, name: str, 
     except (TrainingError, TrainingFailed, ValueError, model_store.ModelUnavailable) as exc:
         shutil.rmtree(work, ignore_errors=True)  # a clear failure: nothing to resume, nothing registered
         raise TrainingError(str(exc)) from exc
-    return _register(work, root, name, kind, method, base_model, params, version, job_id, records, split)
+    return _register(work, root, name, kind, method, base_model, params, data.label, job_id, records)
 
 
-def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, version,
-              job_id: int, records: list, split) -> dict:
+def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, label: str,
+              job_id: int, records: list) -> dict:
     from detection.models import TrainedModel
 
     for leftover in work.glob("*/checkpoint-last"):
@@ -297,7 +323,7 @@ def _register(work: Path, root: Path, name: str, kind: str, method: str, base_mo
             for r in records:
                 TrainedModel.objects.create(
                     name=f"{name}/{r['sub']}", kind=kind, method=method, base_model=base_model,
-                    training_job_id=job_id, benchmark=f"{version.benchmark.name} v{version.version} ({split.name})",
+                    training_job_id=job_id, benchmark=label,
                     train_folds=r["train_folds"], held_out_fold=r["fold"], params=params,
                     files=sorted(str(p.relative_to(final / r["sub"])) for p in (final / r["sub"]).rglob("*")
                                  if p.is_file()),

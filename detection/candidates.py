@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from detection.latin import overlap as lexical
 from detection.methods.rerank.pipeline import Candidates as RerankCandidates
-
-from . import lexical
 
 LABELS = ("cit.", "cf.")
 Progress = Callable[[float, str], None]
@@ -27,7 +26,7 @@ Progress = Callable[[float, str], None]
 class Candidates:
     """Candidate pairs as columns: query index, source index (into the inputs), rank from 1, retrieval score,
     class probabilities (n, 3) for (none, cit., cf.) or None without a reranker, label ("cit.", "cf." or ""),
-    shared content lemmas and overlap bucket (see :mod:`benchmarks.loci.lexical`), and the retriever's
+    shared content lemmas and overlap bucket (see :mod:`detection.latin.overlap`), and the retriever's
     explanation of every pair (``explain``: JSON-able dicts, see :mod:`detection.methods.lexical.multichannel`; None when
     the retriever does not explain)."""
 
@@ -150,7 +149,7 @@ def _three(scores: np.ndarray, n: int) -> np.ndarray:
 
 def overlap(query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray, si: np.ndarray):
     """Shared content lemmas and the overlap bucket of every candidate pair (see
-    :func:`benchmarks.loci.lexical.pair_overlap`); each text is analysed once, each pair is two set
+    :func:`detection.latin.overlap.pair_overlap`); each text is analysed once, each pair is two set
     intersections."""
     def sets(text):
         a = lexical.analyse(text)

@@ -1,8 +1,8 @@
 """Reference-type rule (§3.3) and the lexical-overlap audit on constructed cases."""
 import pytest
 
-from benchmarks.loci import lexical
-from benchmarks.loci.lexical import Analysed
+from detection.latin import overlap as lexical
+from detection.latin.overlap import Analysed
 
 
 def A(*segs):

@@ -2,8 +2,7 @@
 (a stored corpus, or an app's registered set such as the workbench's documents) against another."""
 from __future__ import annotations
 
-from benchmarks.models import Corpus
-from core.errors import DomainError
+from core.errors import DomainError, RunError
 from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS
 from jobs.models import Job
 from jobs.services import job_create
@@ -39,11 +38,31 @@ def detection_queue(method: str, reranker: str = "") -> str:
     return "gpu" if any(registry.get_spec(n).needs_gpu for n in (method, reranker) if n) else "cpu"
 
 
+def check_params(params) -> dict:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise RunError("params must be a JSON object")
+    return params
+
+
+def method_params(method: str, params, *, kind: str) -> dict:
+    """User parameters validated against what the registered method declares (defaults filled in).
+
+    Unknown keys, bad values and methods of another kind are the registry's ``ParamError`` naming the problem
+    (a ``DomainError``: the API, the pages and the commands show its message as it is): nothing a user sends
+    reaches a method unchecked (no paths, no internal arguments).
+    """
+    from detection.methods import registry
+
+    return registry.validate(method, check_params(params), kind=kind)
+
+
 JOB_UNITS = ("line", "window-2", "window-3", "sentence")  # detection.latin.units.UNITS
 
 
-def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus: Corpus | None = None,
-                         source_corpus: Corpus | None = None, queries: dict | None = None, sources: dict | None = None,
+def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus=None,
+                         source_corpus=None, queries: dict | None = None, sources: dict | None = None,
                          reranker: str = "", reranker_params: dict | None = None, thresholds: dict | None = None,
                          min_score: float | None = None, candidates: bool = False, store: dict | None = None,
                          shards: int | None = None, shard_size: int | None = None, unit: str = "line",
@@ -55,8 +74,9 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
             as are the optional ``reranker``'s ``reranker_params``; either may be a ``MethodConfig`` already
             configured by the caller (not validated twice). The job carries both as ``MethodConfig.to_json()``. The job goes to the "gpu" queue when either declares
             ``needs_gpu``.
-        query_corpus, source_corpus: stored corpora; or ``queries``/``sources`` as
-            ``benchmarks.detection_jobs.segment_set(name, pk)`` for another registered segment set.
+        query_corpus, source_corpus: stored corpora (``benchmarks.models.Corpus``, the segment set ``corpus`` the
+            benchmarks app registers); or ``queries``/``sources`` as
+            ``detection.detection_jobs.segment_set(name, pk)`` for another registered segment set.
         candidates: also keep the candidate pairs (``min_score``, reranking labelled by ``thresholds``, lexical
             overlap); ``store``: ``{"name": ..., ...}`` of a registered result store that writes them.
         unit: search both segment lists as their segments (``line``), as sliding windows of 2 or 3 of them
@@ -66,7 +86,7 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
         shards: split the queries into this many shards; else ``shard_size`` queries per shard; else
             ``settings.JOB_SHARD_QUERIES``. One shard runs inside the job itself.
     """
-    from benchmarks.detection_jobs import DETECT_KIND, segment_set
+    from detection.detection_jobs import DETECT_KIND, segment_set
 
     queries = queries or (segment_set("corpus", query_corpus.pk) if query_corpus else None)
     sources = sources or (segment_set("corpus", source_corpus.pk) if source_corpus else None)

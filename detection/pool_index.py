@@ -1,6 +1,6 @@
 """The jobs' one index cache: ``VAR_DIR/index-cache`` bounded by ``INDEX_CACHE_MAX_BYTES``
 (``detection.methods.infrastructure.index_cache``). A sharded evaluation's plan and shards (``benchmarks.services.
-evaluation_shards``) and a detection's plan and shards (``benchmarks.detection_jobs``) get their fitted pool
+evaluation_shards``) and a detection's plan and shards (``detection.detection_jobs``) get their fitted pool
 index through :func:`fit_or_load`, so a second job, shard or worker over the same corpus and parameters loads it."""
 from __future__ import annotations
 

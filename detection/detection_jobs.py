@@ -1,14 +1,14 @@
 """The one detection job: every query segment of one segment set against every source segment of another.
 
 ``benchmarks.detect`` fans out into shards of consecutive queries (``jobs.sharding``). Both callers use it:
-``benchmarks.services.detection.detection_job_create`` (stored corpora, the top-k lists as a file) and the
+``detection.services.detection.detection_job_create`` (stored corpora, the top-k lists as a file) and the
 workbench (uploaded documents; it asks for candidates and stores them as rows through its result store).
 
-- **Segment sets** are named in the params as ``{"set": NAME, "id": PK}``: ``corpus`` (a stored benchmark
-  corpus) is built in; an app that owns other segments registers its set with :func:`register_segment_set`
-  (the workbench: ``document``), so this module never imports it.
+- **Segment sets** are named in the params as ``{"set": NAME, "id": PK}``: an app that owns segments registers
+  its set with :func:`register_segment_set` (the benchmarks: ``corpus``, a stored corpus; the workbench:
+  ``document``), so this module never imports them. The job kind keeps the name it was stored under.
 - **A shard** takes queries ``start..stop-1``: the fitted retriever's ``search_range`` (scored with the whole
-  query list's statistics), and with ``candidates`` the pairs of :func:`benchmarks.loci.candidates.detect_range`
+  query list's statistics), and with ``candidates`` the pairs of :func:`detection.candidates.detect_range`
   (``min_score``, the reranker's class probabilities and ``thresholds`` labels, lexical overlap). It writes
   them to ``VAR_DIR/detections/job-<parent>/shard-<i>.npz``.
 - **The merge** concatenates the shards in order into ``job-<id>.npz`` (``indices``, ``scores``,
@@ -16,7 +16,7 @@ workbench (uploaded documents; it asks for candidates and stores them as rows th
   workers ran, and hands the concatenated candidates to the result store named in ``store``
   (:func:`register_result_store`), which writes them where its pages read them.
 
-The fitted source index comes from the shared index cache (``benchmarks.pool_index``: content-addressed by
+The fitted source index comes from the shared index cache (``detection.pool_index``: content-addressed by
 method, parameters and the sources' ids and texts): a plan of several shards makes it ready in the parent (from
 the cache, or fitted and stored), so a shard on another worker, and any later job over the same sources, loads
 it instead of fitting. A worker process keeps the last index (segment sets, method, parameters, reranker) and
@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from benchmarks.pool_index import fit_or_load, index_counts
 from core.registries import Registry
 from detection.latin.units import make_units
+from detection.pool_index import fit_or_load, index_counts
 from jobs.sharding import pause_in_shard, query_ranges, shard_slot, sharded_job_kind
 
 DETECT_KIND = "benchmarks.detect"
@@ -80,32 +80,6 @@ def segment_set(name: str, pk: int) -> dict:
 
 def _set(ref: dict) -> SegmentSet:
     return SEGMENT_SETS[ref["set"]]
-
-
-def _corpus_rows(pk: int) -> list[tuple[str, str]]:
-    from benchmarks.selectors import segments_of
-
-    return list(segments_of(corpus_id=pk).values_list("seg_id", "text"))
-
-
-def _corpus_count(pk: int) -> int:
-    from benchmarks.selectors import segments_of
-
-    return segments_of(corpus_id=pk).count()
-
-
-def _corpus_fingerprint(pk: int) -> tuple:
-    """What tells a corpus apart from an earlier state of it: id, creation time, segment count, last id."""
-    from django.db.models import Count, Max
-
-    from benchmarks.models import Corpus
-
-    row = Corpus.objects.filter(pk=pk).annotate(n=Count("segments"), last=Max("segments__id")).values_list(
-        "created", "n", "last").first()
-    return ("corpus", pk, *(row or ()))
-
-
-register_segment_set("corpus", SegmentSet(_corpus_rows, _corpus_count, _corpus_fingerprint))
 
 
 def method_configs(params: dict):
@@ -183,7 +157,7 @@ def _on_segments(cands, loaded: _Loaded):
     (query segment, source segment) pair once, at its best rank (two sentences may start on one segment)."""
     if loaded.unit != "sentence":
         return cands
-    from benchmarks.loci.candidates import Candidates
+    from detection.candidates import Candidates
 
     moved = Candidates(loaded.queries.first[cands.query], loaded.sources.first[cands.source], cands.rank,
                        cands.score, cands.probs, cands.label, cands.shared, cands.bucket, cands.explain)
@@ -192,7 +166,7 @@ def _on_segments(cands, loaded: _Loaded):
 
 def _first_per_pair(cands):
     """Each (query, source) pair once, at its best rank (then its first place), in the original order."""
-    from benchmarks.loci.candidates import Candidates
+    from detection.candidates import Candidates
 
     seen: set[tuple[int, int]] = set()
     keep = []
@@ -244,7 +218,7 @@ def _out_dir(parent_id: int) -> Path:
 
 # ------------------------------------------------------------------------------------------------ merge
 def _merge(context, params: dict, results: list[dict]) -> dict:
-    from benchmarks.loci.candidates import Candidates
+    from detection.candidates import Candidates
 
     root = Path(settings.VAR_DIR)
     parts = [dict(np.load(root / r["file"])) for r in results]
@@ -287,7 +261,7 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
                   description="Detect: top-k sources for every query of a segment set (optionally reranked), "
                               "in shards over the workers.")
 def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None, **params) -> dict:
-    from benchmarks.loci.candidates import detect_range
+    from detection.candidates import detect_range
 
     loaded, fresh = _load(params, job.log)
     pause_in_shard(job)  # test-only (unset in deployments): a test kills the worker here
