@@ -4,6 +4,8 @@ evaluation runs measured against them. Numbers are computed by the pure packages
 from django.conf import settings
 from django.db import models
 
+from detection.models import config_json, config_read
+
 
 class Corpus(models.Model):
     """A set of text segments on one side of a benchmark: the later texts (query) or the earlier (source)."""
@@ -109,6 +111,8 @@ class _Run(models.Model):
 
     method = models.CharField(max_length=100)
     params = models.JSONField(default=dict, blank=True)
+    # method and params as one MethodConfig.to_json() (name, kind, params, digest); read through `method_config`
+    config = models.JSONField(null=True, blank=True)
     code_version = models.CharField(max_length=100, blank=True)
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -119,6 +123,18 @@ class _Run(models.Model):
     class Meta:
         abstract = True
         ordering = ["-created", "-id"]
+
+    CONFIG_KIND = "pair_scorer"  # the registry kind of ``method``
+
+    @property
+    def method_config(self):
+        """The method's configuration as the row stored it, its digest checked."""
+        return config_read(self.config)
+
+    def save(self, *args, **kwargs):
+        if self.config is None:  # a row made without its service (a test, the admin): what it names, as it is
+            self.config = config_json(self.method, self.CONFIG_KIND, self.params)
+        super().save(*args, **kwargs)
 
     @property
     def status(self) -> str:
@@ -143,6 +159,7 @@ class EvaluationRun(_Run):
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="runs")
     reranker = models.CharField(max_length=100, blank=True)
     reranker_params = models.JSONField(default=dict, blank=True)
+    reranker_config = models.JSONField(null=True, blank=True)  # MethodConfig.to_json() of reranker; None without one
     split = models.CharField(max_length=10, choices=Split.choices, default=Split.FILE)
     n_folds = models.PositiveSmallIntegerField(default=5)
     ks = models.JSONField(default=list, blank=True)
@@ -153,6 +170,18 @@ class EvaluationRun(_Run):
 
     class Meta(_Run.Meta):
         indexes = [models.Index(fields=["version", "-created"], name="bm_evalrun_version_created")]
+
+    CONFIG_KIND = "retriever"
+
+    @property
+    def reranker_method_config(self):
+        """The reranker's configuration as the row stored it, its digest checked (None without a reranker)."""
+        return config_read(self.reranker_config)
+
+    def save(self, *args, **kwargs):
+        if self.reranker_config is None:
+            self.reranker_config = config_json(self.reranker, "reranker", self.reranker_params)
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"Run {self.pk} {self.method} on {self.version_id}"

@@ -8,6 +8,20 @@ model. ``name`` is what users pass as a method's ``model`` parameter (resolved b
 from django.conf import settings
 from django.db import models
 
+from detection.methods.specs import MethodConfig
+
+
+def config_json(name: str, kind: str, params) -> dict | None:
+    """What a run row stores for a method it ran: ``MethodConfig.to_json()`` (name, kind, validated parameters and
+    their digest); None without a method (a run with no reranker)."""
+    return MethodConfig(name, kind, params or {}).to_json() if name else None
+
+
+def config_read(data) -> MethodConfig | None:
+    """A row's stored configuration, its digest checked (``MethodConfig.from_json``: a row edited since is refused,
+    not built); None when the row has no such method."""
+    return MethodConfig.from_json(data) if data else None
+
 
 class TrainedModel(models.Model):
     class Kind(models.TextChoices):
@@ -24,6 +38,9 @@ class TrainedModel(models.Model):
     train_folds = models.JSONField(default=list, blank=True)
     held_out_fold = models.IntegerField(null=True, blank=True)
     params = models.JSONField(default=dict, blank=True)
+    # a feature classifier's method and params as one MethodConfig.to_json() (name, kind, params, digest); None
+    # for a neural model, whose params are its trainer's options, not a method's parameters
+    config = models.JSONField(null=True, blank=True)
     files = models.JSONField(default=list, blank=True, help_text="paths relative to the model's folder")
     metrics = models.JSONField(default=dict, blank=True)
     versions = models.JSONField(default=dict, blank=True)
@@ -37,3 +54,13 @@ class TrainedModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind})"
+
+    @property
+    def method_config(self) -> MethodConfig | None:
+        """The configuration the model was trained as, its digest checked (None for a neural model)."""
+        return config_read(self.config)
+
+    def save(self, *args, **kwargs):
+        if self.config is None and self.kind == self.Kind.FEATURE_CLASSIFIER:
+            self.config = config_json(self.method, "reranker", self.params)
+        super().save(*args, **kwargs)

@@ -218,3 +218,28 @@ def latin_library_slice(tmp_path_factory) -> Path:
                     break
     assert not wanted, f"missing from the archive: {sorted(wanted)}"
     return out
+
+
+@pytest.fixture
+def migrate_back_and_forth(transactional_db):
+    """``run(before, after, make_old_rows)``: migrate to ``before``, call ``make_old_rows(apps)`` with that state's
+    historical models, migrate to ``after`` and return what it returned; whatever happens, every app is left at
+    its latest migration for the tests that follow."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    def run(before: list, after: list, make_old_rows):
+        try:
+            executor = MigrationExecutor(connection)
+            executor.migrate(before)
+            made = make_old_rows(executor.loader.project_state(before).apps)
+            executor = MigrationExecutor(connection)
+            executor.loader.build_graph()
+            executor.migrate(after)
+            return made
+        finally:
+            executor = MigrationExecutor(connection)
+            executor.loader.build_graph()
+            executor.migrate(executor.loader.graph.leaf_nodes())
+
+    return run

@@ -3,6 +3,8 @@ runs between two documents, the candidate pairs they propose, and the verdicts p
 from django.conf import settings
 from django.db import models
 
+from detection.models import config_json, config_read
+
 
 class Document(models.Model):
     """A text as segments: uploaded by a researcher, or a copy of a stored benchmark corpus (shared)."""
@@ -61,6 +63,9 @@ class DetectionRun(models.Model):
     retriever_params = models.JSONField(default=dict, blank=True)
     reranker = models.CharField(max_length=100, blank=True)
     reranker_params = models.JSONField(default=dict, blank=True)
+    # each method with its params as one MethodConfig.to_json() (name, kind, params, digest); None without a reranker
+    retriever_config = models.JSONField(null=True, blank=True)
+    reranker_config = models.JSONField(null=True, blank=True)
     top_k = models.PositiveIntegerField(default=10)
     unit = models.CharField(max_length=20, default="line")  # the segments, sliding windows of 2-3 of them, sentences
     min_score = models.FloatField(null=True, blank=True)
@@ -79,6 +84,23 @@ class DetectionRun(models.Model):
     @property
     def status(self) -> str:
         return self.job.status if self.job_id else "queued"
+
+    @property
+    def retriever_method_config(self):
+        """The retriever's configuration as the row stored it, its digest checked."""
+        return config_read(self.retriever_config)
+
+    @property
+    def reranker_method_config(self):
+        """The reranker's configuration as the row stored it, its digest checked (None without a reranker)."""
+        return config_read(self.reranker_config)
+
+    def save(self, *args, **kwargs):
+        if self.retriever_config is None:  # a row made without its service: what it names, as it is
+            self.retriever_config = config_json(self.retriever, "retriever", self.retriever_params)
+        if self.reranker_config is None:
+            self.reranker_config = config_json(self.reranker, "reranker", self.reranker_params)
+        super().save(*args, **kwargs)
 
 
 class Candidate(models.Model):
@@ -100,7 +122,7 @@ class Candidate(models.Model):
     p_cf = models.FloatField(null=True, blank=True)
     label = models.CharField(max_length=5, choices=Label.choices, blank=True)
     shared_lemmas = models.PositiveSmallIntegerField(default=0)
-    bucket = models.CharField(max_length=12, blank=True)  # benchmarks.loci.lexical.BUCKETS
+    bucket = models.CharField(max_length=12, blank=True)  # detection.latin.overlap.BUCKETS
     # why the engine proposed it: {"channels": [{"name", "score", "weight", "contribution", "matches": [[q, s]]}],
     # "uniqueness": int | None, "rarity": {word: float}, "query_lines": [...], "source_lines": [...]}; {} = none
     explain = models.JSONField(default=dict, db_default={}, blank=True)  # db default: rows inserted by SQL

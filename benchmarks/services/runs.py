@@ -26,6 +26,7 @@ from core.errors import RunError
 from core.numeric import finite_or_none
 from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
 from core.text_checks import control_character_message
+from detection.models import config_json
 from detection.services.detection import check_params, method_params
 from jobs.models import Job
 from jobs.services import job_create
@@ -135,8 +136,9 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     params, reranker_params = method_params(method, params, kind="retriever"), _reranker_params(reranker, reranker_params)
     check_models_usable(owner, params, reranker_params)
     run = EvaluationRun.objects.create(summary={"pool": pool},
-        version=version, method=method, params=params, reranker=reranker,
-        reranker_params=reranker_params, ks=_check_ks(ks), split=split, n_folds=int(n_folds),
+        version=version, method=method, params=params, config=config_json(method, "retriever", params),
+        reranker=reranker, reranker_params=reranker_params,
+        reranker_config=config_json(reranker, "reranker", reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
         seed=int(seed), owner=owner, code_version=code_version())
     queue = selectors.method_queue(method)
     job_params = {"run_id": run.pk, **({"shards": shards} if shards else {})}
@@ -164,7 +166,8 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
     if selectors.similarity_method_needs_model(method) and not params.get("model"):
         raise RunError(f"method {method!r} needs a model in params: a name from the models directory or a hub id, "
                        f"e.g. {{\"model\": \"org/name\"}}")
-    run = SimilarityRun.objects.create(gold_set=gold_set, method=method, params=params, calibration=calibration,
+    run = SimilarityRun.objects.create(gold_set=gold_set, method=method, params=params,
+                                       config=config_json(method, "pair_scorer", params), calibration=calibration,
                                        owner=owner, code_version=code_version())
     run.job = job_create(kind=STS_KIND, params={"run_id": run.pk}, owner=owner,
                          queue=selectors.method_queue(method))
@@ -280,8 +283,9 @@ def pilot_run_create(*, verses_file: str, method: str, level: str = PilotRun.Lev
     if level not in PilotRun.Level.values:
         raise RunError("level must be 'verse' or 'type'")
     path = resolve_verses_file(verses_file)
-    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method,
-                                  params=method_params(method, params, kind="pair_scorer"),
+    params = method_params(method, params, kind="pair_scorer")
+    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method, params=params,
+                                  config=config_json(method, "pair_scorer", params),
                                   owner=owner, code_version=code_version())
     run.job = job_create(kind=PILOT_KIND, params={"run_id": run.pk}, owner=owner,
                          queue=selectors.method_queue(method))
@@ -360,20 +364,13 @@ def retrieval_method(run: EvaluationRun):
     """The run's retrieval method, not fitted: built from the configuration the run stored when it was created."""
     from benchmarks.loci import method_adapters as LM
 
-    return LM.EngineRetrieverMethod(run.method, config=stored_config(run.method, run.params, "retriever"))
-
-
-def stored_config(method: str, params: dict, kind: str):
-    """The ``MethodConfig`` a run row stores as its method and validated parameters (not validated again)."""
-    from detection.methods.registry import MethodConfig
-
-    return MethodConfig(method, kind, params or {})
+    return LM.EngineRetrieverMethod(run.method, config=run.method_config)
 
 
 def _pair_scorer(run):
     from detection.methods import registry
 
-    return registry.build_config(stored_config(run.method, run.params, "pair_scorer"))
+    return registry.build_config(run.method_config)
 
 
 def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
@@ -438,7 +435,7 @@ def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, lo
 
     if retriever is None:
         retriever = retrieval_method(run)
-    params = _reranker_params(run.reranker, run.reranker_params)
+    params = dict(run.reranker_method_config.params)  # validated when the run was created; the digest checked
     depth = min(RERANK_DEPTH, max(ks))
     log(f"rerank: {run.reranker} {params} on the top {depth} of {run.method}")
     rep = evaluate_rerank(bench, split, retriever, run.reranker, params, k=depth,

@@ -309,7 +309,7 @@ def training_job_execute(*, job_id: int, data: TrainingData, kind: str, name: st
 
 def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, label: str,
               job_id: int, records: list) -> dict:
-    from detection.models import TrainedModel
+    from detection.models import TrainedModel, config_json
 
     for leftover in work.glob("*/checkpoint-last"):
         shutil.rmtree(leftover, ignore_errors=True)
@@ -323,6 +323,7 @@ def _register(work: Path, root: Path, name: str, kind: str, method: str, base_mo
             for r in records:
                 TrainedModel.objects.create(
                     name=f"{name}/{r['sub']}", kind=kind, method=method, base_model=base_model,
+                    config=config_json(method, "reranker", params) if kind == "feature-classifier" else None,
                     training_job_id=job_id, benchmark=label,
                     train_folds=r["train_folds"], held_out_fold=r["fold"], params=params,
                     files=sorted(str(p.relative_to(final / r["sub"])) for p in (final / r["sub"]).rglob("*")
