@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from core.params import query_int
 from core.renderers import CSVRenderer
@@ -24,6 +25,13 @@ class Pagination(PageNumberPagination):
     def get_page_size(self, request) -> int:
         return query_int(request.query_params, self.page_size_query_param, default=self.page_size, min_value=1,
                          max_value=self.max_page_size)
+
+    def get_previous_link(self) -> str | None:
+        """The previous page's link, naming its page even when it is the first (as ``next`` names its page)."""
+        if not self.page.has_previous():
+            return None
+        return replace_query_param(self.request.build_absolute_uri(), self.page_query_param,
+                                   self.page.previous_page_number())
 
     def get_paginated_response(self, data) -> Response:
         count = self.page.paginator.count
@@ -68,7 +76,7 @@ def paginated(request, rows, serializer_class=None, *, view=None) -> Response:
 
     if _wants_csv(request):
         return Response(csv_rows(serialize(rows)))
-    paginator = Pagination()
+    paginator = (getattr(view, "pagination_class", None) or Pagination)()  # a list's own sizes: a subclass
     return paginator.get_paginated_response(serialize(paginator.paginate_queryset(rows, request, view=view)))
 
 

@@ -15,14 +15,13 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
-from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
 from benchmarks.selectors import versions_visible_to
 from core.pagination import Pagination, list_responses, paginated
-from core.params import query_choice, query_int
+from core.params import query_choice
 from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
@@ -127,6 +126,13 @@ class VerdictSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class CandidateListSerializer(serializers.ListSerializer):
+    """Candidates with their verdicts, read in one query for the whole page (or export)."""
+
+    def to_representation(self, data):
+        return super().to_representation(selectors.with_verdicts(data))
+
+
 class CandidateSerializer(serializers.ModelSerializer):
     query_id = serializers.CharField(source="query.seg_id")
     query_text = serializers.CharField(source="query.text")
@@ -141,22 +147,19 @@ class CandidateSerializer(serializers.ModelSerializer):
         fields = ["id", "query_id", "query_text", "query_author", "source_id", "source_text", "source_author", "rank",
                   "score", "p_none", "p_cit", "p_cf", "label", "shared_lemmas", "bucket", "explain", "verdicts"]
         read_only_fields = fields
+        list_serializer_class = CandidateListSerializer
 
     @extend_schema_field(VerdictSerializer(many=True))
     def get_verdicts(self, c) -> list[dict]:
         return [VerdictSerializer(v).data for v in getattr(c, "verdict_list", [])]
 
 
-class CandidatePageSerializer(serializers.Serializer):
-    """The one page shape (`core/pagination.py`) of the candidate list (schema only)."""
+class CandidatePagination(Pagination):
+    """The candidate list's pages: the one page shape, 50 candidates by default and at most 500 (a page carries
+    both texts of every pair)."""
 
-    count = serializers.IntegerField()
-    page = serializers.IntegerField()
-    pages = serializers.IntegerField()
-    page_size = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = CandidateSerializer(many=True)
+    page_size = selectors.PAGE_SIZE
+    max_page_size = selectors.MAX_PAGE_SIZE
 
 
 class ExplainedChannelSerializer(serializers.Serializer):
@@ -401,11 +404,9 @@ def parse_filters(params) -> selectors.CandidateFilters:
 class CandidateListApi(_Api):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
     csv_columns = [f for f in CandidateSerializer.Meta.fields if f != "verdicts"] + ["verdicts"]
+    pagination_class = CandidatePagination
 
-    @extend_schema(parameters=FILTER_PARAMS + [OpenApiParameter("page", OpenApiTypes.INT),
-                                               OpenApiParameter("page_size", OpenApiTypes.INT)],
-                   responses={(200, "application/json"): CandidatePageSerializer,
-                              (200, "text/csv"): OpenApiTypes.STR},
+    @extend_schema(parameters=FILTER_PARAMS, responses=list_responses(CandidateSerializer),
                    description="Candidates in query order then rank, or the whole run by score (order=score), the "
                                "one page shape: {count, page, pages, page_size, next, previous, results}; each "
                                "with its explanation (`explain`, {} without one). `?format=csv`: every filtered "
@@ -413,22 +414,11 @@ class CandidateListApi(_Api):
     def get(self, request, pk: int):
         run = _run(request, pk)
         filters = parse_filters(request.query_params)
-        qs = selectors.candidates(run=run, filters=filters, user=request.user)
-        if request.accepted_renderer.format == "csv":
-            everything = selectors.candidate_page(qs, page=1, page_size=max(qs.count(), 1))
+        qs = selectors.candidates(run=run, filters=filters, user=request.user).select_related("query", "source")
+        if request.accepted_renderer.format == "csv":  # every filtered candidate, verdicts as one readable cell
             return Response([{**row, "verdicts": "; ".join(f"{v['user']}={v['decision']}" for v in row["verdicts"])}
-                             for row in CandidateSerializer(everything["rows"], many=True).data])
-        page = selectors.candidate_page(
-            qs, page=query_int(request.query_params, "page", default=1, min_value=1, max_value=10**9),
-            page_size=query_int(request.query_params, "page_size", default=selectors.PAGE_SIZE, min_value=1,
-                                max_value=selectors.MAX_PAGE_SIZE))
-        url = request.build_absolute_uri()
-        return Response({"count": page["total"], "page": page["page"], "pages": page["pages"],
-                         "page_size": page["page_size"],
-                         "next": replace_query_param(url, "page", page["page"] + 1) if page["page"] < page["pages"]
-                         else None,
-                         "previous": replace_query_param(url, "page", page["page"] - 1) if page["page"] > 1 else None,
-                         "results": CandidateSerializer(page["rows"], many=True).data})
+                             for row in CandidateSerializer(qs, many=True).data])
+        return paginated(request, qs, CandidateSerializer, view=self)  # its own order (query, or score) kept
 
 
 def _candidate(request, pk: int) -> Candidate:

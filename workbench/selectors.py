@@ -97,14 +97,20 @@ def candidate_page(qs: QuerySet[Candidate], *, page: int = 1, page_size: int = P
     total = qs.count()
     pages = max(1, -(-total // page_size))
     page = min(max(1, page), pages)
-    rows = list(qs.select_related("query", "source")[(page - 1) * page_size: page * page_size])
+    rows = with_verdicts(qs.select_related("query", "source")[(page - 1) * page_size: page * page_size])
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "page_size": page_size}
+
+
+def with_verdicts(rows) -> list[Candidate]:
+    """The candidates (a page) as a list, each with its verdicts as ``verdict_list``: one query for them all."""
+    rows = list(rows)
     verdicts: dict[int, list[Verdict]] = {}
     if rows:
         for v in Verdict.objects.filter(candidate_id__in=[r.pk for r in rows]).select_related("user"):
             verdicts.setdefault(v.candidate_id, []).append(v)
     for row in rows:
         row.verdict_list = verdicts.get(row.pk, [])
-    return {"rows": rows, "total": total, "page": page, "pages": pages, "page_size": page_size}
+    return rows
 
 
 def author_pairs(*, run: DetectionRun) -> list[str]:

@@ -30,3 +30,35 @@ def test_candidates_as_csv_and_the_one_page_shape(client_for, finished_detection
     assert set(page) == {"count", "page", "pages", "page_size", "next", "previous", "results"}
     assert page["page"] == 2 and page["page_size"] == 5 and "page=1" in page["previous"]
     assert (page["next"] is None) == (page["pages"] == 2)
+
+
+def test_the_candidate_pages_are_core_pagination_pages_in_their_own_order(client_for, finished_detection, users):
+    """The list pages through `core.pagination` (its schema, `page_size` bounds and links) and keeps its own
+    orders: walking `next` over pages of 7 by score gives the whole run by score, each row with its verdicts."""
+    from tests.core.test_schema_describes_responses import _Checker
+
+    run = finished_detection
+    best = Candidate.objects.filter(run=run).order_by("-score", "query_position", "rank", "id").first()
+    verdict_set(candidate=best, user=users["researcher"], decision="cf.")
+    client = client_for("researcher")
+    check = _Checker(client.get("/api/schema/?format=json").json())
+    path = "/api/v1/workbench/runs/{id}/candidates/"
+    url = f"/api/v1/workbench/runs/{run.pk}/candidates/"
+    walked, page = [], check("get", path, client.get(url + "?order=score&page_size=7"))
+    while True:
+        walked += page["results"]
+        if not page["next"]:
+            break
+        page = check("get", path, client.get(page["next"]))
+    assert page["pages"] == -(-Candidate.objects.filter(run=run).count() // 7) and page["page"] == page["pages"]
+    whole = client.get(url + "?order=score&page_size=500").json()["results"]
+    by_score = list(Candidate.objects.filter(run=run).order_by("-score", "query_position", "rank", "id")
+                    .values_list("id", flat=True))
+    assert [r["id"] for r in walked] == [r["id"] for r in whole] == by_score and len(by_score) > 7
+    assert walked[0]["verdicts"][0]["decision"] == "cf." and all(not r["verdicts"] for r in walked[1:])
+    by_query = client.get(url + "?page_size=500").json()["results"]
+    assert [r["id"] for r in by_query] == list(Candidate.objects.filter(run=run).order_by(
+        "query_position", "rank", "id").values_list("id", flat=True))
+    too_big = client.get(url + "?page_size=501")
+    assert too_big.status_code == 400 and "page_size" in too_big.json()
+    assert client.get(url).json()["page_size"] == 50  # the list's own default, as before
