@@ -11,3 +11,8 @@ class DomainError(Exception):
     """A request that breaks a rule of the domain; ``status`` is the HTTP status an API answers with."""
 
     status = 400
+
+    def __init__(self, *args, status: int | None = None):
+        super().__init__(*args)
+        if status is not None:  # this refusal's own status (e.g. 409 for one the object's state causes)
+            self.status = status
