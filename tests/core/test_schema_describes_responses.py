@@ -259,3 +259,38 @@ def test_the_leads_actions_answer_as_described(client_for, users):
     assert not Batch.objects.filter(pk=batch.pk).exists()
     check("delete", "/api/v1/projects/{id}/", lead.delete(f"/api/v1/projects/{p}/"))
     assert len(check.checked) == 19
+
+
+@pytest.mark.django_db
+def test_the_score_exports_answer_as_described(client_for, users, make_user):
+    """The score exports' page carries `source`, `n_boot`, `computed_at` and `job` beside the page shape: live
+    (computed for the request) and stored (the last analytics run), for a project and for one batch."""
+    from annotation.services.judgements import judgement_submit
+    from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+    from annotation.services.scheduling import set_next
+    from jobs.runner import run_job
+    from jobs.services import job_create
+
+    project = project_create(owner=users["lead"], name="scores-schema", set_size=4, overlap_per_set=1)
+    verses_import(project=project, data=b"verse_id,text\n1 0,r\n1 1,a\n1 2,b\n1 3,c\n1 4,d\n", filename="v.csv")
+    batch = batch_create(project=project, reference_id="1 0", candidate_ids=["1 1", "1 2", "1 3", "1 4"], seed=1)
+    for k in range(2):
+        user = make_user(f"scorer{k}", "annotator")
+        membership_add(project=project, username=user.username)
+        for item in set_next(batch=batch, annotator=user).assignments.all():
+            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=item.left_id,
+                             client_uuid=uuid.uuid4())
+    lead = client_for("lead")
+    check = _Checker(client_for("researcher").get("/api/schema/?format=json").json())
+    live = check("get", "/api/v1/projects/{id}/scores/", lead.get(f"/api/v1/projects/{project.pk}/scores/?n_boot=5"))
+    assert (live["source"], live["n_boot"], live["computed_at"], live["job"]) == ("live", 5, None, None)
+    assert live["count"] == 4 and sum(row["comparisons"] for row in live["results"]) > 0
+    job = job_create(kind="annotation.analytics", params={"project_id": project.pk, "n_boot": 5})
+    assert run_job(job.pk) == "succeeded"
+    stored = check("get", "/api/v1/projects/{id}/scores/", lead.get(f"/api/v1/projects/{project.pk}/scores/"))
+    assert (stored["source"], stored["job"]) == ("stored", job.pk) and stored["computed_at"]
+    one = check("get", "/api/v1/batches/{id}/scores/", lead.get(f"/api/v1/batches/{batch.pk}/scores/?page_size=2"))
+    assert one["source"] == "stored" and one["count"] == 4 and len(one["results"]) == 2
+    filtered = check("get", "/api/v1/batches/{id}/scores/",
+                     lead.get(f"/api/v1/batches/{batch.pk}/scores/?annotator=scorer0"))
+    assert filtered["source"] == "live" and filtered["job"] is None
