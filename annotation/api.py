@@ -16,9 +16,10 @@ from rest_framework.views import APIView
 
 from annotation import selectors
 from annotation.models import AnnotationSet, Batch, Judgement, Membership, Project, Verse
+from annotation.services import curation, scheduling
 from annotation.services import judgements as judgement_services
 from annotation.services import projects as project_services
-from annotation.services import scheduling
+from core.action_answers import DoneSerializer, done
 from core.pagination import CsvListMixin, Pagination, list_responses, paginated
 from core.permissions import IsAnnotator, IsLead
 from core.renderers import CSVRenderer
@@ -40,7 +41,7 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Project
-        fields = ["id", "name", "owner", *_PROJECT_SETTINGS, "created"]
+        fields = ["id", "name", "owner", *_PROJECT_SETTINGS, "archived_at", "created"]
         read_only_fields = fields
 
 
@@ -121,7 +122,11 @@ class BatchJobSerializer(serializers.Serializer):
 
 
 class BatchUpdateSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=Batch.Status.choices)
+    """A new name (unique in the project) and/or status: closed takes no more judgements, open again serves
+    pairs (the project page's rename and close buttons)."""
+
+    name = serializers.CharField(required=False, help_text="1 to 200 characters, unique in the project")
+    status = serializers.ChoiceField(choices=Batch.Status.choices, required=False)
 
 
 class JudgementInputSerializer(serializers.Serializer):
@@ -258,6 +263,16 @@ class ProjectDetailApi(APIView):
         project = project_services.project_update(project=project, **serializer.validated_data)
         return Response(ProjectOutputSerializer(project).data)
 
+    @extend_schema(request=None, responses={200: DoneSerializer})
+    def delete(self, request, pk: int):
+        """Delete a project without judgements, with its batches, verses, study set-up and invitations (accounts,
+        job records and gold sets made from it stay); one with judgements is refused (409: archive it instead).
+        The project's leads only (to others it answers 404 like a missing one). What goes:
+        `projects/<id>/delete-plan/`."""
+        project = selectors.managed_or_missing(Project.objects.all(), pk=pk, user=request.user,
+                                               project_of=lambda project: project)
+        return done(curation.project_delete(project=project, actor=request.user))
+
 
 class MemberApi(APIView):
     permission_classes = [IsLead]
@@ -377,12 +392,27 @@ class BatchDetailApi(APIView):
 
     @extend_schema(request=BatchUpdateSerializer, responses=BatchSerializer)
     def patch(self, request, pk: int):
-        batch = get_object_or_404(Batch.objects.select_related("reference", "project"), pk=pk)
-        _project_for(request, batch.project_id, manage=True)
+        """Rename, close or reopen (the project's leads; to others the batch answers 404 like a missing one)."""
+        batch = _managed_batch(request, pk)
         serializer = BatchUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        batch = project_services.batch_set_status(batch=batch, status=serializer.validated_data["status"])
+        data = serializer.validated_data
+        if "name" in data:
+            batch = project_services.batch_rename(batch=batch, name=data["name"])
+        if "status" in data:
+            batch = project_services.batch_set_status(batch=batch, status=data["status"])
         return Response(BatchSerializer(batch).data)
+
+    @extend_schema(request=None, responses={200: DoneSerializer})
+    def delete(self, request, pk: int):
+        """Delete a batch without judgements, with its pairs and unanswered sets (its verses stay); one with
+        judgements is refused (409: close it instead). What goes: `batches/<id>/delete-plan/`."""
+        return done(project_services.batch_delete(batch=_managed_batch(request, pk)))
+
+
+def _managed_batch(request, pk: int) -> Batch:
+    return selectors.managed_or_missing(Batch.objects.select_related("reference", "project"), pk=pk,
+                                        user=request.user)
 
 
 class BatchProgressSerializer(serializers.Serializer):

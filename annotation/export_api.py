@@ -194,6 +194,24 @@ def latest_stored_analytics(project: Project) -> Job | None:
     return job
 
 
+class ScorePagination(Pagination):
+    """The one page shape, plus what the scores are: `source` (stored: the last analytics run; live: computed for
+    this request), `n_boot` (posterior draws behind the intervals), `computed_at` and `job` (stored only)."""
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        described = super().get_paginated_response_schema(schema)
+        described["properties"].update({
+            "source": {"type": "string", "enum": ["stored", "live"],
+                       "description": "stored: the last analytics run's scores; live: computed for this request"},
+            "n_boot": {"type": "integer", "description": "posterior draws behind the rank intervals"},
+            "computed_at": {"type": "string", "format": "date-time", "nullable": True,
+                            "description": "stored scores: when they were computed (null when live)"},
+            "job": {"type": "integer", "nullable": True, "description": "stored scores: the analytics job"},
+        })
+        described["required"] = [*described["required"], "source", "n_boot", "computed_at", "job"]
+        return described
+
+
 class ProjectScoresApi(_ExportBase):
     """Scores from the last analytics run (the dashboard's "Recompute"), a page at a time, when no
     judgement filter and no other `n_boot` is asked for; otherwise computed now for the batches of
@@ -201,6 +219,7 @@ class ProjectScoresApi(_ExportBase):
     Responses say which (`source`, `computed_at`, `n_boot`; CSV: `X-Similia-*` headers)."""
 
     csv_columns = analytics.SCORE_COLUMNS
+    pagination_class = ScorePagination
 
     @extend_schema(parameters=FILTERS + [OpenApiParameter("n_boot", OpenApiTypes.INT, description=(
         "posterior draws for the rank intervals; default: the stored result's, or 200 computed now (fewer if "
@@ -239,7 +258,7 @@ class ProjectScoresApi(_ExportBase):
         if self.request.accepted_renderer.format == "csv":
             response = Response(rows[0:None])
         else:
-            paginator = Pagination()
+            paginator = self.pagination_class()
             page = paginator.paginate_queryset(rows, self.request, view=self)
             response = paginator.get_paginated_response(page)
             response.data.update(about)

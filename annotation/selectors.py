@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Membership, Pair, Project, Verse
 from annotation.modes import waiting_q_by_project_mode
+from core import rawsql
 from core.roles import ANNOTATOR, LEAD, RESEARCHER, has_role
 
 
@@ -61,6 +62,17 @@ def project_get_for(*, pk: int, user, access: str = "view", denied: str | None =
     if not allowed(project=project, user=user):
         raise PermissionDenied(denied or _DENIED[access])
     return project
+
+
+def managed_or_missing(queryset: QuerySet, *, pk: int, user, project_of=lambda obj: obj.project):
+    """The object ``pk`` of ``queryset`` (a project, a batch, a verse) if ``user`` may manage its project; Http404
+    otherwise, exactly as for a missing one: the lead's API for renaming, archiving, deleting and the study set-up
+    never tells another user whether the object exists."""
+    name = queryset.model._meta.verbose_name
+    obj = queryset.filter(pk=pk).first() if rawsql.id_in_range(queryset.model, pk) else None
+    if obj is None or not user_can_manage(project=project_of(obj), user=user):
+        raise Http404(f"No such {name}.")
+    return obj
 
 
 def projects_for_user(*, user) -> QuerySet[Project]:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api, export_api
+from annotation import api, export_api, lead_api
 
 urlpatterns = [
     path("projects/", api.ProjectListApi.as_view(), name="api-project-list"),
@@ -20,4 +20,23 @@ urlpatterns = [
     path("projects/<int:pk>/agreement/", export_api.ProjectAgreementApi.as_view(), name="api-project-agreement"),
     path("batches/<int:pk>/scores/", export_api.BatchScoresApi.as_view(), name="api-batch-scores"),
     path("me/batches/", api.MyProjectsApi.as_view(), name="api-my-batches"),
+    # the lead's housekeeping and study set-up (annotation/lead_api.py)
+    path("projects/<int:pk>/rename/", lead_api.ProjectRenameApi.as_view(), name="api-project-rename"),
+    path("projects/<int:pk>/archive/", lead_api.ProjectArchiveApi.as_view(), name="api-project-archive"),
+    path("projects/<int:pk>/unarchive/", lead_api.ProjectUnarchiveApi.as_view(), name="api-project-unarchive"),
+    path("projects/<int:pk>/archive-plan/", lead_api.ProjectArchivePlanApi.as_view(), name="api-project-archive-plan"),
+    path("projects/<int:pk>/delete-plan/", lead_api.ProjectDeletePlanApi.as_view(), name="api-project-delete-plan"),
+    path("batches/<int:pk>/delete-plan/", lead_api.BatchDeletePlanApi.as_view(), name="api-batch-delete-plan"),
+    path("verses/<int:pk>/", lead_api.VerseDetailApi.as_view(), name="api-verse-detail"),
+    path("verses/<int:pk>/delete-plan/", lead_api.VerseDeletePlanApi.as_view(), name="api-verse-delete-plan"),
+    path("projects/<int:pk>/study/", lead_api.StudySettingsApi.as_view(), name="api-project-study"),
+    path("projects/<int:pk>/study/items/", lead_api.StudyItemListApi.as_view(), name="api-project-study-items"),
+    path("projects/<int:pk>/study/items/from-gold/", lead_api.StudyItemsFromGoldApi.as_view(),
+         name="api-project-study-gold"),
+    path("projects/<int:pk>/study/items/<int:item_id>/", lead_api.StudyItemDetailApi.as_view(),
+         name="api-project-study-item"),
+    path("projects/<int:pk>/study/annotators/", lead_api.StudyAnnotatorListApi.as_view(),
+         name="api-project-study-annotators"),
+    path("projects/<int:pk>/study/annotators/<int:user_id>/retry/", lead_api.StudyRetryApi.as_view(),
+         name="api-project-study-retry"),
 ]

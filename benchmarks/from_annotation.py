@@ -2,8 +2,7 @@
 never the other way round)."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from annotation import analytics, selectors
@@ -25,9 +24,9 @@ def gold_rows_from_batch(batch: Batch) -> list[dict]:
 @login_required
 @require_POST
 def gold_set_from_batch(request, batch_id: int):
-    batch = get_object_or_404(Batch.objects.select_related("project", "reference"), pk=batch_id)
-    if not selectors.user_can_manage(project=batch.project, user=request.user):
-        raise PermissionDenied("Only the project's leads can turn a batch into a gold set.")
+    # Only the project's leads; to anyone else the batch is missing (a 403 told them it exists).
+    batch = selectors.managed_or_missing(Batch.objects.select_related("project", "reference"), pk=batch_id,
+                                         user=request.user)
     rows = gold_rows_from_batch(batch)
     name = request.POST.get("name") or f"{batch.project.name} · {batch.name}"
     if not rows:

@@ -12,6 +12,11 @@ class DomainError(Exception):
 
     status = 400
 
+    def __init__(self, *args, status: int | None = None):
+        super().__init__(*args)
+        if status is not None:  # this refusal's own status (e.g. 409 for one the object's state causes)
+            self.status = status
+
 
 class RunError(DomainError, ValueError):
     """A run request that cannot be honoured (unknown method, bad parameters): an evaluation, a training, a

@@ -7,6 +7,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.pagination import CsvListMixin
 from jobs.models import Job
 from jobs.selectors import job_cancellable_by, job_list, job_visible_to
 from jobs.services import heartbeat_cutoff_passed, job_cancel, job_reap_stale
@@ -31,7 +32,10 @@ class JobListSerializer(JobSerializer):
         fields = [f for f in JobSerializer.Meta.fields if f not in {"log", "result"}]
 
 
-class JobListApi(ListAPIView):
+class JobListApi(CsvListMixin, ListAPIView):
+    """The caller's jobs (staff: every job), newest first; filters `status`, `kind`, `queue`. `?format=csv` answers
+    every filtered row, `params` as a JSON cell."""
+
     permission_classes = [IsAuthenticated]
     serializer_class = JobListSerializer
     filterset_fields = ["status", "kind", "queue"]

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from benchmarks.api import created_or_unavailable
 from benchmarks.models import BenchmarkVersion, Corpus
 from benchmarks.selectors import versions_visible_to
+from core.action_answers import DoneSerializer, PlanSerializer, done, plan_answer
 from core.pagination import Pagination, list_responses, paginated
 from core.params import query_choice
 from core.parsers import DepthLimitedJSONParser
@@ -39,6 +40,9 @@ from workbench.services import (
     document_from_corpus,
     document_upload,
     gold_promote,
+    run_delete,
+    run_delete_plan,
+    run_rename,
     verdict_set,
 )
 
@@ -353,13 +357,40 @@ def _run(request, pk: int) -> DetectionRun:
     return get_object_or_404(selectors.run_list(user=request.user), pk=pk)
 
 
+class RunRenameInputSerializer(serializers.Serializer):
+    name = serializers.CharField(allow_blank=True, help_text='at most 200 characters; empty: "Detection <id>"')
+
+
 class RunDetailApi(_Api):
+    """A detection run; its owner renames (PATCH) or deletes it (DELETE: with its candidates and verdicts; its
+    documents, promoted versions and job record stay; what goes: `…/delete-plan/`). Another user's run answers
+    404 like a missing one."""
+
     @extend_schema(responses=RunSerializer)
     def get(self, request, pk: int):
         run = _run(request, pk)
         data = RunSerializer(run).data
         data["progress"] = selectors.inspection_progress(run=run, user=request.user)
         return Response(data)
+
+    @extend_schema(request=RunRenameInputSerializer, responses=RunSerializer)
+    def patch(self, request, pk: int):
+        run = _run(request, pk)
+        data = RunRenameInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(RunSerializer(run_rename(run=run, user=request.user, **data.validated_data)).data)
+
+    @extend_schema(request=None, responses={200: DoneSerializer})
+    def delete(self, request, pk: int):
+        return done(run_delete(run=_run(request, pk), user=request.user))
+
+
+class RunDeletePlanApi(_Api):
+    """What deleting the run removes and keeps; `refused` says why not (its job is still queued or running)."""
+
+    @extend_schema(responses=PlanSerializer)
+    def get(self, request, pk: int):
+        return plan_answer(run_delete_plan(_run(request, pk)))
 
 
 FILTER_PARAMS = [

@@ -26,7 +26,8 @@ _BULK = 2000
 
 class WorkbenchError(DomainError, ValueError):
     """A request the workbench cannot honour; the message says why (shown to the user as it is; the API's one
-    exception handler answers it with a 400)."""
+    exception handler answers it with a 400, or with ``status`` when given: 409 for a refusal the object's state
+    causes)."""
 
     status = 400
 
@@ -344,7 +345,7 @@ def run_delete(*, run: DetectionRun, user) -> str:
     run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job").get(pk=run.pk)
     refused = run_delete_plan(run).get("refused")
     if refused:
-        raise WorkbenchError(f"not deleted: {refused}")
+        raise WorkbenchError(f"not deleted: {refused}", status=409)
     label = str(run)
     run.delete()
     return f"{label} deleted with its candidates and verdicts."

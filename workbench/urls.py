@@ -10,6 +10,7 @@ urlpatterns = [
     path("workbench/documents/", api.DocumentListApi.as_view(), name="api-workbench-documents"),
     path("workbench/runs/", api.RunListApi.as_view(), name="api-workbench-runs"),
     path("workbench/runs/<int:pk>/", api.RunDetailApi.as_view(), name="api-workbench-run"),
+    path("workbench/runs/<int:pk>/delete-plan/", api.RunDeletePlanApi.as_view(), name="api-workbench-run-delete-plan"),
     path("workbench/runs/<int:pk>/candidates/", api.CandidateListApi.as_view(), name="api-workbench-candidates"),
     path("workbench/runs/<int:pk>/export/", api.ExportApi.as_view(), name="api-workbench-export"),
     path("workbench/runs/<int:pk>/promote/", api.PromoteApi.as_view(), name="api-workbench-promote"),

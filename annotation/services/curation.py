@@ -66,8 +66,8 @@ def project_archive_plan(project: Project) -> dict:
     if project.archived_at:
         return {"goes": [], "stays": ["Everything: annotators get pairs again from its open batches."]}
     return {"goes": ["Annotators get no more pairs from any of its batches, and it leaves their list of batches.",
-                     "No new set is served; a set already on someone's screen can still be finished, and every "
-                     "judgement is kept."],
+                     "No new set is served, and choices made from now on in a set already on someone's screen are "
+                     "refused (their page says so); every judgement made before is kept."],
             "stays": [f"All of it: {_count(n['batches'], 'batch')}, {_count(n['verses'], 'verse')}, "
                       f"{_count(n['judgements'], 'judgement')}, {_count(n['members'], 'member')}.",
                       "The dashboard, the scores, judgements and agreement exports (pages, API, export_scores).",

@@ -6,11 +6,6 @@ class AnnotationError(DomainError):
 
     status = 400
 
-    def __init__(self, message: str, *, status: int | None = None):
-        super().__init__(message)
-        if status is not None:
-            self.status = status
-
 
 class NotAllowed(AnnotationError):
     status = 403

@@ -8,8 +8,9 @@ import uuid
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair
+from annotation.models import AnnotationSet, Assignment, Batch, Judgement, Pair, Project
 from annotation.services.errors import AnnotationError, Conflict, NotAllowed, NotFound
+from annotation.services.scheduling import require_accepting
 from core import rawsql
 
 
@@ -55,9 +56,10 @@ def _replay(existing: Judgement, *, annotator, assignment_id: int, chosen_verse_
     return existing, False
 
 
-# The columns the submit reads under its locks: the assignment, its set, the set's batch and the pair.
+# The columns the submit reads under its locks: the assignment, its set, the set's batch, the pair, and whether the
+# batch's project is archived or may have a study step on (then the full check runs on the ORM objects: rare).
 _LOCKED = ("a.id", "a.status", "a.annotator_id", "a.pair_id", "a.left_id", "a.set_id", "s.status", "s.batch_id",
-           "b.status", "b.name", "p.verse_a_id", "p.verse_b_id")
+           "b.status", "b.name", "p.verse_a_id", "p.verse_b_id", "pr.archived_at", "pr.training_on", "pr.check_on")
 
 
 @functools.cache
@@ -66,12 +68,13 @@ def _lock_sql() -> str:
     FOR NO KEY UPDATE OF (set, assignment), the order undo and the release of expired sets use), and reads
     what the checks need. Tables are named, not aliased, so the lock clause names them."""
     q = connection.ops.quote_name
-    a, s, b, p = (q(m._meta.db_table) for m in (Assignment, AnnotationSet, Batch, Pair))
-    alias = {"a": a, "s": s, "b": b, "p": p}
+    a, s, b, p, pr = (q(m._meta.db_table) for m in (Assignment, AnnotationSet, Batch, Pair, Project))
+    alias = {"a": a, "s": s, "b": b, "p": p, "pr": pr}
     columns = ", ".join(f"{alias[c.split('.')[0]]}.{q(c.split('.')[1])}" for c in _LOCKED)
-    sql = (f"SELECT {columns} FROM {a} JOIN {s} ON {s}.{q('id')} = {a}.{q('set_id')} "
+    consent = f"CASE WHEN {pr}.{q('consent_text')} = '' THEN 0 ELSE 1 END"  # a consent step may be on
+    sql = (f"SELECT {columns}, {consent} FROM {a} JOIN {s} ON {s}.{q('id')} = {a}.{q('set_id')} "
            f"JOIN {b} ON {b}.{q('id')} = {s}.{q('batch_id')} JOIN {p} ON {p}.{q('id')} = {a}.{q('pair_id')} "
-           f"WHERE {a}.{q('id')} = %s")
+           f"JOIN {pr} ON {pr}.{q('id')} = {b}.{q('project_id')} WHERE {a}.{q('id')} = %s")
     features = connection.features
     if features.has_select_for_update_of:
         sql += f" FOR {'NO KEY UPDATE' if features.has_select_for_no_key_update else 'UPDATE'} OF {s}, {a}"
@@ -89,7 +92,7 @@ def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid:
     if row is None:
         raise NotFound(f"No assignment {assignment_id}.")
     (a_id, a_status, a_annotator, a_pair, a_left, set_id, set_status, batch_id, batch_status, batch_name, verse_a,
-     verse_b) = row
+     verse_b, archived_at, training_on, check_on, consent_on) = row
     if pair_id is not None and pair_id != a_pair:
         raise Conflict(f"This choice was made on pair {pair_id}, but assignment {a_id} shows pair "
                        f"{a_pair}; nothing was stored.")
@@ -101,6 +104,11 @@ def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid:
         raise NotAllowed("This pair is not assigned to you.")
     if batch_status != Batch.Status.OPEN:
         raise Conflict(f"The batch {batch_name!r} is closed; judgements are no longer accepted.")
+    if archived_at is not None or training_on or check_on or consent_on:
+        # Archived, or a study step the lead may have turned on after this set was served: nothing is counted
+        # from an annotator who may not be served pairs now.
+        require_accepting(Batch.objects.select_related("project").get(pk=batch_id), annotator,
+                          doing="takes no more judgements; nothing was stored")
     if chosen_verse_id not in (verse_a, verse_b):
         raise AnnotationError("The chosen verse is not one of the two candidates of this pair.")
     if a_status == Assignment.Status.DONE:
@@ -222,6 +230,7 @@ def judgement_undo_last(*, annotator, set_id: int, client_uuid: uuid.UUID | str 
             return named  # a retried undo
     if annotation_set.batch.status != Batch.Status.OPEN:
         raise Conflict("The batch is closed.")
+    require_accepting(annotation_set.batch, annotator, doing="takes no more changes; nothing was undone")
     if annotation_set.status == AnnotationSet.Status.EXPIRED:
         raise Conflict("This set expired; its choices can no longer be undone.")
     newer = AnnotationSet.objects.filter(

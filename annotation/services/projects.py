@@ -282,7 +282,7 @@ def batch_delete(*, batch: Batch) -> str:
 
     n_judgements = Judgement.objects.filter(batch=batch).count()
     if n_judgements:
-        raise AnnotationError(f"Batch {batch.name!r} holds {n_judgements} judgement(s) (undone ones included), which are "
+        raise Conflict(f"Batch {batch.name!r} holds {n_judgements} judgement(s) (undone ones included), which are "
                               f"never deleted; close the batch instead: everything is kept and no pairs are served.")
     n_pairs = Pair.objects.filter(batch=batch).count()
     n_sets = AnnotationSet.objects.filter(batch=batch).count()

@@ -147,13 +147,20 @@ def _open_sets(batch: Batch, annotator, now) -> list[AnnotationSet]:
         return [rawsql.instance(AnnotationSet, row) for row in cursor.fetchall()]
 
 
-def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet | None:
+def require_accepting(batch: Batch, annotator, *, doing: str = "serves no more pairs") -> None:
+    """Refuse (409, or 403 for the study steps) unless the batch takes work from the annotator now: the batch is
+    open, its project is not archived, and the annotator has done every study step that is on. Serving a set,
+    storing a choice and undoing one ask the same question; ``doing`` ends the sentences that say why not."""
     if batch.status != Batch.Status.OPEN:
-        raise Conflict(f"The batch {batch.name!r} is closed.")
+        raise Conflict(f"The batch {batch.name!r} is closed: it {doing}.")
     if batch.project.archived_at is not None:
-        raise Conflict(f"The project {batch.project.name!r} is archived: it serves no more pairs.")
+        raise Conflict(f"The project {batch.project.name!r} is archived: it {doing}.")
     if study_on(batch.project):  # consent, training, comprehension check: no real pairs before them
         require_study_done(batch.project, annotator, batch_id=batch.pk)
+
+
+def _serve(batch: Batch, annotator, rng: random.Random | None) -> AnnotationSet | None:
+    require_accepting(batch, annotator)
     now = timezone.now()
     # One read finds the annotator's open set and any set past its deadline; only when there is one of the
     # latter (rare) does the release run, with its locks, and the annotator's set is read again after it.

@@ -13,7 +13,12 @@ from jsonschema import Draft202012Validator
 FREE_FORM = {"type": "object", "additionalProperties": {}}
 # the writes that take no body (their schema says so: no requestBody)
 BODILESS = {("post", "/api/v1/batches/{id}/next-set/"), ("post", "/api/v1/benchmarks/versions/{id}/approve/"),
-            ("post", "/api/v1/jobs/{id}/cancel/"), ("delete", "/api/v1/auth/token/")}
+            ("post", "/api/v1/jobs/{id}/cancel/"), ("delete", "/api/v1/auth/token/"),
+            # the lead's actions on an object named by the path (annotation/lead_api.py, the workbench's runs)
+            ("post", "/api/v1/projects/{id}/archive/"), ("post", "/api/v1/projects/{id}/unarchive/"),
+            ("post", "/api/v1/projects/{id}/study/annotators/{user_id}/retry/"),
+            ("delete", "/api/v1/projects/{id}/"), ("delete", "/api/v1/batches/{id}/"), ("delete", "/api/v1/verses/{id}/"),
+            ("delete", "/api/v1/projects/{id}/study/items/{item_id}/"), ("delete", "/api/v1/workbench/runs/{id}/")}
 STS_FILE = settings.DATA_DIR / "dbbe" / "STS_benchmark_medievalGreek.tsv"
 EXAMPLES = settings.DATA_DIR / "locisimiles" / "package_examples"
 LOCI_DIR = settings.DATA_DIR / "locisimiles"
@@ -207,3 +212,85 @@ def test_real_answers_match_their_descriptions(client_for, users, make_user, tmp
         f"/api/v1/workbench/runs/{plain.pk}/promote/", {"base_version": version.pk, "version": "2"}, format="json"), 201)
     assert promoted["awaiting_approval"] is True and promoted["n_gold"] >= 545
     assert len(check.checked) == 10
+
+
+@pytest.mark.django_db
+def test_the_leads_actions_answer_as_described(client_for, users):
+    """The lead's housekeeping and study set-up (annotation/lead_api.py), each answer checked against its schema."""
+    from annotation.models import Batch, Verse
+    from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+
+    lead = client_for("lead")
+    check = _Checker(client_for("researcher").get("/api/schema/?format=json").json())
+    project = project_create(owner=users["lead"], name="lead-actions")
+    verses_import(project=project, data=b"verse_id,text\n1 1,alpha\n1 2,beta\n1 3,gamma\n1 4,delta\n", filename="v.csv")
+    batch = batch_create(project=project, reference_id="1 1", candidate_ids=["1 2", "1 3"], name="b")
+    membership_add(project=project, username=users["annotator"].username)
+    p, spare = project.pk, Verse.objects.get(project=project, verse_id="1 4").pk
+    check("post", "/api/v1/projects/{id}/rename/", lead.post(f"/api/v1/projects/{p}/rename/", {"name": "lead-2"},
+                                                             format="json"))
+    for plan in ("archive-plan", "delete-plan"):
+        check("get", f"/api/v1/projects/{{id}}/{plan}/", lead.get(f"/api/v1/projects/{p}/{plan}/"))
+    assert check("post", "/api/v1/projects/{id}/archive/", lead.post(f"/api/v1/projects/{p}/archive/"))["archived_at"]
+    check("post", "/api/v1/projects/{id}/unarchive/", lead.post(f"/api/v1/projects/{p}/unarchive/"))
+    check("patch", "/api/v1/batches/{id}/", lead.patch(f"/api/v1/batches/{batch.pk}/", {"name": "b2"}, format="json"))
+    check("get", "/api/v1/batches/{id}/delete-plan/", lead.get(f"/api/v1/batches/{batch.pk}/delete-plan/"))
+    assert check("get", "/api/v1/verses/{id}/", lead.get(f"/api/v1/verses/{spare}/"))["uses"]["candidate_in"] == 0
+    check("patch", "/api/v1/verses/{id}/", lead.patch(f"/api/v1/verses/{spare}/", {"verse_id": "1 4a"}, format="json"))
+    check("get", "/api/v1/verses/{id}/delete-plan/", lead.get(f"/api/v1/verses/{spare}/delete-plan/"))
+    check("delete", "/api/v1/verses/{id}/", lead.delete(f"/api/v1/verses/{spare}/"))
+    study = f"/api/v1/projects/{p}/study/"
+    item = check("post", "/api/v1/projects/{id}/study/items/", lead.post(
+        f"{study}items/", {"kind": "check", "reference_id": "1 1", "answer_id": "1 2", "other_id": "1 3"},
+        format="json"), 201)
+    check("get", "/api/v1/projects/{id}/study/items/", lead.get(f"{study}items/"))
+    check("patch", "/api/v1/projects/{id}/study/", lead.patch(study, {"consent_text": "Yes.", "check_on": True},
+                                                              format="json"))
+    check("get", "/api/v1/projects/{id}/study/", lead.get(study))
+    client_for("annotator").post(f"/api/v1/batches/{batch.pk}/next-set/")  # refused, but the study record exists
+    from annotation.models import Project
+    from annotation.services.study import consent_give
+
+    consent_give(project=Project.objects.get(pk=p), user=users["annotator"])
+    assert check("get", "/api/v1/projects/{id}/study/annotators/", lead.get(f"{study}annotators/"))["results"][0]["consented_at"]
+    lead.patch(study, {"check_on": False}, format="json")
+    check("delete", "/api/v1/projects/{id}/study/items/{item_id}/", lead.delete(f"{study}items/{item['id']}/"))
+    check("delete", "/api/v1/batches/{id}/", lead.delete(f"/api/v1/batches/{batch.pk}/"))
+    assert not Batch.objects.filter(pk=batch.pk).exists()
+    check("delete", "/api/v1/projects/{id}/", lead.delete(f"/api/v1/projects/{p}/"))
+    assert len(check.checked) == 19
+
+
+@pytest.mark.django_db
+def test_the_score_exports_answer_as_described(client_for, users, make_user):
+    """The score exports' page carries `source`, `n_boot`, `computed_at` and `job` beside the page shape: live
+    (computed for the request) and stored (the last analytics run), for a project and for one batch."""
+    from annotation.services.judgements import judgement_submit
+    from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+    from annotation.services.scheduling import set_next
+    from jobs.runner import run_job
+    from jobs.services import job_create
+
+    project = project_create(owner=users["lead"], name="scores-schema", set_size=4, overlap_per_set=1)
+    verses_import(project=project, data=b"verse_id,text\n1 0,r\n1 1,a\n1 2,b\n1 3,c\n1 4,d\n", filename="v.csv")
+    batch = batch_create(project=project, reference_id="1 0", candidate_ids=["1 1", "1 2", "1 3", "1 4"], seed=1)
+    for k in range(2):
+        user = make_user(f"scorer{k}", "annotator")
+        membership_add(project=project, username=user.username)
+        for item in set_next(batch=batch, annotator=user).assignments.all():
+            judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=item.left_id,
+                             client_uuid=uuid.uuid4())
+    lead = client_for("lead")
+    check = _Checker(client_for("researcher").get("/api/schema/?format=json").json())
+    live = check("get", "/api/v1/projects/{id}/scores/", lead.get(f"/api/v1/projects/{project.pk}/scores/?n_boot=5"))
+    assert (live["source"], live["n_boot"], live["computed_at"], live["job"]) == ("live", 5, None, None)
+    assert live["count"] == 4 and sum(row["comparisons"] for row in live["results"]) > 0
+    job = job_create(kind="annotation.analytics", params={"project_id": project.pk, "n_boot": 5})
+    assert run_job(job.pk) == "succeeded"
+    stored = check("get", "/api/v1/projects/{id}/scores/", lead.get(f"/api/v1/projects/{project.pk}/scores/"))
+    assert (stored["source"], stored["job"]) == ("stored", job.pk) and stored["computed_at"]
+    one = check("get", "/api/v1/batches/{id}/scores/", lead.get(f"/api/v1/batches/{batch.pk}/scores/?page_size=2"))
+    assert one["source"] == "stored" and one["count"] == 4 and len(one["results"]) == 2
+    filtered = check("get", "/api/v1/batches/{id}/scores/",
+                     lead.get(f"/api/v1/batches/{batch.pk}/scores/?annotator=scorer0"))
+    assert filtered["source"] == "live" and filtered["job"] is None

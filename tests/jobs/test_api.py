@@ -1,4 +1,6 @@
 """Job API: list/detail/cancel and its permission matrix."""
+import json
+
 import pytest
 
 from jobs.models import Job
@@ -84,3 +86,32 @@ def test_benchmark_jobs_are_visible_to_researchers_and_leads(client_for, users):
     assert client_for("annotator").get(f"/api/v1/jobs/{job.pk}/").status_code == 404
     # Seeing is not cancelling: only the owner and staff may cancel.
     assert client_for("researcher").post(f"/api/v1/jobs/{job.pk}/cancel/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_jobs_list_exports_every_filtered_row_as_csv(client_for, users):
+    """`?format=csv` (core.pagination's CSV): every row the filters keep, not a page; `params` as one JSON cell;
+    another user's jobs never in it."""
+    import csv
+    import io
+
+    mine = [Job.objects.create(kind="system.sleep", owner=users["researcher"], params={"seconds": k, "note": "é,\""})
+            for k in range(3)]
+    Job.objects.filter(pk=mine[0].pk).update(status="succeeded")
+    Job.objects.create(kind="system.sleep", owner=users["lead"], params={"seconds": 9})
+    client = client_for("researcher")
+    response = client.get("/api/v1/jobs/?format=csv&page_size=1")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert sorted(int(r["id"]) for r in rows) == sorted(job.pk for job in mine)  # every row, not one page
+    assert list(rows[0]) == [f for f in ("id", "kind", "queue", "params", "status", "progress", "progress_message",
+                                         "error", "error_message", "owner", "created", "started", "finished",
+                                         "heartbeat", "worker", "duration_seconds")]
+    by_id = {int(r["id"]): r for r in rows}
+    assert json.loads(by_id[mine[2].pk]["params"]) == {"seconds": 2, "note": "é,\""}
+    assert {r["owner"] for r in rows} == {"res"}
+    queued = list(csv.DictReader(io.StringIO(client.get("/api/v1/jobs/?format=csv&status=queued").content.decode(
+        "utf-8-sig"))))
+    assert sorted(int(r["id"]) for r in queued) == sorted(job.pk for job in mine[1:])
+    page = client.get("/api/v1/jobs/?page_size=1").json()  # JSON stays the one page shape
+    assert page["count"] == 3 and len(page["results"]) == 1

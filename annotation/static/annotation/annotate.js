@@ -282,9 +282,14 @@
     fetching = serial(async () => {
       const res = await api(root.dataset.next);
       if (!res.ok) {
-        if ((res.status === 409 || res.status === 403) && !sessionEnded(res)) {  // closed, or no longer yours
-          $("batch-closed-title").textContent = res.status === 409 ? "This batch is closed" : "You cannot annotate this batch";
-          $("batch-closed-reason").textContent = detail(res);
+        if ((res.status === 409 || res.status === 403) && !sessionEnded(res)) {  // closed, archived, study, not yours
+          const why = detail(res);
+          const study = res.status === 403 && /study steps|comprehension check/.test(why);
+          $("batch-closed-title").textContent = res.status === 409
+            ? (/ is archived/.test(why) ? "This project is archived" : "This batch is closed")
+            : (study ? "Study steps first" : "You cannot annotate this batch");
+          $("batch-closed-reason").textContent = why;
+          $("batch-closed-study").hidden = !study || /did not pass/.test(why);
           $("batch-closed").hidden = false;
           $("workspace").hidden = true;
           unpaint();
