@@ -53,14 +53,14 @@ class LeadApi(APIView):
 # --- projects -------------------------------------------------------------------------------------
 
 class ProjectRenameApi(LeadApi):
-    """A new name (letters, digits, - and _; unique) and title. The project's id, batches, judgements and exports
-    follow it."""
+    """A new name (letters, digits, - and _; unique) and/or title (a field left out keeps its value). The project's
+    id, batches, judgements and exports follow it."""
 
     @extend_schema(request=form_serializer(ProjectRenameForm, name="ProjectRenameInput"),
                    responses=ProjectOutputSerializer)
     def post(self, request, pk: int):
         project = _project(request, pk)
-        data = form_input(ProjectRenameForm, request.data)
+        data = form_input(ProjectRenameForm, request.data, current={"name": project.name, "title": project.title})
         return Response(ProjectOutputSerializer(curation.project_rename(project=project, actor=request.user,
                                                                         **data)).data)
 

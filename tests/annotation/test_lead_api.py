@@ -100,8 +100,10 @@ def test_rename_archive_unarchive_and_delete_a_project(two_leads, annotators):
     assert bad.status_code == 400 and bad.json()["detail"].startswith("name:")
     taken = owner.post(f"/api/v1/projects/{project.pk}/rename/", {"name": "theirs"}, format="json")
     assert taken.status_code == 409 and "exists already" in taken.json()["detail"]
-    assert owner.post(f"/api/v1/projects/{project.pk}/rename/", {}, format="json").json() == {
+    assert owner.post(f"/api/v1/projects/{project.pk}/rename/", {"name": ""}, format="json").json() == {
         "name": ["This field is required."]}  # the page form's own message
+    retitled = owner.post(f"/api/v1/projects/{project.pk}/rename/", {"title": "Byzantine epigrams"}, format="json")
+    assert (retitled.json()["name"], retitled.json()["title"]) == ("byz-2", "Byzantine epigrams")  # name kept
     plan = owner.get(f"/api/v1/projects/{project.pk}/archive-plan/").json()
     assert plan["refused"] is None and any("refused" in line for line in plan["goes"])
     archived = owner.post(f"/api/v1/projects/{project.pk}/archive/")

@@ -13,7 +13,10 @@
 //   painted and shown for MIN_VIEW_MS (a double click or two quick key presses give one choice);
 // - the server's refusals (4xx) are set aside with their reason on screen and never block the queue
 //   or the next set; a lost session keeps the queue until the same user logs in again; logging out
-//   sends the queue first and clears it.
+//   sends the queue first and clears it;
+// - a set on screen stops when the lead closes the batch, archives the project or turns a study step on:
+//   the next choice is refused (nothing counted) and the pairs give way to why ("This project is
+//   archived", "Study steps first" with a link to the study page), never to "saved".
 (function () {
   "use strict";
   const root = document.getElementById("annotator");
