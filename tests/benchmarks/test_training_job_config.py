@@ -51,7 +51,7 @@ def test_a_neural_job_carries_its_first_stage_and_its_trainer_options(loci_versi
     assert request.retriever == configure("bm25-lemma", {}, kind="retriever")
 
 
-def test_an_old_shaped_job_row_still_trains_and_registers_the_same_models(loci_version, models_dir):
+def test_an_old_shaped_job_row_still_trains_and_registers_the_same_models(loci_version, models_dir, client, users):
     old = _old_row(loci_version)
     assert run_job(old.pk) == "succeeded", Job.objects.get(pk=old.pk).error
     new = training_run_create(version=loci_version, kind="feature-classifier", name="new-ltr",
@@ -62,6 +62,10 @@ def test_an_old_shaped_job_row_still_trains_and_registers_the_same_models(loci_v
         assert was.params == now.params and was.config == now.config and was.train_folds == now.train_folds
         # the same first stage, the same candidates, the same classifier: the same held-out figures
         assert was.metrics == now.metrics
+    # the models page names each job's method, from the carried configuration or the old row's name alike
+    client.force_login(users["researcher"])
+    page = client.get("/benchmarks/models/").content.decode()
+    assert "<code>old-ltr</code> (feature-logreg)" in page and "<code>new-ltr</code> (feature-logreg)" in page
 
 
 def test_an_old_shaped_row_whose_values_no_longer_pass_fails_saying_so(loci_version, models_dir):
