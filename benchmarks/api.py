@@ -108,6 +108,9 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", default=None, read_only=True)
     pool = serializers.SerializerMethodField(help_text="what each query was ranked against: " + "; ".join(
         f"{k}: {v}" for k, v in POOLS.items()))
+    # the parameters each method ran with, read from the stored configurations (the one source)
+    params = serializers.JSONField(source="config_params", read_only=True)
+    reranker_params = serializers.JSONField(source="reranker_config_params", read_only=True)
 
     class Meta:
         model = EvaluationRun
@@ -226,6 +229,7 @@ class SimilarityRunSerializer(serializers.ModelSerializer):
     job = serializers.IntegerField(source="job_id", read_only=True, allow_null=True)
     status = serializers.CharField(read_only=True)
     owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+    params = serializers.JSONField(source="config_params", read_only=True)  # from the stored configuration
 
     class Meta:
         model = SimilarityRun

@@ -19,8 +19,8 @@ def _csv(header: list[str], rows: list[list], mode: str = MACHINE) -> str:
 def loci_report(run: EvaluationRun) -> dict:
     """The stored report with its per-query rows and the run's identity."""
     return {**(run.report or {}), "per_query": run.per_query, "run": {
-        "id": run.pk, "version": run.version_id, "method": run.method, "params": run.params,
-        "reranker": run.reranker, "reranker_params": run.reranker_params, "split": run.split,
+        "id": run.pk, "version": run.version_id, "method": run.method, "params": run.config_params,
+        "reranker": run.reranker, "reranker_params": run.reranker_config_params, "split": run.split,
         "n_folds": run.n_folds, "ks": run.ks, "seed": run.seed, "code_version": run.code_version,
         "job": run.job_id}}
 

@@ -4,7 +4,7 @@ evaluation runs measured against them. Numbers are computed by the pure packages
 from django.conf import settings
 from django.db import models
 
-from detection.models import config_json, config_read
+from detection.models import config_json, config_params, config_read
 
 
 class Corpus(models.Model):
@@ -131,6 +131,12 @@ class _Run(models.Model):
         """The method's configuration as the row stored it, its digest checked."""
         return config_read(self.config)
 
+    @property
+    def config_params(self) -> dict:
+        """The method's parameters as its stored configuration holds them (the digest checked): pages and exports
+        read these, not the ``params`` column beside them."""
+        return config_params(self.config)
+
     def save(self, *args, **kwargs):
         if self.config is None:  # a row made without its service (a test, the admin): what it names, as it is
             self.config = config_json(self.method, self.CONFIG_KIND, self.params)
@@ -177,6 +183,11 @@ class EvaluationRun(_Run):
     def reranker_method_config(self):
         """The reranker's configuration as the row stored it, its digest checked (None without a reranker)."""
         return config_read(self.reranker_config)
+
+    @property
+    def reranker_config_params(self) -> dict:
+        """The reranker's parameters as its stored configuration holds them ({} without a reranker)."""
+        return config_params(self.reranker_config)
 
     def save(self, *args, **kwargs):
         if self.reranker_config is None:

@@ -23,6 +23,13 @@ def config_read(data) -> MethodConfig | None:
     return MethodConfig.from_json(data) if data else None
 
 
+def config_params(data) -> dict:
+    """The parameters a row's method ran with, read from its stored configuration (the digest checked): what pages
+    and exports show, the one source; ``{}`` when the row has no such method."""
+    config = config_read(data)
+    return dict(config.params) if config is not None else {}
+
+
 class TrainedModel(models.Model):
     class Kind(models.TextChoices):
         BI_ENCODER = "bi-encoder"

@@ -94,6 +94,9 @@ class RunSerializer(serializers.ModelSerializer):
     status = serializers.CharField(read_only=True)
     job = serializers.IntegerField(source="job_id", read_only=True, allow_null=True)
     owner = serializers.CharField(source="owner.username", default=None, read_only=True)
+    # the parameters each method ran with, read from the stored configurations (the one source)
+    retriever_params = serializers.JSONField(source="retriever_config_params", read_only=True)
+    reranker_params = serializers.JSONField(source="reranker_config_params", read_only=True)
 
     class Meta:
         model = DetectionRun

@@ -3,7 +3,7 @@ runs between two documents, the candidate pairs they propose, and the verdicts p
 from django.conf import settings
 from django.db import models
 
-from detection.models import config_json, config_read
+from detection.models import config_json, config_params, config_read
 
 
 class Document(models.Model):
@@ -94,6 +94,17 @@ class DetectionRun(models.Model):
     def reranker_method_config(self):
         """The reranker's configuration as the row stored it, its digest checked (None without a reranker)."""
         return config_read(self.reranker_config)
+
+    @property
+    def retriever_config_params(self) -> dict:
+        """The retriever's parameters as its stored configuration holds them (the digest checked): what the run page
+        shows, not the ``retriever_params`` column beside them."""
+        return config_params(self.retriever_config)
+
+    @property
+    def reranker_config_params(self) -> dict:
+        """The reranker's parameters as its stored configuration holds them ({} without a reranker)."""
+        return config_params(self.reranker_config)
 
     def save(self, *args, **kwargs):
         if self.retriever_config is None:  # a row made without its service: what it names, as it is

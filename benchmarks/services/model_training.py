@@ -36,7 +36,7 @@ def training_data(version: BenchmarkVersion) -> T.TrainingData:
     bench = _benchmark_from_db(version)
     split = S.stored_split(bench, "db")  # promoted gold on new queries gets a fold too
     return T.TrainingData(bench=bench, split=split, gold=gold_classes(bench),
-                          first_stage=lambda name, params: LM.EngineRetrieverMethod(name, **params),
+                          first_stage=lambda config: LM.EngineRetrieverMethod(config.name, config=config),
                           label=f"{version.benchmark.name} v{version.version} ({split.name})")
 
 

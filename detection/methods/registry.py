@@ -79,6 +79,28 @@ def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterabl
     return dict(configure(name, params, kind=kind).params)
 
 
+def carried_config(value: Any, *, kind: str, legacy_params: Any = None) -> MethodConfig:
+    """The configuration a job carries, as its worker reads it: ``MethodConfig.to_json()`` read back with its
+    digest checked (``MethodConfig.from_json``) and held to ``kind``, not validated again.
+
+    A job row stored before jobs carried configurations names the method instead (``value`` a name, its user
+    parameters in ``legacy_params``): that one is configured here, once, and when its parameters no longer pass
+    (a parameter since removed, a range since narrowed) the ``ParamError`` says the job is of the old shape and
+    is to be queued again, with the registry's reason."""
+    if isinstance(value, str):
+        try:
+            return configure(value, {} if legacy_params is None else legacy_params, kind=kind)
+        except (ParamError, UnknownMethod) as exc:
+            raise ParamError(f"this job was queued before jobs carried their method's configuration, and its {kind} "
+                             f"{_short(value)} with the parameters it stored no longer configures ({exc}): queue "
+                             f"it again", getattr(exc, "key", None)) from None
+    config = MethodConfig.from_json(value)
+    if config.kind != kind:
+        raise ParamError(f"the job carries the configuration of a {config.kind} ({config.name!r}) where a {kind} "
+                         "belongs")
+    return config
+
+
 def build(name: str, params: Mapping[str, Any] | None = None, **internal):
     """Instance of method ``name`` with validated user ``params`` and trusted ``internal`` arguments."""
     return get_spec(name).build(params, **internal)

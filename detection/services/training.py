@@ -29,7 +29,7 @@ from django.db import transaction
 from core.errors import RunError
 from core.numeric import json_safe
 from core.run_limits import TRAINING_K
-from detection.services.detection import method_params
+from detection.services.detection import check_params
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -59,7 +59,8 @@ class TrainingData:
     - ``split``: its folds (``name``, ``n_folds``, ``query_fold`` {query id: fold}, ``fold_queries(fold)``), every
       query with a fold (user-promoted gold on new queries included);
     - ``gold``: {(query id, source id): class}, 1 cit. and 2 cf.;
-    - ``first_stage(name, params)``: the retriever whose candidates a reranker learns from, as a retrieval method
+    - ``first_stage(config)``: the retriever whose candidates a reranker learns from, built from the job's
+      ``MethodConfig`` (``registry.build_config``, not validated again) as a retrieval method
       (``fit``, ``search``, ``describe``, ``seen_queries``, and ``fold_models`` / ``use_fold`` for a model stored
       per fold);
     - ``label``: where the models learnt, stored on every ``TrainedModel`` ("NAME vN (split)").
@@ -68,7 +69,7 @@ class TrainingData:
     bench: Any
     split: Any
     gold: dict
-    first_stage: Callable[[str, dict], Any]
+    first_stage: Callable[[Any], Any]
     label: str
 
 
@@ -120,6 +121,79 @@ def _check_name(name: str) -> str:
     return name
 
 
+def _neural_method(kind: str) -> str:
+    """The ``method`` a neural model is registered under (a cross-encoder is one; a bi-encoder is a retriever's
+    model, no method)."""
+    return "cross-encoder" if kind == "cross-encoder" else ""
+
+
+@dataclass(frozen=True)
+class TrainingRequest:
+    """What a training job carries (:meth:`to_job`) and its worker reads back (:meth:`from_job`): the first stage
+    and a feature classifier's method as ``MethodConfig`` (validated once, by ``training_job_create``, and carried
+    as ``to_json()`` with their digests), a neural model's trainer options (``NEURAL_DEFAULTS`` filled in), and the
+    run's own values."""
+
+    kind: str
+    name: str
+    retriever: Any  # MethodConfig of the first stage
+    reranker: Any = None  # MethodConfig of a feature classifier's method (its ``model`` unset); None for neural kinds
+    options: dict | None = None  # a neural model's trainer options; None for a feature classifier
+    base_model: str = ""
+    k: int = 100
+    final_model: bool = False
+
+    @property
+    def method(self) -> str:
+        return self.reranker.name if self.reranker is not None else _neural_method(self.kind)
+
+    @property
+    def params(self) -> dict:
+        """What every model it registers stores as ``params``: the feature method's parameters less ``model`` (the
+        name a reranker is applied with, not a training value), or the neural trainer's options."""
+        if self.reranker is not None:
+            return {k: v for k, v in self.reranker.params.items() if k != "model"}
+        return dict(self.options or {})
+
+    def to_job(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "base_model": self.base_model,
+                "retriever": self.retriever.to_json(),
+                "reranker": self.reranker.to_json() if self.reranker is not None else None,
+                "options": self.options, "k": self.k, "final_model": self.final_model}
+
+    @classmethod
+    def from_job(cls, params: dict) -> TrainingRequest:
+        """The request a job row carries, each configuration's digest checked (``registry.carried_config``: not
+        validated again). A row queued before training jobs carried configurations (``retriever`` a name, with
+        ``retriever_params``, ``method`` and ``params``) is configured here once; one whose values no longer pass
+        fails with a sentence saying it is of the old shape."""
+        from detection.methods import registry
+
+        missing = [key for key in ("kind", "name", "retriever", "k") if key not in params]
+        if missing:
+            raise TrainingError(f"the training job's parameters lack {', '.join(missing)}: queue it again")
+        kind = params["kind"]
+        if kind not in KINDS:
+            raise TrainingError(f"the training job's kind must be one of {', '.join(KINDS)}, not {str(kind)[:40]!r}")
+        feature = kind == "feature-classifier"
+        if isinstance(params["retriever"], str):  # the old shape: names and user parameters
+            reranker = registry.carried_config(params.get("method") or "", kind="reranker",
+                                               legacy_params=params.get("params")) if feature else None
+            options = None if feature else dict(params.get("params") or {})
+        else:
+            carried = params.get("reranker")
+            if feature != bool(carried):
+                raise TrainingError("a feature classifier's training job carries its method's configuration, a "
+                                    "neural one none: queue it again")
+            reranker = registry.carried_config(carried, kind="reranker") if carried else None
+            options = None if feature else dict(params.get("options") or {})
+        retriever = registry.carried_config(params["retriever"], kind="retriever",
+                                            legacy_params=params.get("retriever_params"))
+        return cls(kind=kind, name=params["name"], retriever=retriever, reranker=reranker, options=options,
+                   base_model=params.get("base_model") or "", k=int(params["k"]),
+                   final_model=bool(params.get("final_model")))
+
+
 @transaction.atomic
 def training_job_create(*, data: dict, kind: str, name: str, method: str = "",
                         base_model: str = "", params: dict | None = None, retriever: str = "bm25-lemma",
@@ -133,22 +207,27 @@ def training_job_create(*, data: dict, kind: str, name: str, method: str = "",
 
     ``retriever`` / ``retriever_params`` give the first stage whose candidates a reranker learns from; a
     bi-encoder stored per fold (``dense-encoder`` with ``{"model": NAME}``) gives fold f's reranker the candidates
-    of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists)."""
+    of ``NAME/fold-<f>`` (and ``<name>/all`` those of ``NAME/all``, trained only when that model exists).
+
+    The job carries a :class:`TrainingRequest`: the first stage and a feature classifier's method as
+    ``MethodConfig.to_json()`` (``registry.configure`` here is their one validation)."""
+    from detection.methods import registry
     from detection.methods.infrastructure import model_store
 
     if kind not in KINDS:
         raise TrainingError(f"kind must be one of {', '.join(KINDS)}")
     params = dict(params or {})
     name = _check_name(name)
-    retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
+    retriever_config = registry.configure(retriever, check_params(retriever_params), kind="retriever")
+    retriever_params = dict(retriever_config.params)
     per_fold, has_all = _stored_per_fold(retriever_params)
     k = TRAINING_K.check(k, TrainingError)
+    reranker_config, options = None, None
     if kind == "feature-classifier":
         if method not in FEATURE_METHODS:
             raise TrainingError(f"a feature classifier's method is one of {', '.join(FEATURE_METHODS)}")
         params.pop("model", None)
-        params = method_params(method, params, kind="reranker")
-        params.pop("model", None)
+        reranker_config = registry.configure(method, check_params(params), kind="reranker")
         queue = "cpu"
     else:
         if not base_model:
@@ -157,19 +236,17 @@ def training_job_create(*, data: dict, kind: str, name: str, method: str = "",
             model_store.check_model_name(base_model)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
-        params = _check_neural_params(kind, params)
-        method = "cross-encoder" if kind == "cross-encoder" else ""
+        options = _check_neural_params(kind, params)
         queue = "gpu"
-    if models_usable is not None:
-        models_usable(retriever_params, params, names=(base_model,))
     final = (kind == "feature-classifier" and (has_all or not per_fold)) if final_model is None else bool(final_model)
+    request = TrainingRequest(kind=kind, name=name, retriever=retriever_config, reranker=reranker_config,
+                              options=options, base_model=base_model, k=int(k), final_model=final)
+    if models_usable is not None:
+        models_usable(retriever_params, request.params, names=(base_model,))
     if final and per_fold and not has_all and kind != "bi-encoder":
         raise TrainingError(f"a final model needs the first stage {retriever_params['model']}/all, which does not "
                             f"exist: train the bi-encoder with a final model, or ask for none")
-    job_params = {
-        **data, "kind": kind, "name": name, "method": method, "base_model": base_model,
-        "params": params, "retriever": retriever, "retriever_params": _user_params(retriever, retriever_params),
-        "k": int(k), "final_model": final}
+    job_params = {**data, **request.to_job()}
     if not enqueue:  # the train_model command runs it in-process (jobs.runner.run_job)
         return Job.objects.create(kind=TRAIN_KIND, owner=owner, queue=queue, params=job_params)
     return job_create(kind=TRAIN_KIND, owner=owner, queue=queue, params=job_params)
@@ -189,19 +266,13 @@ def _stored_per_fold(retriever_params: dict) -> tuple[bool, bool]:
         return False, False
 
 
-def _user_params(method: str, validated: dict) -> dict:
-    """The parameters that differ from the method's defaults (what the job stores and re-validates)."""
-    from detection.methods import registry
-
-    defaults = registry.validate(method, {})
-    return {k: v for k, v in validated.items() if defaults.get(k) != v}
-
-
 # --------------------------------------------------------------------------------------------- execute
-def _candidates(data: TrainingData, retriever: str, retriever_params: dict, k: int, targets, log) -> tuple[dict, dict]:
+def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[dict, dict]:
     """The first stage's top-``k`` for every query, per target fold (``None`` = all folds): one candidate set shared
     by every target for an unsupervised retriever, fold f's own model's for a retriever stored per fold (and the
-    ``all`` model's for the final model). Returns ``({fold: Candidates}, gold classes)``."""
+    ``all`` model's for the final model). ``retriever``: the job's ``MethodConfig``. Returns ``({fold: Candidates},
+    gold classes)``."""
+    from detection.methods.registry import MethodConfig
     from detection.methods.rerank import pipeline as P
 
     bench, split = data.bench, data.split
@@ -210,12 +281,14 @@ def _candidates(data: TrainingData, retriever: str, retriever_params: dict, k: i
     pool = [s.seg_id for s in bench.sources]
     s_texts = [s.text for s in bench.sources]
     q_texts = [qseg[q].text for q in queries]
-    m = data.first_stage(retriever, retriever_params)
+    m = data.first_stage(retriever)
     out: dict = {}
     for fold in ([f for _, f in targets] if m.fold_models else [None]):
         rm = m
         if m.fold_models and fold is None:
-            rm = data.first_stage(retriever, {**retriever_params, "model": f"{retriever_params['model']}/all"})
+            # the same configuration with the stored model's ``all`` member (trained on every fold)
+            rm = data.first_stage(MethodConfig(retriever.name, retriever.kind,
+                                               {**retriever.params, "model": f"{retriever.params['model']}/all"}))
         elif m.fold_models:
             m.use_fold(fold, [q for q, f in split.query_fold.items() if f != fold])
         rm.fit(pool, s_texts)
@@ -228,11 +301,11 @@ def _candidates(data: TrainingData, retriever: str, retriever_params: dict, k: i
                                 f"{len(leaked)} held-out queries of the folds it would serve")
         idx, sc = rm.search(queries, q_texts, min(k, len(pool)))
         out[fold] = P.from_topk(queries, q_texts, pool, s_texts, idx, sc,
-                                {"retriever": retriever, "retriever_model": (rm.describe().get("retriever") or {})
+                                {"retriever": retriever.name, "retriever_model": (rm.describe().get("retriever") or {})
                                  .get("model")})
     first = next(iter(out.values()))
     which = "" if len(out) == 1 else f" per fold ({', '.join(str(c.meta['retriever_model']) for c in out.values())})"
-    log(f"{retriever}{which}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(first)} candidates")
+    log(f"{retriever.name}{which}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(first)} candidates")
     return ({fold: out.get(fold, first) for _, fold in targets}), data.gold
 
 
@@ -257,21 +330,22 @@ def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
     return out
 
 
-def training_job_execute(*, job_id: int, data: TrainingData, kind: str, name: str, method: str, base_model: str,
-                         params: dict, retriever: str, k: int, final_model: bool,
-                         progress: Callable, log: Callable, retriever_params: dict | None = None) -> dict:
-    """Train every fold's model, then move the files in place and register them (all or nothing)."""
+def training_job_execute(*, job_id: int, data: TrainingData, progress: Callable, log: Callable, **job_params) -> dict:
+    """Train every fold's model, then move the files in place and register them (all or nothing). ``job_params``:
+    what the job carries (:meth:`TrainingRequest.from_job`, the configurations' digests checked, not validated
+    again; a row of the old shape configured once)."""
     from detection.methods.infrastructure import model_store
     from detection.methods.rerank.neural import TrainingFailed
 
+    request = TrainingRequest.from_job(job_params)
+    kind, name, method, params = request.kind, request.name, request.method, request.params
     split = data.split
     root = model_store.models_dir()
     work = root / ".training" / f"job-{job_id}"
     work.mkdir(parents=True, exist_ok=True)
     try:
-        targets = [(f"fold-{f}", f) for f in range(split.n_folds)] + ([("all", None)] if final_model else [])
-        retriever_params = method_params(retriever, retriever_params or {}, kind="retriever")
-        per_target, gold = _candidates(data, retriever, retriever_params, k, targets, log)
+        targets = [(f"fold-{f}", f) for f in range(split.n_folds)] + ([("all", None)] if request.final_model else [])
+        per_target, gold = _candidates(data, request.retriever, request.k, targets, log)
         trainer = {"feature-classifier": _train_feature, "cross-encoder": _train_cross,
                    "bi-encoder": _train_bi}[kind]
         shared: dict = {}
@@ -292,19 +366,20 @@ def training_job_execute(*, job_id: int, data: TrainingData, kind: str, name: st
 
             record = trainer(work / sub, cands=cands, y=y, gold=gold, train_rows=train_rows,
                              train_queries=train_queries, test_rows=np.nonzero(cand_fold == fold)[0]
-                             if fold is not None else None, method=method, base_model=base_model, params=params,
-                             shared=shared, progress=fold_progress, log=log)
+                             if fold is not None else None, reranker=request.reranker,
+                             base_model=request.base_model, params=params, shared=shared, progress=fold_progress,
+                             log=log)
             leaked = set(record.pop("training_queries")) & set(split.fold_queries(fold)) if fold is not None else set()
             if leaked:  # cannot happen by construction; refuse to register if it ever does
                 raise TrainingError(f"{sub}: trained on {len(leaked)} held-out queries")
-            record["metrics"]["first_stage"] = cands.meta.get("retriever_model") or retriever
+            record["metrics"]["first_stage"] = cands.meta.get("retriever_model") or request.retriever.name
             records.append({"sub": sub, "fold": fold, "train_folds": sorted({f for f in range(split.n_folds)
                                                                              if f != fold}), **record})
             log(f"{sub}: {record['metrics']}")
     except (TrainingError, TrainingFailed, ValueError, model_store.ModelUnavailable) as exc:
         shutil.rmtree(work, ignore_errors=True)  # a clear failure: nothing to resume, nothing registered
         raise TrainingError(str(exc)) from exc
-    return _register(work, root, name, kind, method, base_model, params, data.label, job_id, records)
+    return _register(work, root, name, kind, method, request.base_model, params, data.label, job_id, records)
 
 
 def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, label: str,
@@ -337,12 +412,12 @@ def _register(work: Path, root: Path, name: str, kind: str, method: str, base_mo
             "metrics": json_safe({r["sub"]: r["metrics"] for r in records})}
 
 
-def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test_rows, method, params, shared,
-                   progress, log, **_):
+def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test_rows, reranker, shared, progress,
+                   log, **_):
     from detection.methods import registry
     from detection.methods.rerank.neural import versions
 
-    config = registry.configure(method, params, kind="reranker")
+    config = reranker  # the job's MethodConfig, built as it was validated when the job was queued
     if "featurizer" not in shared:
         first = registry.build_config(config)
         first.prepare(cands.source_texts)

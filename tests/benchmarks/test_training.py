@@ -6,7 +6,7 @@ import pytest
 from benchmarks.services import RunError, evaluation_run_create
 from benchmarks.services.model_training import training_run_create
 from detection.methods import ParamError
-from detection.methods.registry import MethodConfig
+from detection.methods.registry import MethodConfig, configure
 from detection.models import TrainedModel
 from detection.services.training import TrainingError
 from jobs.models import Job
@@ -162,7 +162,11 @@ def test_a_bi_encoder_per_fold_is_the_first_stage_of_a_reranker_trained_and_eval
                             final_model=True, **first_stage)
     job = training_run_create(version=loci_version, kind="feature-classifier", name="rr", method="feature-logreg",
                               k=5, **first_stage)
-    assert job.params["retriever_params"] == {"model": "tiny-be", "device": "cpu"} and not job.params["final_model"]
+    # the job carries the first stage as configured from those parameters (MethodConfig.to_json, digest checked)
+    carried = MethodConfig.from_json(job.params["retriever"])
+    assert carried == configure("dense-encoder", {"model": "tiny-be", "device": "cpu"}, kind="retriever")
+    assert {k: carried.params[k] for k in ("model", "device")} == {"model": "tiny-be", "device": "cpu"} \
+        and not job.params["final_model"]
     assert run_job(job.pk) == "succeeded", Job.objects.get(pk=job.pk).error
     rows = {m.name: m for m in TrainedModel.objects.filter(kind="feature-classifier")}
     assert set(rows) == {f"rr/fold-{f}" for f in range(5)}

@@ -3,6 +3,7 @@
 import pytest
 
 from core.run_limits import TRAINING_K
+from detection.methods.registry import MethodConfig
 from detection.models import TrainedModel
 from jobs.models import Job
 
@@ -45,7 +46,9 @@ def test_a_researcher_trains_from_the_form_and_the_page_lists_the_job_and_the_mo
     assert response.status_code == 302 and response.url.endswith("#training-jobs")
     job = Job.objects.get()
     assert job.status == "succeeded", job.error  # the test settings run jobs in-process
-    assert job.params["params"]["query_norm"] is True and job.params["k"] == 10 and job.owner == users["researcher"]
+    # the job carries the form's parameters as the method's configuration (MethodConfig.to_json, digest checked)
+    assert MethodConfig.from_json(job.params["reranker"]).params["query_norm"] is True and job.params["k"] == 10 \
+        and job.owner == users["researcher"]
     names = set(TrainedModel.objects.values_list("name", flat=True))
     assert names == {f"ltr-form/fold-{f}" for f in range(5)} | {"ltr-form/all"}
     page = client.get("/benchmarks/models/").content.decode()
