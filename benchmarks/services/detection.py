@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmarks.models import Corpus
 from core.errors import DomainError
-from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS
+from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS, DETECTION_UNIT
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -37,9 +37,6 @@ def detection_queue(method: str, reranker: str = "") -> str:
     from detection.methods import registry
 
     return "gpu" if any(registry.get_spec(n).needs_gpu for n in (method, reranker) if n) else "cpu"
-
-
-JOB_UNITS = ("line", "window-2", "window-3", "sentence")  # detection.latin.units.UNITS
 
 
 def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus: Corpus | None = None,
@@ -79,8 +76,7 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     DETECTION_K.check(k, DetectionError)  # the run limits declared once (core/run_limits.py)
     DETECTION_SHARDS.check(shards, DetectionError)
     DETECTION_SHARD_SIZE.check(shard_size, DetectionError)
-    if unit not in JOB_UNITS:
-        raise DetectionError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
+    DETECTION_UNIT.check(unit, DetectionError)
     return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
         "queries": queries, "sources": sources, "method": config.to_json(), "k": k,
         "reranker": rr_config.to_json() if rr_config else None, "thresholds": thresholds, "min_score": min_score,
