@@ -43,9 +43,13 @@ def verse_lines():
 
 @pytest.fixture
 def verse_version(db, tmp_path, verse_lines):
+    return import_verse_version(tmp_path, *verse_lines)
+
+
+def import_verse_version(tmp_path, queries, sources):
+    """A stored benchmark of Lucan 2.4-2.15 → Aeneid lines with five commentary parallels (``lucan-test``)."""
     from benchmarks.services import benchmark_import_files
 
-    queries, sources = verse_lines
     paths = {}
     for name, rows, header in (("queries", queries, ["seg_id", "text"]), ("sources", sources, ["seg_id", "text"]),
                                ("gold", [(q, s, "", f) for q, s, f in GOLD], ["query_id", "source_id", "label",
