@@ -6,8 +6,11 @@ Computes every channel's score block once for the query lines the gold windows t
 and after, so the context term reads the true neighbours; runs of lines separated by an empty query), then
 re-fuses those blocks under each candidate variant and prints per-query R@1/10/100/1000 and MRR@10 on the tuning
 books and on the held-out books separately. The fusion here mirrors ``MultiChannelRetriever.search_explained``
-(variant ``base`` is the code's; the chosen variant is then run through the retriever itself on the whole
-benchmark: ``--full``).
+(variant ``minrank_idx`` is the code's candidate rule now: the channels' lists round robin, equal ranks to the lower
+index; ``base`` the previous even split filled by the fused score; the chosen variant is then run through the
+retriever itself on the whole benchmark: ``--full``). Variants: ``base``, ``fused``, ``fused_ctx``, ``ctxfill``,
+``ctxunion``, ``ctxboth``, ``waterfill``, ``share`` (``--shares``), ``minrank``, ``minrank_idx``, ``minrank_2nd``,
+``minrank_fused``, ``minrank_ctx``, ``minrank_half``, ``rrf``; ``--weights`` re-weighs channels.
 """
 from __future__ import annotations
 
