@@ -33,7 +33,7 @@ from core.params import query_int
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
 from core.run_limit_fields import serializer_field
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, TRAINING_K
 from core.schema import OpenEndedSerializer
 from jobs.services import job_enqueue_error
 
@@ -115,7 +115,7 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = EvaluationRun
         fields = ["id", "version", "method", "params", "reranker", "reranker_params", "split", "n_folds", "ks",
-                  "seed", "pool", "code_version", "job", "status", "owner", "created", "summary"]
+                  "seed", "pool", "unit", "code_version", "job", "status", "owner", "created", "summary"]
         read_only_fields = fields
 
 
@@ -142,6 +142,7 @@ class EvaluationRunInputSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, default=0)
     pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
     shards = serializer_field(EVALUATION_SHARDS)
+    unit = serializer_field(EVALUATION_UNIT)
 
 
 class LociQueryRowSerializer(OpenEndedSerializer):
@@ -187,6 +188,8 @@ class LociReportSerializer(OpenEndedSerializer):
     split = serializers.JSONField(required=False, help_text="the cross-validation split")
     method = serializers.JSONField(required=False, help_text="the method as it describes itself")
     pool = serializers.JSONField(required=False, help_text="what each query was ranked against")
+    unit = serializers.CharField(required=False, help_text="what the texts were searched as (line, window-2, "
+                                 "window-3, sentence); hits scored on the segments they cover")
     by_type = serializers.JSONField(required=False, help_text="recall@k and mrr@k per reference type")
     metrics = serializers.JSONField(required=False, help_text="every metric per reference type: mean and fold spread")
     folds = serializers.ListField(child=serializers.JSONField(), required=False, help_text="one row per fold")

@@ -170,6 +170,8 @@ class EvaluationRun(_Run):
     n_folds = models.PositiveSmallIntegerField(default=5)
     ks = models.JSONField(default=list, blank=True)
     seed = models.IntegerField(default=0)
+    # what the texts are searched as (core.run_limits.EVALUATION_UNIT): the segments, windows of 2-3, sentences
+    unit = models.CharField(max_length=20, default="line")
     summary = models.JSONField(default=dict, blank=True)  # leaderboard figures: recall@k, mrr@k, …
     per_fold = models.JSONField(default=list, blank=True)
     per_query = models.JSONField(default=list, blank=True)

@@ -37,7 +37,7 @@ from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, say_queued
 from core.roles import LEAD, RESEARCHER, has_role
 from core.run_limit_fields import form_field
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, TRAINING_K
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, TRAINING_K
 from detection.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND
 from jobs.services import job_enqueue_error
 
@@ -80,6 +80,7 @@ class EvaluationRunForm(forms.Form):
     reranker = forms.ChoiceField(choices=list(RERANKERS.items()), required=False)
     pool = forms.ChoiceField(choices=list(POOLS.items()), initial="gold", required=False,
                              help_text="what every query is ranked against; the leaderboard ranks each pool apart")
+    unit = form_field(EVALUATION_UNIT)
     ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
     n_folds = form_field(EVALUATION_N_FOLDS)

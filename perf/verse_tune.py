@@ -6,8 +6,11 @@ Computes every channel's score block once for the query lines the gold windows t
 and after, so the context term reads the true neighbours; runs of lines separated by an empty query), then
 re-fuses those blocks under each candidate variant and prints per-query R@1/10/100/1000 and MRR@10 on the tuning
 books and on the held-out books separately. The fusion here mirrors ``MultiChannelRetriever.search_explained``
-(variant ``base`` is the code's; the chosen variant is then run through the retriever itself on the whole
-benchmark: ``--full``).
+(variant ``minrank_idx`` is the code's candidate rule now: the channels' lists round robin, equal ranks to the lower
+index; ``base`` the previous even split filled by the fused score; the chosen variant is then run through the
+retriever itself on the whole benchmark: ``--full``). Variants: ``base``, ``fused``, ``fused_ctx``, ``ctxfill``,
+``ctxunion``, ``ctxboth``, ``waterfill``, ``share`` (``--shares``), ``minrank``, ``minrank_idx``, ``minrank_2nd``,
+``minrank_fused``, ``minrank_ctx``, ``minrank_half``, ``rrf``; ``--weights`` re-weighs channels.
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ def compute_blocks(r, texts, bs=256):
     for a in range(0, len(texts), bs):
         b = min(len(texts), a + bs)
         for c in chans:
-            out[c][a:b] = r._channel_block(c, qmat, qdense, a, b)
+            out[c][a:b] = r._channel_block(c, qmat, qdense, a, b)[0]
     return out
 
 
@@ -98,6 +101,31 @@ def fuse(blocks, weights, ctx_w, budget, k, variant, sem_share=None):
             union[rr, idx[rr, cc]] = True
     fill = score_all if variant in ("ctxfill", "ctxboth", "fused_ctx") else fused
     key = np.where(union, fill + np.float32(1e6), fill)
+    if variant in ("minrank", "rrf", "minrank_half", "minrank_idx", "minrank_2nd", "minrank_fused", "minrank_ctx"):
+        ranks = channel_ranks(blocks, chans)
+        if variant in ("minrank_fused", "minrank_ctx"):  # the fusion's own list is one more list in the round
+            ranks += channel_ranks({"fused": fused if variant == "minrank_fused" else score_all}, ["fused"])
+        if variant == "rrf":  # fill by reciprocal-rank fusion of the channels' lists (k0 = 60)
+            rrf = sum(np.where(np.isfinite(r), 1.0 / (60.0 + r), 0.0) for r in ranks).astype(np.float32)
+            key = np.where(union, np.float32(1e6) + fill, rrf)
+        else:  # round robin: a source's best rank in any channel; every channel goes equally deep
+            best = np.minimum.reduce(ranks)
+            inv = np.where(np.isfinite(best), -best, -np.inf).astype(np.float32)
+            if variant in ("minrank", "minrank_fused", "minrank_ctx"):  # equal ranks by the fused score
+                tie = fused / (np.float32(1) + fused)
+                key = np.where(np.isfinite(best), np.float32(depth + 1) - best + tie, tie)
+            elif variant == "minrank_idx":  # equal ranks by the lower source index
+                key = np.where(np.isfinite(best), np.float32(depth + 1) - best, 0.0).astype(np.float32)
+            elif variant == "minrank_2nd":  # equal ranks by the best rank in another channel
+                second = np.sort(np.stack(ranks), axis=0)[1]
+                tie = np.where(np.isfinite(second), 1.0 / (2.0 + second), 0.0).astype(np.float32)
+                key = np.where(np.isfinite(best), np.float32(depth + 1) - best + tie, 0.0).astype(np.float32)
+            else:  # half the budget by the fused score, the rest round robin
+                half, _ = topk_exact(fused, depth // 2, floor=0.0)
+                rr, cc = np.nonzero(half >= 0)
+                keep = np.zeros_like(union)
+                keep[rr, half[rr, cc]] = True
+                key = np.where(keep, np.float32(2e6) + fused, np.where(np.isfinite(best), np.float32(1e6) + inv, 0.0))
     idx, _ = topk_exact(key, depth, floor=0.0)
     rows = np.arange(n)[:, None]
     safe = np.maximum(idx, 0)
@@ -106,6 +134,18 @@ def fuse(blocks, weights, ctx_w, budget, k, variant, sem_share=None):
     idx = np.take_along_axis(idx, order, axis=1)[:, :k]
     vals = np.take_along_axis(vals, order, axis=1)[:, :k]
     return idx, vals
+
+
+def channel_ranks(blocks, chans):
+    """Per channel, every source's rank in that channel's list (0 = best; inf where the channel gives 0)."""
+    out = []
+    for c in chans:
+        b = blocks[c]
+        order = np.argsort(-b, axis=1, kind="stable")
+        r = np.empty(b.shape, np.float32)
+        np.put_along_axis(r, order, np.arange(b.shape[1], dtype=np.float32)[None, :].repeat(b.shape[0], 0), axis=1)
+        out.append(np.where(b > 0, r, np.inf).astype(np.float32))
+    return out
 
 
 def water_level(pos: np.ndarray, depth: int) -> np.ndarray:
@@ -143,7 +183,7 @@ def split_eval(bench, qids, idx, vals, books_a, books_b):
 
 
 def fmt(res):
-    return "  ".join(f"{name} " + " ".join(f"{res[name][m]:.3f}" for m in ("R@1", "R@10", "R@100", "R@1000", "MRR@10"))
+    return "  ".join(f"{name} " + " ".join(f"{res[name][m]:.4f}" for m in ("R@1", "R@10", "R@100", "R@1000", "MRR@10"))
                      for name in ("tune", "held", "all"))
 
 
@@ -173,7 +213,7 @@ def full_run(bench, books_a, books_b):
         res = evaluate_verse(sub, ranked, scores=scores)
         pq, gr = res["per_query"], res["global_recall"]
         print(f"{name:5s} {res['n_queries']} queries, {res['n_pairs']} pairs: "
-              + " ".join(f"{k} {pq[k]:.3f}" for k in ("R@1", "R@10", "R@100", "R@1000", "MRR@10"))
+              + " ".join(f"{k} {pq[k]:.4f}" for k in ("R@1", "R@10", "R@100", "R@1000", "MRR@10"))
               + " | global@1k {:.3f} @10k {:.3f} full {:.3f}".format(gr["1000"], gr["10000"], gr["full"]), flush=True)
 
 

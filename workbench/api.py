@@ -27,9 +27,8 @@ from core.parsers import DepthLimitedJSONParser
 from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
 from core.run_limit_fields import serializer_field
-from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K
+from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K, WORKBENCH_UNIT
 from detection.api import MethodOutputSerializer
-from detection.latin.units import UNITS
 from workbench import exports, methods, selectors
 from workbench.engine import explain
 from workbench.engine.highlight import highlight_pair
@@ -114,10 +113,7 @@ class RunInputSerializer(serializers.Serializer):
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)
     top_k = serializer_field(WORKBENCH_TOP_K)
-    unit = serializers.ChoiceField(choices=list(UNITS), required=False, default="line",
-                                   help_text="search the segments (a verse upload: its lines), sliding windows of "
-                                             "2 or 3 of them, or the sentences they hold; hits are reported on the "
-                                             "segments they cover")
+    unit = serializer_field(WORKBENCH_UNIT)
     min_score = serializers.FloatField(required=False, allow_null=True, default=None)
     thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")

@@ -15,7 +15,7 @@ from django.utils import timezone
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
 from core.errors import DomainError
 from core.roles import LEAD, has_role
-from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K
+from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K, WORKBENCH_UNIT
 from workbench.engine.uploads import UploadError, parse_upload
 from workbench.models import Candidate, DetectionRun, Document, DocumentSegment, Verdict
 
@@ -101,7 +101,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     from benchmarks.services.runs import check_models_usable
     from detection.detection_jobs import segment_set
     from detection.methods.infrastructure.installed import installed_config
-    from detection.services.detection import JOB_UNITS, detection_job_create, detection_method_config
+    from detection.services.detection import detection_job_create, detection_method_config
 
     # configured once here (a bad value: the registry's ParamError, as it is); the job carries these configurations
     r_config, notes = installed_config(detection_method_config(retriever, retriever_params, kind="retriever"),
@@ -115,8 +115,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     check_models_usable(owner, r_params, rr_params)  # a RunError: a DomainError, a 400 like the registry's own
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
-    if unit not in JOB_UNITS:
-        raise WorkbenchError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
+    WORKBENCH_UNIT.check(unit, WorkbenchError)
     WORKBENCH_TOP_K.check(top_k, WorkbenchError)  # the run limits declared once (core/run_limits.py)
     DETECTION_SHARDS.check(shards, WorkbenchError)
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):

@@ -25,7 +25,7 @@ from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, page_action, say_done, say_queued
 from core.roles import RESEARCHER, has_role
 from core.run_limit_fields import form_field
-from core.run_limits import WORKBENCH_TOP_K
+from core.run_limits import WORKBENCH_TOP_K, WORKBENCH_UNIT
 from frontend.confirm import confirm_page
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
@@ -71,11 +71,7 @@ class DetectForm(forms.Form):
     reranker = forms.ChoiceField(required=False)
     reranker_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
     top_k = form_field(WORKBENCH_TOP_K)
-    unit = forms.ChoiceField(choices=[("line", "line (each segment; a verse upload: each line)"),
-                                      ("window-2", "windows of 2 segments"), ("window-3", "windows of 3 segments"),
-                                      ("sentence", "sentences (segments joined, cut after . ! ? ;)")],
-                             initial="line", required=False,
-                             help_text="what is searched; hits are shown on the segments they cover")
+    unit = form_field(WORKBENCH_UNIT)
     min_score = forms.FloatField(required=False, help_text="drop candidates whose retrieval score is lower")
     threshold_cit = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cit.")
     threshold_cf = forms.FloatField(min_value=0, max_value=1, initial=0.5, label="Threshold cf.")

@@ -271,15 +271,21 @@ def fit_pool(grid: _RetrievalGrid, method) -> None:
 
 
 def rank_part(grid: _RetrievalGrid, method, *, start: int | None = None, stop: int | None = None,
-              fold: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              fold: int | None = None, units=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(rows, indices, scores)`` of part of the grid's queries, the rows :func:`_rank` gives them.
 
     An unsupervised method, fitted on the pool (:func:`fit_pool`), searches queries ``start..stop-1`` with the
     whole query list's statistics (``search_range``); a supervised one ranks fold ``fold``: fitted here on the
     other folds' links only, then searching that fold's queries. Shards of a sharded evaluation are such parts.
+    ``units``: the run's :class:`.unit_ranking.UnitPlan` when it searches other units than the segments (the
+    method is fitted on the pool's units; hits are scored on the segments they cover).
     """
+    from . import unit_ranking as U
+
     depth, queries, q_texts = grid.depth, grid.queries, grid.query_texts
     if fold is None:
+        if units is not None:
+            return U.rank_units(method, units, depth, start, stop)
         return rank_queries(method, queries, q_texts, depth, start, stop)
     bench, split = grid.bench, grid.split
     tr_links = [g for g in bench.gold if split.query_fold.get(g.query_id, -1) not in (fold, -1)]
@@ -287,8 +293,11 @@ def rank_part(grid: _RetrievalGrid, method, *, start: int | None = None, stop: i
     trs = list(dict.fromkeys(g.source_id for g in tr_links))
     train = TrainData(trq, [grid.qseg[q].text for q in trq], trs, [grid.sseg[s].text for s in trs], tr_links,
                       fold=fold)
-    method.fit(grid.pool_ids, grid.source_texts, train=train)
     rows = np.nonzero(grid.qfold == fold)[0]
+    if units is not None:
+        U.fit_units(method, units, train=train)
+        return (rows, *U.search_rows(method, units, rows, depth))
+    method.fit(grid.pool_ids, grid.source_texts, train=train)
     idx, sc = method.search([queries[i] for i in rows], [q_texts[i] for i in rows], depth)
     return rows, idx, sc
 

@@ -56,6 +56,7 @@ class _Loaded:
     index_key: str | None = None  # the pool index's key in the index cache, once fitted or loaded
     index_how: str | None = None  # "built" (fitted in this process) or "cache"
     fold_method: object = None  # a supervised method that keeps its encodings, shared by this process's folds
+    units: object = None  # the run's unit plan (benchmarks.loci.unit_ranking.UnitPlan); None: the segments
     timings: dict = field(default_factory=dict)
 
 
@@ -71,7 +72,7 @@ def _run_key(run: EvaluationRun) -> str:
     from benchmarks.services.runs import run_pool
 
     return json.dumps([run.pk, run.created.isoformat(), run.version_id, run.method, run.params, run_pool(run),
-                       run.split, run.n_folds, run.seed, list(run.ks or ())], sort_keys=True, default=str)
+                       run.split, run.n_folds, run.seed, list(run.ks or ()), run.unit], sort_keys=True, default=str)
 
 
 def _held(run: EvaluationRun) -> _Loaded:
@@ -94,6 +95,12 @@ def _with_inputs(run: EvaluationRun, log=None) -> _Loaded:
         held.grid = E.retrieval_grid(held.bench, held.split, runs.run_pool(run),
                                      depth_wanted=max(run.ks or runs.DEFAULT_KS))
         held.queries, held.query_texts, held.depth = held.grid.queries, held.grid.query_texts, held.grid.depth
+        if run.unit != "line":  # windows or sentences: over runs of consecutive lines of the corpora
+            from benchmarks.loci.unit_ranking import unit_plan
+
+            held.units = unit_plan(run.unit, pool_ids=held.grid.pool_ids, pool_texts=held.grid.source_texts,
+                                   query_corpus_ids=[q.seg_id for q in held.bench.queries],
+                                   query_corpus_texts=[q.text for q in held.bench.queries], queries=held.queries)
         held.timings["load_s"] = round(time.perf_counter() - t, 3)
         if log:
             log(f"pid {os.getpid()}: loaded the benchmark ({len(held.grid.pool_ids)} sources, "
@@ -109,8 +116,9 @@ def _fit_pool(run: EvaluationRun, held: _Loaded, log=None):
     if held.fitted is None:
         _with_inputs(run, log)
         method = runs.retrieval_method(run)
-        held.index_key, held.index_how, took = fit_or_load(method, run.method, method.params, held.grid.pool_ids,
-                                                           held.grid.source_texts, log=log)
+        units = held.units  # fitted on the pool's units (their texts key the cached index)
+        ids, texts = (units.pool_ids, units.pool_texts) if units else (held.grid.pool_ids, held.grid.source_texts)
+        held.index_key, held.index_how, took = fit_or_load(method, run.method, method.params, ids, texts, log=log)
         held.fitted = method
         held.timings["fit_s" if held.index_how == "built" else "index_load_s"] = round(took, 3)
     return held.fitted
@@ -143,7 +151,8 @@ def evaluation_plan(params: dict, log) -> list[dict]:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"key": held.key, "depth": held.depth, "queries": held.queries,
-                                        "query_texts": held.query_texts}))
+                                        "query_texts": held.query_texts,
+                                        "units": held.units.to_json() if held.units else None}))
         except OSError as exc:  # e.g. a full disk: the shards read the benchmark themselves
             log(f"could not write the queries for the shards ({exc})")
             return plan
@@ -168,6 +177,10 @@ def _from_cache(run: EvaluationRun, held: _Loaded, index_key: str) -> bool:
         return False
     held.fitted, held.queries, held.query_texts, held.depth = method, meta["queries"], meta["query_texts"], \
         int(meta["depth"])
+    if meta.get("units"):
+        from benchmarks.loci.unit_ranking import UnitPlan
+
+        held.units = UnitPlan.from_json(meta["units"])
     held.index_key, held.index_how = index_key, "cache"
     held.timings["index_load_s"] = round(time.perf_counter() - t, 3)
     return True
@@ -199,7 +212,12 @@ def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | 
     pause_in_shard(job)  # test-only (unset in deployments)
     if folds is None:
         job.progress(0.3, f"searching queries {start}–{stop - 1}")
-        parts = [E.rank_queries(held.fitted, held.queries, held.query_texts, held.depth, start, stop)]
+        if held.units is not None:
+            from benchmarks.loci.unit_ranking import rank_units
+
+            parts = [rank_units(held.fitted, held.units, held.depth, start, stop)]
+        else:
+            parts = [E.rank_queries(held.fitted, held.queries, held.query_texts, held.depth, start, stop)]
         method = held.fitted
         tunings = []
     else:
@@ -211,7 +229,7 @@ def evaluation_shard(job, *, run_id: int, start: int | None = None, stop: int | 
         parts = []
         for i, fold in enumerate(folds):
             job.progress(0.1 + 0.8 * i / len(folds), f"fold {fold}: fitting and searching")
-            parts.append(E.rank_part(held.grid, method, fold=fold))
+            parts.append(E.rank_part(held.grid, method, fold=fold, units=held.units))
         tunings = list(method.tunings[-len(folds):])
     rows, idx, sc = (np.concatenate([p[i] for p in parts]) for i in range(3))
     parent_id, shard_index = shard_slot(job)

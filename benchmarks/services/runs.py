@@ -24,7 +24,7 @@ from benchmarks.models import (
 )
 from core.errors import RunError
 from core.numeric import finite_or_none
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, MAX_SHARDS  # noqa: F401
+from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, MAX_SHARDS  # noqa: F401
 from core.text_checks import control_character_message
 from detection.models import config_json
 from detection.services.detection import check_params, method_params
@@ -113,9 +113,13 @@ def check_models_usable(owner, *params: dict | None, names: tuple[str, ...] = ()
 def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dict | None = None,
                           reranker: str = "", reranker_params: dict | None = None, ks: list[int] | None = None,
                           split: str = EvaluationRun.Split.FILE, n_folds: int = 5, seed: int = 0,
-                          pool: str = "gold", shards: int | None = None, owner=None,
+                          pool: str = "gold", shards: int | None = None, unit: str = "line", owner=None,
                           enqueue: bool = True) -> EvaluationRun:
     """Create a Loci Similes evaluation run and queue its job (queue "gpu" for transformer retrievers).
+
+    ``unit``: search the segments (``line``), sliding windows of 2-3 of them or sentences, each hit scored on the
+    segments it covers (``benchmarks.loci.unit_ranking``); refused, in a sentence, for a benchmark whose segments
+    are not lines of a text (:func:`check_unit_fits`).
 
     The job ranks the held-out queries in ``shards`` shards that the workers share (default: one per
     ``JOB_SHARD_QUERIES`` queries; `benchmarks.services.evaluation_shards`); one shard runs inside the job.
@@ -133,9 +137,11 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     EVALUATION_N_FOLDS.check(n_folds, RunError)
     if pool not in POOLS:
         raise RunError(f"pool must be one of {', '.join(POOLS)}")
+    EVALUATION_UNIT.check(unit, RunError)
     params, reranker_params = method_params(method, params, kind="retriever"), _reranker_params(reranker, reranker_params)
     check_models_usable(owner, params, reranker_params)
-    run = EvaluationRun.objects.create(summary={"pool": pool},
+    check_unit_fits(version, unit, pool)
+    run = EvaluationRun.objects.create(summary={"pool": pool}, unit=unit,
         version=version, method=method, params=params, config=config_json(method, "retriever", params),
         reranker=reranker, reranker_params=reranker_params,
         reranker_config=config_json(reranker, "reranker", reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
@@ -148,6 +154,27 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
         run.job = Job.objects.create(kind=LOCI_KIND, params=job_params, owner=owner, queue=queue)
     run.save(update_fields=["job"])
     return run
+
+
+def check_unit_fits(version: BenchmarkVersion, unit: str, pool: str) -> None:
+    """Refuse a unit the version's segments cannot be searched as (windows or sentences of a benchmark whose
+    segments are separate passages or prose sentences), with the sentence that says why."""
+    if unit == "line":
+        return
+    from benchmarks.loci.evaluate import source_pool
+    from benchmarks.loci.unit_ranking import unit_problem
+
+    bench = _benchmark_from_db(version)
+    name = f"{version.benchmark.name} v{version.version}"
+    held = list(dict.fromkeys(g.query_id for g in bench.gold))
+    pool_ids, kind = source_pool(bench, pool)
+    source_text = {s.seg_id: s.text for s in bench.sources}
+    problem = unit_problem(unit, name=name, side="query segments with gold", ids=[q.seg_id for q in bench.queries],
+                           texts=[q.text for q in bench.queries], held=held) or \
+        unit_problem(unit, name=name, side=f"segments of its {kind} pool", ids=pool_ids,
+                     texts=[source_text[s] for s in pool_ids])
+    if problem:
+        raise RunError(problem)
 
 
 @transaction.atomic
@@ -398,6 +425,7 @@ def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
     pool = run_pool(run)
     report = E.evaluate_retrieval(bench, split, method, ks=tuple(ks), seed=run.seed, pool=pool, ranking=ranking,
                                   benchmark_info={**bench.summary(), "version_id": run.version_id})
+    report["unit"] = run.unit  # the ranking's; the pairwise and rerank sections below score the segments
     # The per-fold pairwise documents give P/R/F1 vs retrieval depth k (Table 12), and with a reranker the
     # classification tables (Tables 3, 5) and retrieve-and-rerank beside retrieval-only.
     pools = S.build_fold_pools(bench, split, seed=run.seed)

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
-from core.run_limits import DETECT_JOBS, DETECT_TOP_K
+from core.run_limits import DETECT_JOBS, DETECT_TOP_K, DETECT_UNIT
 
 from .errors import InputError
 from .lemmatize import default_cache_dir
@@ -57,12 +57,11 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     """
     from detection.methods import ParamError, UnknownMethod, registry
 
-    from .units import UnitError, check_unit, make_units
+    from .units import make_units
 
     DETECT_TOP_K.check(top_k, CommandInputError)  # the run limits declared once (core/run_limits.py)
     DETECT_JOBS.check(jobs, CommandInputError)
-    with user_errors(UnitError):
-        check_unit(unit)
+    DETECT_UNIT.check(unit, CommandInputError)
     with user_errors(InputError, ParamError, UnknownMethod):
         spec = registry.get_spec(method)
         if spec.kind != "retriever":
@@ -232,8 +231,7 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="source CSV (seg_id,text)")
     add_method_arguments(p, default="bm25-lemma", what="retriever")
     DETECT_TOP_K.add_option(p, "--top-k")
-    p.add_argument("--unit", default="line", help="search each text as: line (every CSV row), window-2, window-3 "
-                   "(sliding windows of rows) or sentence; hits are reported on the rows they cover")
+    DETECT_UNIT.add_option(p, "--unit")
     p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
     DETECT_JOBS.add_option(p, "--jobs")
     p.add_argument("--skip-bad-rows", action="store_true",

@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-UNITS = ("line", "window-2", "window-3", "sentence")
-UNIT_HELP = ("what a text is searched as: its lines, sliding windows of 2 or 3 lines, or sentences "
-             "(hits are reported on the lines they cover)")
+from core.run_limits import UNIT
+
+UNITS = UNIT.values  # declared once with every run's options (core/run_limits.py)
+UNIT_HELP = UNIT.help
 _SENTENCE_END = re.compile(r"[.!?;]+[\"'»”’)\]]*")
 
 
@@ -33,9 +34,7 @@ class TextUnit:
 
 
 def check_unit(unit: str) -> str:
-    if unit not in UNITS:
-        raise UnitError(f"unknown unit {str(unit)[:40]!r}: choose one of {', '.join(UNITS)}")
-    return unit
+    return UNIT.check(unit, UnitError)
 
 
 def window_size(unit: str) -> int:

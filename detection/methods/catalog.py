@@ -99,8 +99,9 @@ def _channel_params():
 
     out = [Param("profile", "choice", "verse", "default weights for a text type (verse: with line position)",
                  choices=("verse", "prose")),
-           Param("candidates", "choice", "union", "candidates: the union of every channel's top list under one "
-                 "budget (k), or the fused score's top k alone", choices=("union", "fused")),
+           Param("candidates", "choice", "union", "candidates: every channel's own list taken round robin (rank 1 "
+                 "of each, then rank 2 ...) up to one budget, or the fused score's top k alone",
+                 choices=("union", "fused")),
            Param("vectors", "model", "la-lemma-cbow100", "word vectors (reference rarity, synonyms, semantics); "
                  "default: Latin Library lemma vectors shipped in data/vectors", nullable=True),
            Param("synonyms", "str", "vectors", "synonyms: 'vectors' (neighbours in the word vectors) or the name "
@@ -117,8 +118,9 @@ def _channel_params():
     out.append(Param("context_weight", "float", None, "weight of the neighbouring line pairs' scores (a parallel "
                      "running over lines); null: the profile's (verse 0.35, prose 0)", min=0.0, max=100.0,
                      nullable=True))
-    out.append(Param("budget", "int", 1000, "candidates per query drawn from the channels' lists (the union, "
-                     "filled with the best scores) before the cut at k; k when larger", min=1, max=100_000))
+    out.append(Param("budget", "int", 1000, "candidates per query drawn from the channels' lists (round robin, "
+                     "filled with the best scores when they run out) before the cut at k; k when larger", min=1,
+                     max=100_000))
     return tuple(out)
 
 

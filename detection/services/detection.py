@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.errors import DomainError, RunError
-from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS
+from core.run_limits import DETECTION_K, DETECTION_SHARD_SIZE, DETECTION_SHARDS, DETECTION_UNIT
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -58,9 +58,6 @@ def method_params(method: str, params, *, kind: str) -> dict:
     return registry.validate(method, check_params(params), kind=kind)
 
 
-JOB_UNITS = ("line", "window-2", "window-3", "sentence")  # detection.latin.units.UNITS
-
-
 def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus=None,
                          source_corpus=None, queries: dict | None = None, sources: dict | None = None,
                          reranker: str = "", reranker_params: dict | None = None, thresholds: dict | None = None,
@@ -99,8 +96,7 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     DETECTION_K.check(k, DetectionError)  # the run limits declared once (core/run_limits.py)
     DETECTION_SHARDS.check(shards, DetectionError)
     DETECTION_SHARD_SIZE.check(shard_size, DetectionError)
-    if unit not in JOB_UNITS:
-        raise DetectionError(f"unit must be one of {', '.join(JOB_UNITS)}, not {str(unit)[:40]!r}")
+    DETECTION_UNIT.check(unit, DetectionError)
     return job_create(kind=DETECT_KIND, owner=owner, queue=detection_queue(method, reranker), params={
         "queries": queries, "sources": sources, "method": config.to_json(), "k": k,
         "reranker": rr_config.to_json() if rr_config else None, "thresholds": thresholds, "min_score": min_score,

@@ -69,7 +69,7 @@ def test_top_k_is_the_prefix_of_a_deeper_run(files):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (("--unit", "verse"), "unknown unit 'verse': choose one of line, window-2, window-3, sentence"),
+    (("--unit", "verse"), "unit must be one of line, window-2, window-3, sentence, not 'verse'"),
     (("--method", "channels", "--param", "sound_weight=-2"), "sound_weight"),
     (("--method", "channels", "--param", "synonyms=../x"), "a name, not a path"),
     (("--method", "hybrid", "--param", "candidates=union"), "candidates='union' needs a dense semantic score"),

@@ -14,7 +14,7 @@ from benchmarks.selectors import benchmark_version_named
 from benchmarks.services import evaluation_run_create
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
-from core.run_limits import EVALUATION_N_FOLDS
+from core.run_limits import EVALUATION_N_FOLDS, EVALUATION_UNIT
 from detection.methods import registry
 from jobs.runner import run_job
 
@@ -30,6 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--ks", default="1,5,10,20,50,100", help="comma-separated cut-offs")
         parser.add_argument("--split", default="file", choices=EvaluationRun.Split.values)
         EVALUATION_N_FOLDS.add_option(parser, "--folds")
+        EVALUATION_UNIT.add_option(parser, "--unit")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--pool", default="gold", choices=["gold", "corpus"],
                             help="rank against the cited sources only (gold) or the version's whole source corpus")
@@ -79,7 +80,7 @@ class Command(BaseCommand):
         with command_errors():  # RunError or the registry's ParamError: the message the page and the API show
             run = evaluation_run_create(version=version, method=o["method"], params=params, reranker=o["reranker"],
                                         ks=ks, split=o["split"], n_folds=o["folds"], seed=o["seed"], pool=o["pool"],
-                                        shards=1, enqueue=False)
+                                        unit=o["unit"], shards=1, enqueue=False)
         self.stderr.write(f"run {run.pk}, job {run.job_id}: evaluating {run.method} on {version}")
         state = run_job(run.job_id, worker="manage.py evaluate")
         run.refresh_from_db()

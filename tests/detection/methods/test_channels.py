@@ -129,6 +129,35 @@ def test_union_budget_takes_every_channels_best():
     assert list(deep.search(q, 2).indices[0]) == [0, 1] and list(deep.search(q, 4).indices[0][:2]) == [0, 1]
 
 
+def test_the_budget_goes_round_robin_over_the_channels_lists():
+    """The candidates are the budget's worth of sources with the best rank in any channel's own list (rank 1 of
+    every channel, then rank 2 ...; equal ranks: the lower index): a channel with few sources that score (quote,
+    position) or the same ones as another (lemma, form) leaves its share to the deep ones (sound, semantic).
+    Checked against each channel's ranking computed here from its score block, on 40 Aeneid lines."""
+    from core.paths import shared_data_dir
+    from detection.latin.readers import read_tess
+
+    tess = shared_data_dir() / "latin_texts" / "tesserae" / "vergil.aeneid.tess"
+    if not tess.exists():
+        pytest.skip("shared data not available")
+    lines = [u.text for u in read_tess(tess)][:40]
+    r = MultiChannelRetriever(budget=12, context_weight=0).fit([str(i) for i in range(40)], lines)
+    top = r.search(QUERIES, 12)
+    _, _, qmat, qdense = r._query_side(QUERIES)
+    chans = [c for c in C.CHANNELS if c in r.weights]
+    blocks = {c: r._channel_block(c, qmat, qdense, 0, len(QUERIES))[0] for c in chans}
+    for q in range(len(QUERIES)):
+        best = {}
+        for c in chans:  # the channel's own list: score > 0, best first, ties to the lower index
+            order = sorted((j for j in range(40) if blocks[c][q, j] > 0), key=lambda j: (-blocks[c][q, j], j))
+            for rank, j in enumerate(order):
+                best[j] = min(best.get(j, rank), rank)
+        chosen = sorted(best, key=lambda j: (best[j], j))[:12]
+        assert set(top.indices[q][top.indices[q] >= 0].tolist()) == set(chosen)
+        deepest = max(best[j] for j in chosen)
+        assert deepest >= max(1, 12 // len(chans))  # deeper than an even split of the budget (its rank 0..quota-1)
+
+
 def test_top_k_is_a_prefix_of_a_deeper_list_at_tied_scores():
     src = ["arma uirum"] * 30 + ["arma"] * 30
     r = MultiChannelRetriever(vectors=None, semantic=False, synonym=False).fit([str(i) for i in range(60)], src)
