@@ -16,8 +16,9 @@ p(1 − p) about d. Criteria (`CRITERIA`, the default `DEFAULT_CRITERION` = "hyb
   sharpening the near-ties.
 
 A set takes its pairs greedily by the criterion as a matching (no candidate twice in one set; ASAP's batch mode uses
-a spanning tree for the same reason: spread the questions), plus a share of uniformly random pairs for exploration
-(so that a misfit posterior cannot starve a region of the graph). The fit is cached between sets and refitted when
+a spanning tree for the same reason: spread the questions), plus a share of random pairs for exploration (so that a
+misfit posterior cannot starve a region of the graph): uniform while the batch is young, then among candidates a few
+posterior ranks apart (`explore_window`), where a random pair can still change the ranking. The fit is cached between sets and refitted when
 `needs_refit` says so (the service `annotation/services/adaptive_batches.py` and the simulation here follow the same
 rule). Pure numpy; the scheduler and the design simulation (`simulate_design`) both call `choose_pairs`.
 
@@ -40,7 +41,7 @@ from .bt_bayes import bt_map
 
 __all__ = ["Posterior", "posterior", "expected_information_gain", "expected_misorder_reduction", "choose_pairs",
            "adjacent_order_probabilities", "adjacent_rank_claims", "simulate_design", "compare_designs", "DESIGNS",
-           "CRITERIA", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT"]
+           "CRITERIA", "explore_window", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT"]
 
 SELECTION_PRIOR_SD = 3.0
 REFIT_EVERY = 10  # judgements between two fits of the selection posterior (the service caches the fit per batch)
@@ -172,11 +173,57 @@ def expected_misorder_reduction(post: Posterior) -> np.ndarray:
     return _matrix(post, "misorder")
 
 
+# Exploration once the batch has an order: random pairs among candidates at most this many ranks apart. A pair
+# of far-apart candidates is settled in any posterior that ranks them roughly right, so a uniformly random pair of
+# 99 candidates (ranks ~33 apart on average) told almost nothing: perf/adaptive_bench.py measured ρ +0.002–0.003 at
+# 800–1,200 judgements for the local draw against the uniform one (share 0.2, 20 seeds, docs/statistics.md).
+EXPLORE_RANK_WINDOW = 4
+YOUNG_JUDGEMENTS_PER_CANDIDATE = 2  # below this many judgements per candidate the posterior's order means little
+
+
+def explore_window(judged: int, n_items: int) -> int | None:
+    """The rank window for the exploration picks of a batch with `judged` live judgements over `n_items` candidates:
+    None (uniform over all never-served pairs) while the batch is young, then `EXPLORE_RANK_WINDOW`."""
+    return None if judged < YOUNG_JUDGEMENTS_PER_CANDIDATE * n_items else EXPLORE_RANK_WINDOW
+
+
+def _explore(post: Posterior, available_i: np.ndarray, available_j: np.ndarray, chosen: list[int], want: int,
+             window: int | None, rng: np.random.Generator) -> list[int]:
+    """`want` exploration picks among the available pairs not in `chosen`: uniformly among those whose candidates are
+    at most `window` ranks apart in the posterior (all of them when `window` is None), the rest uniformly at large
+    when the window holds too few."""
+    n_av = len(available_i)
+    taken = set(chosen)
+    picks: list[int] = []
+    if window is not None:
+        rank = np.empty(len(post.mean), np.int64)
+        rank[np.argsort(-post.mean, kind="stable")] = np.arange(len(post.mean))
+        near = np.flatnonzero(np.abs(rank[available_i] - rank[available_j]) <= window)
+        near = near[~np.isin(near, chosen)] if chosen else near
+        if len(near):
+            picks = [int(x) for x in rng.choice(near, size=min(want, len(near)), replace=False)]
+            taken.update(picks)
+    want -= len(picks)
+    if want <= 0 or n_av <= len(taken):
+        return picks
+    if n_av - len(taken) > 4 * want:  # rejection: the pool is large, the set small
+        while want:
+            x = int(rng.integers(n_av))
+            if x not in taken:
+                taken.add(x)
+                picks.append(x)
+                want -= 1
+        return picks
+    rest = np.setdiff1d(np.arange(n_av), list(taken))
+    return picks + [int(x) for x in rng.choice(rest, size=min(want, len(rest)), replace=False)]
+
+
 def choose_pairs(post: Posterior, available_i: np.ndarray, available_j: np.ndarray, k: int, *,
                  explore_share: float, rng: np.random.Generator, criterion: str = DEFAULT_CRITERION,
-                 gain: np.ndarray | None = None) -> list[int]:
+                 gain: np.ndarray | None = None, explore_window: int | None = None) -> list[int]:
     """Indices into the available pairs (item arrays `available_i`, `available_j`) for a set of k new pairs:
-    round(k · explore_share) uniformly at random, the rest greedily by `criterion` (`CRITERIA`; `gain`: its values for
+    round(k · explore_share) at random (uniformly, or with `explore_window` among pairs at most that many posterior
+    ranks apart: `explore_window()` says which), the rest greedily by `criterion` (`CRITERIA`; `gain`: its values for
     the available pairs, already computed) with no candidate twice in the set (relaxed when the matching runs out).
     Returns at most k distinct indices, exploration picks last."""
     n_av = len(available_i)
@@ -209,20 +256,8 @@ def choose_pairs(post: Posterior, available_i: np.ndarray, available_j: np.ndarr
             taken = set(chosen)
             chosen += [x for x in np.argsort(-gain, kind="stable").tolist() if x not in taken][: n_greedy - len(chosen)]
     if n_explore and n_av > len(chosen):
-        # uniformly among the pairs not chosen yet (rejection: the pool is large, the set small)
-        taken = set(chosen)
-        want = min(n_explore, n_av - len(chosen))
-        picks: list[int] = []
-        if n_av - len(chosen) > 4 * want:
-            while len(picks) < want:
-                x = int(rng.integers(n_av))
-                if x not in taken:
-                    taken.add(x)
-                    picks.append(x)
-        else:
-            rest = np.setdiff1d(np.arange(n_av), chosen)
-            picks = [int(x) for x in rng.choice(rest, size=want, replace=False)]
-        chosen += picks
+        chosen += _explore(post, available_i, available_j, chosen, min(n_explore, n_av - len(chosen)),
+                           explore_window, rng)
     return chosen
 
 
@@ -273,14 +308,16 @@ DESIGNS = ("exhaustive", "random", "adaptive")
 
 def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndarray, budget: int, seed: int,
                     set_size: int = 10, overlap_per_set: int = 3, explore_share: float = 0.2,
-                    checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION) -> dict:
+                    checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION,
+                    local_explore: bool = True) -> dict:
     """Serve sets of `set_size` to annotators in turn until `budget` judgements, under `design`:
 
     - ``exhaustive``: fresh pairs in a random permutation of all C(n, 2) (the Swaelens et al. design: every pair);
     - ``random``: the same, i.e. uniformly random fresh pairs (identical to exhaustive until all pairs are used,
       kept separate so that the figures name both);
     - ``adaptive``: fresh pairs by `choose_pairs` under `criterion` from the posterior, refitted when `needs_refit`
-      says so, as the service does.
+      says so, as the service does; the exploration share drawn among near ranks once the batch is no longer young
+      (`explore_window`; `local_explore=False`: uniformly, as before).
 
     In every design `overlap_per_set` of each set's pairs are second judgements by another annotator of pairs judged
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with
@@ -327,8 +364,9 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
                 gain = CRITERIA[criterion](post, iu, ju)
                 fitted_at = done
             avail = np.flatnonzero(fresh_mask)
-            picks = [int(avail[x]) for x in choose_pairs(post, iu[avail], ju[avail], n_fresh,
-                                                         explore_share=explore_share, rng=rng, gain=gain[avail])]
+            picks = [int(avail[x]) for x in choose_pairs(
+                post, iu[avail], ju[avail], n_fresh, explore_share=explore_share, rng=rng, gain=gain[avail],
+                explore_window=explore_window(done, n) if local_explore else None)]
         else:
             picks = []
             while len(picks) < n_fresh and perm_pos < n_pairs:
