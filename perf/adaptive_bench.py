@@ -17,8 +17,9 @@ design's judgements.
 
 Latency part (Django, a throw-away SQLite test database): a 100-candidate adaptive batch (4,950 pairs), 20
 annotators; every annotator takes sets in turn and answers them; prints the median and p95 in-process time of
-`set_next` for the adaptive mode against the inter-annotator mode on an identical batch (same run), and the process's
-CPU time per call (on a loaded shared machine the wall time includes waiting for a core).
+`set_next` for the adaptive mode against random pairs (the inter-annotator mode, whose new pairs come in the batch's
+random rank order) on an identical batch (same run), the process's CPU time per call (on a loaded shared machine the
+wall time includes waiting for a core) and the load average before and after.
 """
 from __future__ import annotations
 
@@ -175,7 +176,10 @@ def latency_part(args) -> None:
         people = [user_create_or_update(username=f"perf-a{k}", password=uuid.uuid4().hex, roles=("annotator",))[0]
                   for k in range(20)]
         verses = json.dumps([{"verse_id": f"9 {k}", "text": f"v{k}"} for k in range(101)]).encode()
-        timings = {}
+        timings, cpu_times = {}, {}
+        names = {Project.OverlapMode.INTER: "random pairs (inter-annotator mode: new pairs in the batch's random rank "
+                                            "order)", Project.OverlapMode.ADAPTIVE: "adaptive"}
+        load_before = os.getloadavg()
         for mode in (Project.OverlapMode.INTER, Project.OverlapMode.ADAPTIVE):
             project = project_create(owner=lead, name=f"perf-{mode}", set_size=10, overlap_per_set=3, overlap_mode=mode)
             verses_import(project=project, data=verses, filename="v.json", create_batches=False)
@@ -194,13 +198,18 @@ def latency_part(args) -> None:
                         win = item.pair.verse_a_id if item.pair.verse_a_id % 3 else item.pair.verse_b_id
                         judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=win,
                                          client_uuid=uuid.uuid4())
-            timings[mode] = times
-            print(f"{mode:>9}: set_next median {statistics.median(times) * 1000:.1f} ms, "
-                  f"p95 {np.percentile(times, 95) * 1000:.1f} ms over {len(times)} sets (100 candidates, 20 annotators, "
-                  f"up to {len(times) * 10} judgements); CPU time of the process median "
-                  f"{statistics.median(cpu) * 1000:.1f} ms (wall time waits for a core on a loaded machine)")
-        ratio = statistics.median(timings["adaptive"]) / statistics.median(timings["inter"])
-        print(f"adaptive / inter-annotator median: {ratio:.2f}x (same run, same batch shape)")
+            timings[mode], cpu_times[mode] = times, cpu
+            print(f"{names[mode]}: set_next over {len(times)} sets (100 candidates, 20 annotators, up to "
+                  f"{len(times) * 10} judgements): wall median {statistics.median(times) * 1000:.1f} ms, p95 "
+                  f"{np.percentile(times, 95) * 1000:.1f} ms; CPU time of the process median "
+                  f"{statistics.median(cpu) * 1000:.1f} ms, p95 {np.percentile(cpu, 95) * 1000:.1f} ms")
+        load_after = os.getloadavg()
+        inter, adaptive = Project.OverlapMode.INTER, Project.OverlapMode.ADAPTIVE
+        print(f"adaptive / random pairs, same run, same batch shape: wall median "
+              f"{statistics.median(timings[adaptive]) / statistics.median(timings[inter]):.2f}x, CPU median "
+              f"{statistics.median(cpu_times[adaptive]) / statistics.median(cpu_times[inter]):.2f}x")
+        print(f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} "
+              f"CPUs: above the CPU count the wall time includes waiting for a core; SQLite commits to a file (fsync)")
 
 
 def main() -> None:

@@ -274,8 +274,7 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     with _STATE_LOCK, _one_blas_thread():
         state, _, pairs = _state(batch, versions)
         if state.post is None or adaptive.needs_refit(state.live, state.fitted_at):
-            init = state.post.mean if state.post is not None else None
-            state.post = adaptive.posterior(state.counts, init=init)
+            state.post = adaptive.refit(state.counts, state.post)
             state.gain = adaptive.CRITERIA[adaptive.DEFAULT_CRITERION](state.post, pairs[:, 1], pairs[:, 2])
             state.fitted_at = state.live
             state.stop = stop_status(project, state.counts, state.post)
