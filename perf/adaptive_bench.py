@@ -17,13 +17,15 @@ design's judgements.
 
 Latency part (Django, a throw-away SQLite test database): a 100-candidate adaptive batch (4,950 pairs), 20
 annotators; every annotator takes sets in turn and answers them; prints the median and p95 in-process time of
-`set_next` for the adaptive mode against the inter-annotator mode on an identical batch (same run), and the process's
-CPU time per call (on a loaded shared machine the wall time includes waiting for a core).
+`set_next` for the adaptive mode against random pairs (the inter-annotator mode, whose new pairs come in the batch's
+random rank order) on an identical batch (same run), the process's CPU time per call (on a loaded shared machine the
+wall time includes waiting for a core) and the load average before and after.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import statistics
 import sys
 import time
@@ -55,7 +57,21 @@ def first_reaching(js, rhos, target):
     return None
 
 
-def design_part(args) -> None:
+def fisher_bound(theta: np.ndarray, scales: np.ndarray, exhaustive_judgements: float) -> float:
+    """Judgements an ideal design needs to give every candidate the Fisher information about its strength that the
+    exhaustive design gives it, if each of its comparisons went to the candidate's most informative partner:
+    Σ_i I_ex(i) / best(i) / 2, I_ex(i) = (exhaustive judgements / pairs) Σ_j I_ij, I_ij = mean_k σ'(Δ_ij/s_k)/s_k²."""
+    from scipy.special import expit
+
+    d = theta[:, None] - theta[None, :]
+    info = np.mean([expit(d / s) * (1 - expit(d / s)) / s ** 2 for s in scales], axis=0)
+    np.fill_diagonal(info, 0.0)
+    n = len(theta)
+    per_item = info.sum(1) * exhaustive_judgements / (n * (n - 1) / 2)
+    return float((per_item / info.max(1)).sum() / 2)
+
+
+def design_part(args) -> dict:
     from annotation.stats.pair_selection import (
         DBBE_AGREEMENT,
         annotator_scales,
@@ -78,12 +94,16 @@ def design_part(args) -> None:
     theta = scale * gold
     full = n_pairs * 2  # beyond what the exhaustive design can use: it stops when every pair is judged
     budget = args.budget
-    checkpoints = sorted({*range(250, min(budget, 3000) + 1, 250), *range(3500, budget + 1, 500), budget})
+    quarter = int(n_pairs * 0.25)  # 25 % of the pairs (the issue's 4,851-judgement exhaustive design)
+    checkpoints = sorted({*range(250, min(budget, 3000) + 1, 250), *range(3500, budget + 1, 500), budget,
+                          *range(800, min(budget, 1600) + 1, 50), quarter} - {0})
     criteria = args.criteria.split(",")
     print(f"reference {ref}: {n} candidates, {n_pairs} pairs, θ = {scale:.2f} · gold (SD {theta.std():.2f}); "
           f"noise {how}; 11 annotators s = 0.5 … 1.5, sets of 10 with 3 overlap; explore share "
           f"{args.explore}; {args.seeds} seeds")
     curves = {"random": [], **{f"adaptive/{c}": [] for c in criteria}}
+    if args.uniform_explore:
+        curves[f"adaptive/{criteria[0]}, uniform exploration"] = []
     ex_j, ex_r = [], []
     t0 = time.perf_counter()
     for seed in range(args.seeds):
@@ -96,29 +116,47 @@ def design_part(args) -> None:
             curves[f"adaptive/{c}"].append(simulate_design(
                 theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
                 explore_share=args.explore, criterion=c)["spearman"])
+        if args.uniform_explore:
+            curves[f"adaptive/{criteria[0]}, uniform exploration"].append(simulate_design(
+                theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
+                explore_share=args.explore, criterion=criteria[0], local_explore=False)["spearman"])
         print(f"  seed {seed}: exhaustive ρ {ex_r[-1]:.4f} at {ex_j[-1]} judgements "
               f"({time.perf_counter() - t0:.0f} s so far)", flush=True)
     ex_j, ex_r = np.array(ex_j), np.array(ex_r)
     target = float(ex_r.mean())
+    bound = fisher_bound(theta, scales, float(ex_j.mean()))
     print(f"\nexhaustive: ρ {ex_r.mean():.4f} ± {ex_r.std():.4f} with {ex_j.mean():.0f} judgements "
           f"({n_pairs} pairs + overlap judgements)")
+    print(f"Fisher bound: {bound:,.0f} judgements ({bound / n_pairs:.0%} of {n_pairs:,}, {bound / ex_j.mean():.0%} of "
+          f"{ex_j.mean():,.0f}) give every candidate the exhaustive design's information, each comparison at its best")
     names = list(curves)
-    print(f"{'judgements':>10} | " + " | ".join(f"{d:>17}" for d in names) + " | best adaptive − random (worst seed)")
-    best = names[1]
+    print(f"{'judgements':>10} | " + " | ".join(f"{d[:17]:>17}" for d in names) + f" | {names[1]} − random "
+          "(worst seed)")
+    rows = {}
     for k, j in enumerate(checkpoints):
         cols = [np.array([c[k] for c in curves[d]]) for d in names]
         diff = cols[1] - cols[0]
         print(f"{j:>10} | " + " | ".join(f"{c.mean():.4f} ± {c.std():.4f}" for c in cols) +
               f" | {diff.mean():+.4f} ({diff.min():+.4f})")
+        rows[j] = {"share_of_pairs": round(j / n_pairs, 3),
+                   **{d: f"{c.mean():.4f} ± {c.std():.4f}" for d, c in zip(names, cols)},
+                   "adaptive − random, mean": round(float(diff.mean()), 4),
+                   "adaptive − random, worst seed": round(float(diff.min()), 4)}
+    reach = {}
     for design in names:
         mean_curve = np.mean(curves[design], axis=0)
+        reach[design] = {}
         for goal, label in ((target, "the exhaustive ρ"), (target - 0.005, "exhaustive ρ − 0.005"),
                             (target - 0.01, "exhaustive ρ − 0.01")):
-            reach = first_reaching(checkpoints, mean_curve, goal)
-            share = (f"{reach / n_pairs:.0%} of {n_pairs:,}, {reach / ex_j.mean():.0%} of {ex_j.mean():,.0f}"
-                     if reach else f"not within {budget:,}")
-            print(f"{design}: mean curve reaches {label} ({goal:.4f}) at {reach} judgements ({share})")
-    print(f"(adaptive − random above is {best} − random)")
+            at = first_reaching(checkpoints, mean_curve, goal)
+            share = (f"{at / n_pairs:.0%} of {n_pairs:,}, {at / ex_j.mean():.0%} of {ex_j.mean():,.0f}"
+                     if at else f"not within {budget:,}")
+            print(f"{design}: mean curve reaches {label} ({goal:.4f}) at {at} judgements ({share})")
+            reach[design][label] = f"{at} ({share})" if at else f"not within {budget:,}"
+    return {"reference": ref, "candidates": n, "pairs": n_pairs, "strength_scale": round(scale, 2),
+            "noise": how, "seeds": args.seeds, "explore_share": args.explore,
+            "exhaustive": {"judgements": round(float(ex_j.mean())), "rho": f"{ex_r.mean():.4f} ± {ex_r.std():.4f}"},
+            "fisher_bound_judgements": round(bound), "reaches": reach, "curves": rows}
 
 
 def latency_part(args) -> None:
@@ -138,7 +176,10 @@ def latency_part(args) -> None:
         people = [user_create_or_update(username=f"perf-a{k}", password=uuid.uuid4().hex, roles=("annotator",))[0]
                   for k in range(20)]
         verses = json.dumps([{"verse_id": f"9 {k}", "text": f"v{k}"} for k in range(101)]).encode()
-        timings = {}
+        timings, cpu_times = {}, {}
+        names = {Project.OverlapMode.INTER: "random pairs (inter-annotator mode: new pairs in the batch's random rank "
+                                            "order)", Project.OverlapMode.ADAPTIVE: "adaptive"}
+        load_before = os.getloadavg()
         for mode in (Project.OverlapMode.INTER, Project.OverlapMode.ADAPTIVE):
             project = project_create(owner=lead, name=f"perf-{mode}", set_size=10, overlap_per_set=3, overlap_mode=mode)
             verses_import(project=project, data=verses, filename="v.json", create_batches=False)
@@ -157,20 +198,29 @@ def latency_part(args) -> None:
                         win = item.pair.verse_a_id if item.pair.verse_a_id % 3 else item.pair.verse_b_id
                         judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=win,
                                          client_uuid=uuid.uuid4())
-            timings[mode] = times
-            print(f"{mode:>9}: set_next median {statistics.median(times) * 1000:.1f} ms, "
-                  f"p95 {np.percentile(times, 95) * 1000:.1f} ms over {len(times)} sets (100 candidates, 20 annotators, "
-                  f"up to {len(times) * 10} judgements); CPU time of the process median "
-                  f"{statistics.median(cpu) * 1000:.1f} ms (wall time waits for a core on a loaded machine)")
-        ratio = statistics.median(timings["adaptive"]) / statistics.median(timings["inter"])
-        print(f"adaptive / inter-annotator median: {ratio:.2f}x (same run, same batch shape)")
+            timings[mode], cpu_times[mode] = times, cpu
+            print(f"{names[mode]}: set_next over {len(times)} sets (100 candidates, 20 annotators, up to "
+                  f"{len(times) * 10} judgements): wall median {statistics.median(times) * 1000:.1f} ms, p95 "
+                  f"{np.percentile(times, 95) * 1000:.1f} ms; CPU time of the process median "
+                  f"{statistics.median(cpu) * 1000:.1f} ms, p95 {np.percentile(cpu, 95) * 1000:.1f} ms")
+        load_after = os.getloadavg()
+        inter, adaptive = Project.OverlapMode.INTER, Project.OverlapMode.ADAPTIVE
+        print(f"adaptive / random pairs, same run, same batch shape: wall median "
+              f"{statistics.median(timings[adaptive]) / statistics.median(timings[inter]):.2f}x, CPU median "
+              f"{statistics.median(cpu_times[adaptive]) / statistics.median(cpu_times[inter]):.2f}x")
+        print(f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after, on {os.cpu_count()} "
+              f"CPUs: above the CPU count the wall time includes waiting for a core; SQLite commits to a file (fsync)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--noise", choices=("calibrated", "demo"), default="calibrated")
-    parser.add_argument("--criteria", default="misorder,eig", help="adaptive criteria, comma-separated")
+    parser.add_argument("--criteria", default="hybrid", help="adaptive criteria, comma-separated")
+    parser.add_argument("--uniform-explore", action="store_true",
+                        help="also the first criterion with the exploration share drawn uniformly (the previous rule)")
+    parser.add_argument("--expected", type=Path, default=None,
+                        help="write the figures to this YAML file (perf/expected/annotation/adaptive_design.yaml)")
     parser.add_argument("--explore", type=float, default=0.2)
     parser.add_argument("--budget", type=int, default=3000, help="judgements for the random and adaptive designs")
     parser.add_argument("--reference", default=None)
@@ -181,7 +231,24 @@ def main() -> None:
     if not args.design_only:
         latency_part(args)
     if not args.latency_only:
-        design_part(args)
+        figures = design_part(args)
+        if args.expected:
+            import platform
+
+            import yaml
+
+            doc = {"name": args.expected.stem,
+                   "description": "Adaptive pair selection against random pairs and the exhaustive design on the same "
+                                  "simulated annotators (issue 26). 'Reaches' a ρ: the mean over seeds of Spearman(posterior "
+                                  "mode, true strengths) at a checkpoint is at least that ρ; the first such checkpoint is "
+                                  "given.",
+                   "command": "perf/adaptive_bench.py " + " ".join(sys.argv[1:]),
+                   "measured": f"{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, "
+                               f"load average {os.getloadavg()[0]:.1f}",
+                   **figures}
+            args.expected.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120),
+                                     encoding="utf-8")
+            print(f"wrote {args.expected}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
+from typing import NamedTuple
 
 import numpy as np
 from django.db import connection
@@ -35,23 +36,57 @@ def _one_blas_thread():
 _PICKED = ("id", "verse_a_id", "verse_b_id", "planned")
 
 
-_STRUCTURE: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # batch id → (candidate verse ids, pairs [id, a, b] by id)
+_STRUCTURE: dict[int, tuple[tuple, np.ndarray, np.ndarray]] = {}  # batch id → (key, verses, pairs)
 
 
-def _structure(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
-    """The batch's candidates (verse pks, position order) and real pairs as rows [id, a index, b index] sorted by
-    id. Fixed once the batch exists except that a lead may mark a pair as an attention check: the cache is keyed by
-    the batch and checked against the count of real pairs."""
-    q = connection.ops.quote_name
+class _Versions(NamedTuple):
+    """What changed in a batch since the cached state was read, from one statement (`_versions`)."""
+    checks: int  # attention-check pairs
+    free_checks: int  # attention-check pairs with taken = 0 (platform-built checks keep it)
+    free: int  # pairs with taken = 0, attention checks included
+    live: int  # live judgements (not undone)
+    last_judgement: int  # their largest id, 0 when none
+    last_assignment: int  # the largest assignment id of any batch, 0 when none
+
+
+_VERSIONS_SQL: dict[str, str] = {}
+
+
+def _versions(batch: Batch) -> _Versions:
+    """One round trip instead of five: the counts the caches below are checked against. The free pairs are counted
+    in the (batch, taken, rank) index, the attention checks in their partial index; the assignment id is the
+    table's largest (a new assignment of another batch only costs a look at the assignments after it)."""
+    sql = _VERSIONS_SQL.get(connection.vendor)
+    if sql is None:
+        q = connection.ops.quote_name
+        pair, judgement = q(Pair._meta.db_table), q(Judgement._meta.db_table)
+        sql = _VERSIONS_SQL[connection.vendor] = (
+            # "batch_id + 0": find the few attention checks by their partial index, not by scanning the batch's pairs
+            f"SELECT (SELECT COUNT(*) FROM {pair} WHERE attention_answer_id IS NOT NULL AND batch_id + 0 = %s), "
+            f"(SELECT COUNT(*) FROM {pair} WHERE attention_answer_id IS NOT NULL AND batch_id + 0 = %s AND taken = 0), "
+            f"(SELECT COUNT(*) FROM {pair} WHERE batch_id = %s AND taken = 0), "
+            f"(SELECT COUNT(*) FROM {judgement} WHERE batch_id = %s AND undone_at IS NULL), "
+            f"(SELECT MAX(id) FROM {judgement} WHERE batch_id = %s AND undone_at IS NULL), "
+            f"(SELECT MAX(id) FROM {q(Assignment._meta.db_table)})")
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM {q(Pair._meta.db_table)} WHERE batch_id = %s AND attention_answer_id IS NULL",
-                       [batch.pk])
-        n_real = cursor.fetchone()[0]
-        cached = _STRUCTURE.get(batch.pk)
-        if cached is not None and len(cached[1]) == n_real:
-            return cached
-        verses = np.array(BatchCandidate.objects.filter(batch=batch).order_by("position")
-                          .values_list("verse_id", flat=True), np.int64)
+        cursor.execute(sql, [batch.pk] * 5)
+        row = cursor.fetchone()
+    return _Versions(*(int(x or 0) for x in row))
+
+
+def _structure(batch: Batch, versions: _Versions | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's candidates (verse pks, position order) and real pairs as rows [id, a index, b index] sorted by
+    id. Fixed once the batch exists (its real pairs are all created with it) except that a lead may mark a pair as
+    an attention check or the platform add checks: the cache is keyed by the batch and checked against its count of
+    checks and its creation time (a rolled-back test database hands out a batch id again)."""
+    key = (batch.created, (versions or _versions(batch)).checks)
+    cached = _STRUCTURE.get(batch.pk)
+    if cached is not None and cached[0] == key:
+        return cached[1], cached[2]
+    q = connection.ops.quote_name
+    verses = np.array(BatchCandidate.objects.filter(batch=batch).order_by("position")
+                      .values_list("verse_id", flat=True), np.int64)
+    with connection.cursor() as cursor:
         cursor.execute(f"SELECT id, verse_a_id, verse_b_id FROM {q(Pair._meta.db_table)} "
                        f"WHERE batch_id = %s AND attention_answer_id IS NULL ORDER BY id", [batch.pk])
         pairs = np.array(cursor.fetchall() or np.zeros((0, 3)), np.int64).reshape(-1, 3)
@@ -61,7 +96,7 @@ def _structure(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
         pairs[:, 2] = order[np.searchsorted(verses, pairs[:, 2], sorter=order)]
     if len(_STRUCTURE) > 500:
         _STRUCTURE.clear()
-    _STRUCTURE[batch.pk] = (verses, pairs)
+    _STRUCTURE[batch.pk] = (key, verses, pairs)
     return verses, pairs
 
 
@@ -79,6 +114,7 @@ class _BatchState:
         self.stop: dict = {}
         self.free: np.ndarray | None = None  # never-served pairs (see `_free_mask`)
         self.last_assignment = 0
+        self.pairs: np.ndarray | None = None  # the structure the counts were read against
 
 
 _STATE: dict[int, _BatchState] = {}
@@ -97,32 +133,35 @@ def _add_wins(counts: np.ndarray, pairs: np.ndarray, verses: np.ndarray, rows: n
     np.add.at(counts, (np.where(a_won, a, b), np.where(a_won, b, a)), rows[:, 2])
 
 
-def _state(batch: Batch) -> tuple[_BatchState, np.ndarray, np.ndarray]:
-    """The batch's state with its counts brought up to date: one COUNT/MAX query, and the new judgements only."""
+def _state(batch: Batch, versions: _Versions | None = None) -> tuple[_BatchState, np.ndarray, np.ndarray]:
+    """The batch's state with its counts brought up to date: the new judgements only, or all of them again when the
+    live count says some were undone."""
     q = connection.ops.quote_name
-    verses, pairs = _structure(batch)
+    versions = versions or _versions(batch)
+    verses, pairs = _structure(batch, versions)
     state = _STATE.get(batch.pk)
-    if state is None or state.counts.shape[0] != len(verses):
+    if state is None or state.counts.shape[0] != len(verses) or state.pairs is not pairs:
         if len(_STATE) > 500:
             _STATE.clear()
         state = _STATE[batch.pk] = _BatchState(len(verses))
+        state.pairs = pairs
+    live, max_id = versions.live, versions.last_judgement
+    if live == state.live and max_id == state.last_id:
+        return state, verses, pairs
     table = q(Judgement._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*), MAX(id) FROM {table} WHERE batch_id = %s AND undone_at IS NULL", [batch.pk])
-        live, max_id = cursor.fetchone()
-        if live == state.live and (max_id or 0) == state.last_id:
-            return state, verses, pairs
         cursor.execute(f"SELECT pair_id, chosen_id, 1, id FROM {table} WHERE batch_id = %s AND undone_at IS NULL "
-                       f"AND id > %s", [batch.pk, state.last_id])
+                       f"AND id > %s AND id <= %s", [batch.pk, state.last_id, max_id])
         new = np.array(cursor.fetchall() or np.zeros((0, 4)), np.int64).reshape(-1, 4)
         if state.live + len(new) != live:  # some judgement was undone since: read them all again
-            cursor.execute(f"SELECT pair_id, chosen_id, COUNT(*), MAX(id) FROM {table} "
-                           f"WHERE batch_id = %s AND undone_at IS NULL GROUP BY pair_id, chosen_id", [batch.pk])
-            new = np.array(cursor.fetchall() or np.zeros((0, 4)), np.int64).reshape(-1, 4)
+            cursor.execute(f"SELECT pair_id, chosen_id, COUNT(*) FROM {table} "
+                           f"WHERE batch_id = %s AND undone_at IS NULL AND id <= %s GROUP BY pair_id, chosen_id",
+                           [batch.pk, max_id])
+            new = np.array(cursor.fetchall() or np.zeros((0, 3)), np.int64).reshape(-1, 3)
             state.counts[:] = 0.0
             state.fitted_at = None
     _add_wins(state.counts, pairs, verses, new[:, :3])
-    state.live, state.last_id = live, int(max_id or 0)
+    state.live, state.last_id = live, max_id
     return state, verses, pairs
 
 
@@ -130,7 +169,7 @@ def _batch_pairs_and_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray, np.nd
     """(ids of the never-served real pairs with their item indices [id, a, b], win-count matrix, candidate verse
     ids in position order): plain statements (the ORM's row objects cost more than the selection at 4,950 pairs)."""
     q = connection.ops.quote_name
-    verses, pairs = _structure(batch)
+    verses, pairs = _structure(batch, _versions(batch))
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id FROM {q(Pair._meta.db_table)} WHERE batch_id = %s AND taken = 0 "
                        f"AND attention_answer_id IS NULL", [batch.pk])
@@ -172,31 +211,27 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
     return out
 
 
-def _free_mask(batch: Batch, state: _BatchState, pairs: np.ndarray) -> np.ndarray:
+def _free_mask(batch: Batch, state: _BatchState, pairs: np.ndarray, versions: _Versions | None = None) -> np.ndarray:
     """Which of the batch's real pairs (rows of `pairs`) were never served (taken = 0). Kept in the batch's state:
     the assignments made since the last look mark their pairs served; when the count of free pairs in the database
     disagrees (a set expired and gave pairs back, or an assignment committed out of id order) the whole column is
     read again."""
     q = connection.ops.quote_name
-    pair_table = q(Pair._meta.db_table)
+    versions = versions or _versions(batch)
+    n_free = versions.free - versions.free_checks
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM {pair_table} WHERE batch_id = %s AND taken = 0 "
-                       f"AND attention_answer_id IS NULL", [batch.pk])
-        n_free = cursor.fetchone()[0]
         if state.free is not None and len(state.free) == len(pairs):
-            cursor.execute(f"SELECT a.id, a.pair_id FROM {q(Assignment._meta.db_table)} a "
-                           f"JOIN {q(AnnotationSet._meta.db_table)} s ON s.id = a.set_id "
-                           f"WHERE s.batch_id = %s AND a.id > %s", [batch.pk, state.last_assignment])
-            new = np.array(cursor.fetchall() or np.zeros((0, 2)), np.int64).reshape(-1, 2)
-            if len(new):
-                state.last_assignment = int(new[:, 0].max())
+            if versions.last_assignment > state.last_assignment:
+                cursor.execute(f"SELECT a.id, a.pair_id FROM {q(Assignment._meta.db_table)} a "
+                               f"JOIN {q(AnnotationSet._meta.db_table)} s ON s.id = a.set_id "
+                               f"WHERE a.id > %s AND s.batch_id = %s", [state.last_assignment, batch.pk])
+                new = np.array(cursor.fetchall() or np.zeros((0, 2)), np.int64).reshape(-1, 2)
+                state.last_assignment = max(versions.last_assignment, int(new[:, 0].max()) if len(new) else 0)
                 _mark(state.free, pairs, new[:, 1], False)
             if int(state.free.sum()) == n_free:
                 return state.free
-        cursor.execute(f"SELECT MAX(a.id) FROM {q(Assignment._meta.db_table)} a "
-                       f"JOIN {q(AnnotationSet._meta.db_table)} s ON s.id = a.set_id WHERE s.batch_id = %s", [batch.pk])
-        state.last_assignment = int(cursor.fetchone()[0] or 0)
-        cursor.execute(f"SELECT id FROM {pair_table} WHERE batch_id = %s AND taken = 0 "
+        state.last_assignment = versions.last_assignment
+        cursor.execute(f"SELECT id FROM {q(Pair._meta.db_table)} WHERE batch_id = %s AND taken = 0 "
                        f"AND attention_answer_id IS NULL", [batch.pk])
         free_ids = np.array(cursor.fetchall() or np.zeros((0, 1)), np.int64).reshape(-1)
     state.free = np.zeros(len(pairs), bool)
@@ -235,11 +270,11 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     figures are this service's); the counts are extended by the new judgements only."""
     if limit <= 0:
         return []
+    versions = _versions(batch)
     with _STATE_LOCK, _one_blas_thread():
-        state, _, pairs = _state(batch)
+        state, _, pairs = _state(batch, versions)
         if state.post is None or adaptive.needs_refit(state.live, state.fitted_at):
-            init = state.post.mean if state.post is not None else None
-            state.post = adaptive.posterior(state.counts, init=init)
+            state.post = adaptive.refit(state.counts, state.post)
             state.gain = adaptive.CRITERIA[adaptive.DEFAULT_CRITERION](state.post, pairs[:, 1], pairs[:, 2])
             state.fitted_at = state.live
             state.stop = stop_status(project, state.counts, state.post)
@@ -250,7 +285,7 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
             Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.CLOSED)
         return []
     with _STATE_LOCK:
-        free_at = np.flatnonzero(_free_mask(batch, state, pairs))
+        free_at = np.flatnonzero(_free_mask(batch, state, pairs, versions))
     if not len(free_at):
         return []
     free = pairs[free_at]
@@ -258,7 +293,8 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     np_rng = np.random.default_rng(rng.getrandbits(64))
     # Twice what the set needs, in preference order: pairs locked by a concurrent request are skipped.
     order = adaptive.choose_pairs(state.post, ia, ib, min(2 * limit, len(free)),
-                                  explore_share=project.adaptive_explore_share, rng=np_rng, gain=state.gain[free_at])
+                                  explore_share=project.adaptive_explore_share, rng=np_rng, gain=state.gain[free_at],
+                                  explore_window=adaptive.explore_window(state.live, len(state.post.mean)))
     n_explore = int(round(limit * project.adaptive_explore_share))
     # keep the requested exploration share among the first `limit`: the random picks come last in `order`
     wanted = [int(pks[x]) for x in order]

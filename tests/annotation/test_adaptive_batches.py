@@ -262,3 +262,31 @@ def test_the_cached_batch_state_follows_undos_and_released_sets(lead_user, annot
     _, pairs = adaptive_batches._structure(batch)
     mask = adaptive_batches._free_mask(batch, adaptive_batches._STATE[batch.pk], pairs)
     assert set(pairs[mask, 0].tolist()) == released
+
+
+@pytest.mark.django_db
+def test_the_cached_structure_follows_a_pair_marked_as_attention_check(lead_user, annotators):
+    """The selection caches the batch's real pairs and checks them against the count of attention checks (one
+    statement with the other change counts): a never-served pair the lead marks as a check after the cache was
+    filled is no longer a real pair, and the next sets never serve it as one."""
+    from annotation.services import adaptive_batches
+    from annotation.services.attention import attention_check_mark
+
+    project, batch = _adaptive_project(lead_user, annotators[:2], adaptive_explore_share=0.0, n=16)
+    _take_turns(batch, annotators[:2], 1)
+    _, pairs = adaptive_batches._structure(batch)
+    free = Pair.objects.filter(batch=batch, taken=0, attention_answer__isnull=True).select_related("verse_a", "verse_b")
+    target = free.first()
+    assert target.pk in set(pairs[:, 0].tolist())
+    attention_check_mark(batch=batch, actor=lead_user, answer_id=target.verse_a.verse_id,
+                         other_id=target.verse_b.verse_id)
+    _, pairs = adaptive_batches._structure(batch)
+    assert target.pk not in set(pairs[:, 0].tolist()) and len(pairs) == 15 * 14 // 2 - 1
+    versions = adaptive_batches._versions(batch)
+    assert versions.checks == versions.free_checks == 1
+    _take_turns(batch, annotators[:2], 3)
+    # never served as a real pair: its counters stay untouched and it is in no set unless as a check
+    assert Pair.objects.get(pk=target.pk).taken == 0
+    assert not Assignment.objects.filter(pair=target, is_overlap=True).exists()
+    if not project.attention_per_set:
+        assert not Assignment.objects.filter(pair=target).exists()

@@ -178,3 +178,39 @@ def test_noise_calibration_matches_the_agreement_it_was_given():
         calibrate_strength_scale(shape, 0.45, scales)
     with pytest.raises(ValueError, match="all equal"):
         calibrate_strength_scale(np.ones(5), 0.8, scales)
+
+
+def test_exploration_draws_near_ranks_once_the_batch_has_an_order():
+    """While a batch is young the exploration picks are uniform over the never-served pairs; then they are random
+    pairs of candidates at most `EXPLORE_RANK_WINDOW` posterior ranks apart (the greedy picks are unchanged)."""
+    from annotation.stats.pair_selection import EXPLORE_RANK_WINDOW, explore_window
+
+    n = 40
+    assert explore_window(0, n) is None and explore_window(2 * n - 1, n) is None
+    assert explore_window(2 * n, n) == EXPLORE_RANK_WINDOW
+    theta = np.linspace(3, -3, n)[np.random.default_rng(5).permutation(n)]
+    run = simulate_design(theta, "random", annotator_scales=np.ones(3), budget=600, seed=1, return_counts=True)
+    post = posterior(run["counts"])
+    rank = np.empty(n, int)
+    rank[np.argsort(-post.mean, kind="stable")] = np.arange(n)
+    iu, ju = np.triu_indices(n, 1)
+    k, share = 10, 0.5
+    near, far = [], []
+    for seed in range(20):
+        for window, out in ((EXPLORE_RANK_WINDOW, near), (None, far)):
+            picks = choose_pairs(post, iu, ju, k, explore_share=share, rng=np.random.default_rng(seed),
+                                 explore_window=window)
+            assert len(picks) == len(set(picks)) == k
+            out += [abs(rank[iu[p]] - rank[ju[p]]) for p in picks[k - 5:]]
+    assert max(near) <= EXPLORE_RANK_WINDOW and len(set(near)) == EXPLORE_RANK_WINDOW  # every distance 1…w drawn
+    assert np.mean(far) > 3 * EXPLORE_RANK_WINDOW  # uniform pairs of 40 candidates: ranks ~13 apart on average
+    # the greedy part does not depend on the window
+    a = choose_pairs(post, iu, ju, k, explore_share=share, rng=np.random.default_rng(0), explore_window=2)
+    b = choose_pairs(post, iu, ju, k, explore_share=share, rng=np.random.default_rng(0))
+    assert a[:5] == b[:5]
+    # when the window holds fewer free pairs than wanted, the rest come from the whole pool
+    nearby = np.flatnonzero(np.abs(rank[iu] - rank[ju]) <= 1)
+    others = np.setdiff1d(np.arange(len(iu)), nearby[2:])  # only two pairs of neighbours left
+    picks = choose_pairs(post, iu[others], ju[others], k, explore_share=share, rng=np.random.default_rng(3),
+                         explore_window=1)
+    assert len(picks) == len(set(picks)) == k
