@@ -5,6 +5,7 @@ import json
 import threading
 import uuid
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.db.models import Count
@@ -262,3 +263,63 @@ def test_the_cached_batch_state_follows_undos_and_released_sets(lead_user, annot
     _, pairs = adaptive_batches._structure(batch)
     mask = adaptive_batches._free_mask(batch, adaptive_batches._STATE[batch.pk], pairs)
     assert set(pairs[mask, 0].tolist()) == released
+
+
+def _settings(**kw):
+    return Project(name="p", set_size=10, overlap_per_set=3, overlap_mode="adaptive", **kw)
+
+
+def test_stop_rule_settledness_comes_from_exact_draws_and_is_cached_per_state():
+    """Known answers on count matrices. A consistent 6-candidate tournament judged twice per pair: every adjacent order
+    has exact posterior probability ≥ 0.9 → stopped, decided on the draws. A near-tie (5 wins each way) keeps the batch
+    open on the Laplace gate; identical records likewise. The same counts again are a cache hit (the same object)."""
+    from annotation.services.adaptive_batches import exact_adjacent
+
+    project = _settings(stop_adjacent_probability=0.85)
+    clear = np.triu(np.full((6, 6), 2.0), 1)
+    status = stop_status(project, clear)
+    assert status["posterior"] == "exact" and status["stopped"] and "exact draws" in status["reason"]
+    assert status["n_unsettled"] == 0 and status["min_adjacent"] >= 0.85
+    assert exact_adjacent(clear.copy()) is exact_adjacent(clear)
+    near = clear.copy()
+    near[2, 3], near[3, 2] = 5.0, 5.0
+    status = stop_status(project, near)
+    assert status["posterior"] == "laplace" and not status["stopped"] and status["n_unsettled"] >= 1
+    tied = clear.copy()
+    tied[2, 3], tied[3, 2] = 1.0, 1.0  # 2 and 3: the same record against everyone
+    tied[1, 3] = tied[1, 2]
+    tied[3, 4], tied[3, 5] = tied[2, 4], tied[2, 5]
+    status = stop_status(project, tied)
+    assert not status["stopped"] and status["n_unsettled"] >= 1
+    strict_project = _settings(stop_adjacent_probability=0.95)  # Laplace 0.854 ≥ 0.95 − STOP_GATE; exact < 0.95
+    strict = stop_status(strict_project, clear)  # the gate passes, the draws say no
+    assert status["threshold"] == 0.85 and not strict["stopped"] and strict["n_unsettled"] >= 1
+    assert strict["posterior"] == "exact" and strict["exact_at"] == 30
+    # in the next-set path the draws that said no are not repeated for the next STOP_RECHECK judgements
+    more = clear.copy()
+    more[0, 1] += 10
+    from annotation.stats import pair_selection
+    spaced = stop_status(strict_project, more, pair_selection.posterior(more), previous=strict)
+    assert spaced["posterior"] == "laplace" and spaced["exact_at"] == 30 and not spaced["stopped"]
+
+
+@pytest.mark.django_db
+def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_user, annotators, client):
+    """Ten candidates answered by their number (a known order): the batch closes by the probability rule, decided on
+    exact draws, before every pair was served, and the dashboard's stop card says so."""
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=11, stop_adjacent_probability=0.7)
+    for _ in range(10):
+        batch.refresh_from_db()
+        if batch.status != Batch.Status.OPEN:
+            break
+        _take_turns(batch, annotators[:2], 1)
+    batch.refresh_from_db()
+    counts, verses = batch_counts(batch)
+    status = stop_status(project, counts)
+    assert batch.status == Batch.Status.CLOSED
+    assert Pair.objects.filter(batch=batch, taken=0).exists()  # closed before every pair was served
+    assert status["stopped"] and status["posterior"] == "exact" and "exact draws" in status["reason"]
+    assert status["min_adjacent"] >= 0.7
+    client.force_login(lead_user)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert "(exact)" in html and "stopped: every adjacent pair ordered" in html
