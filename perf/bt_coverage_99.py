@@ -3,6 +3,7 @@ selection (issue 26): the learnt-mixture prior of the exact sampler against one 
 
 Usage: .venv/bin/python perf/bt_coverage_99.py [--seeds 20] [--draws 600] [--adaptive-budget 1500]
        [--truths narrow,prior,wide,gold,gold-calibrated] [--write docs/results/bt_coverage.yaml]
+       .venv/bin/python perf/bt_coverage_99.py --cost [--seeds 5]
 
 For each seed and truth, 11 simulated annotators of equal noise (the model's: P(i beats j) = σ(θ_i − θ_j)) judge one
 99-candidate batch under the design (`pair_selection.simulate_design`, the service's rule: sets of 10 with 3 overlap
@@ -65,6 +66,44 @@ def fits(counts: np.ndarray, seed: int, draws: int) -> dict:
     return out
 
 
+def cost(seeds: int) -> None:
+    """What the stop rule and the rank claims pay for exact draws: per batch shape, the Laplace adjacent
+    probabilities of before (`pair_selection.posterior` + `adjacent_order_probabilities`), the stop rule's exact draws
+    (`STOP_DRAWS`, `bradley_terry_posterior(exact=True)` + `order_claims`) and a cache hit (the count matrix's digest
+    and a dictionary look-up, what `adaptive_batches.exact_adjacent` does on a state it has seen); medians."""
+    import hashlib
+
+    from annotation.stats import pair_selection as ps
+    from annotation.stats.bt_bayes import bradley_terry_posterior
+    from annotation.stats.rank_claims import order_claims
+
+    stop_draws = 600  # annotation.services.adaptive_batches.STOP_DRAWS (a Django module: not imported here)
+    shapes = (("30 candidates, 300 adaptive judgements", 30, "adaptive", 300),
+              ("99 candidates, 1,500 adaptive judgements", 99, "adaptive", 1500),
+              ("99 candidates, every pair (5,709 judgements)", 99, "exhaustive", 99 * 98))
+    for label, n, design, budget in shapes:
+        lap, exact, hit = [], [], []
+        for seed in range(seeds):
+            theta = np.random.default_rng(seed).normal(0, 2, n)
+            c = ps.simulate_design(theta, design, annotator_scales=np.ones(11), budget=budget, seed=seed,
+                                   return_counts=True)["counts"]
+            t = time.perf_counter()
+            ps.adjacent_order_probabilities(ps.posterior(c))
+            lap.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=stop_draws, seed=seed)
+            order_claims(post.strengths, post.draws)
+            exact.append(time.perf_counter() - t)
+            cache = {hashlib.blake2b(c.tobytes(), digest_size=16).digest(): 1}
+            t = time.perf_counter()
+            for _ in range(100):
+                _ = cache.get(hashlib.blake2b(np.ascontiguousarray(c, float).tobytes(), digest_size=16).digest())
+            hit.append((time.perf_counter() - t) / 100)
+        print(f"{label}: Laplace {np.median(lap) * 1e3:.1f} ms; exact draws + claims {np.median(exact):.2f} s "
+              f"({np.median(exact) / np.median(lap):.0f}× the Laplace); cache hit {np.median(hit) * 1e6:.0f} µs",
+              flush=True)
+
+
 def main() -> None:
     from annotation.stats.pair_selection import simulate_design
 
@@ -75,7 +114,11 @@ def main() -> None:
     ap.add_argument("--truths", default="narrow,prior,wide,gold,gold-calibrated")
     ap.add_argument("--designs", default="adaptive,exhaustive")
     ap.add_argument("--write", type=Path)
+    ap.add_argument("--cost", action="store_true", help="only the cost of exact draws for the stop rule and claims")
     args = ap.parse_args()
+    if args.cost:
+        cost(args.seeds)
+        return
     _, theta6 = gold_theta(None)
     gold = theta6 / GOLD_SCALE
     n = len(gold)
