@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
-from annotation.models import Assignment, Batch, Judgement, Pair, Project
+from annotation.models import Assignment, Batch, Judgement, Pair, Project, Verse
 from annotation.services.adaptive_batches import batch_counts, stop_status
 from annotation.services.judgements import judgement_submit
 from annotation.services.projects import batch_create, membership_add, project_create, verses_import
@@ -40,6 +40,10 @@ def _answer(annotation_set, user, strength):
 
 def _strength(verse):
     return int(verse.verse_id.split()[1])
+
+
+def _strength_of(verse_id):
+    return int(verse_id.split()[1])
 
 
 def _take_turns(batch, users, rounds, strength=_strength, check=None):
@@ -323,3 +327,25 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     client.force_login(lead_user)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
     assert "(exact)" in html and "stopped: every adjacent pair ordered" in html
+    # the dashboard's rank claims on the same batch: shares of the exact draws, and every claimed order is true
+    from annotation.analytics import load_project_data, score_rows
+    from annotation.stats import bradley_terry_posterior
+    from annotation.stats.rank_claims import order_claims
+
+    rows = score_rows(load_project_data(project), n_boot=200, seed=0)
+    post = bradley_terry_posterior(counts, n_draws=200, seed=0, exact=True)
+    claims = order_claims(post.strengths, post.draws)
+    by_verse = {r["candidate_id"]: r for r in rows}
+    ranked = sorted(rows, key=lambda r: r["rank"])
+    # claims (if any: the served pairs vary between runs) hold together in ≥ 95 % of the draws
+    assert claims["p_joint"] >= 0.95 and sum(r["order_claim"] for r in rows) == claims["n_claims"]
+    for k, verse in enumerate(verses):
+        row = by_verse[Verse.objects.get(pk=verse).verse_id]
+        if np.isnan(claims["p_next"][k]):  # the last-ranked candidate: no next one (None in the stored rows)
+            assert row["p_above_next"] is None
+        else:
+            assert row["p_above_next"] == pytest.approx(claims["p_next"][k])
+        assert row["order_claim"] == bool(claims["claim"][k])
+    for above, below in zip(ranked, ranked[1:]):
+        if above["order_claim"]:
+            assert _strength_of(above["candidate_id"]) > _strength_of(below["candidate_id"])
