@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
 from annotation.stats.pair_selection import adjacent_rank_claims
+from annotation.stats.rank_claims import order_claims
 from core.numeric import json_safe
 
 SCORE_COLUMNS = [
@@ -189,7 +190,8 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=data.adaptive)
-    claims = adjacent_rank_claims(counts, post.strengths, post.prior_sd)
+    claims = (order_claims(post.strengths, post.draws, post.weights) if post.draws is not None
+              else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)
     top = wins.max() if n else 0

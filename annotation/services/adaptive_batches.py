@@ -8,8 +8,10 @@ mode `chooses_fresh`.
 """
 from __future__ import annotations
 
+import hashlib
 import random
 import threading
+from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +20,8 @@ from django.db.models import F
 
 from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
 from annotation.stats import pair_selection as adaptive
+from annotation.stats.bt_bayes import bradley_terry_posterior
+from annotation.stats.rank_claims import order_claims
 from core import rawsql
 
 _BLAS = None
@@ -190,24 +194,72 @@ def batch_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
     return counts, verses
 
 
-def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None) -> dict:
+# The stop rule's settledness comes from exact posterior draws (Pólya-Gamma Gibbs under the learnt prior,
+# `stats.bradley_terry_posterior(exact=True)`), cached per batch state (the count matrix's digest), so a dashboard
+# read after no new judgement costs a dictionary look-up. The cheap Laplace fit (the selection's own in the next-set
+# path) is the gate: only when all its adjacent probabilities are within `STOP_GATE` of the threshold are the draws
+# made (docs/statistics.md, "Rank claims and the stop rule on the exact posterior", for the cost).
+STOP_DRAWS = 600
+STOP_GATE = 0.1
+STOP_RECHECK = 50
+_EXACT: OrderedDict[bytes, dict] = OrderedDict()
+_EXACT_LOCK = threading.Lock()
+
+
+def exact_adjacent(counts: np.ndarray) -> dict | None:
+    """Adjacent-rank order probabilities of the ranking by posterior strength, from exact draws: ``{"p_next": (n,),
+    "claim": (n,), …}`` as `rank_claims.order_claims` returns it, or None with fewer than two judgements (no draws).
+    Cached per count matrix (the last 128)."""
+    counts = np.ascontiguousarray(counts, float)
+    key = hashlib.blake2b(counts.tobytes(), digest_size=16, person=str(counts.shape[0]).encode()[:16]).digest()
+    with _EXACT_LOCK:
+        if key in _EXACT:
+            _EXACT.move_to_end(key)
+            return _EXACT[key]
+    post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=STOP_DRAWS, seed=0)
+    out = order_claims(post.strengths, post.draws) if post.draws is not None else None
+    with _EXACT_LOCK:
+        _EXACT[key] = out
+        while len(_EXACT) > 128:
+            _EXACT.popitem(last=False)
+    return out
+
+
+def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None,
+                previous: dict | None = None) -> dict:
     """How close the batch is to the lead's stop rule: judgements against the budget, the smallest adjacent-rank
-    posterior probability against the threshold, and whether the batch takes new pairs (`stopped`)."""
+    posterior probability against the threshold, and whether the batch takes new pairs (`stopped`).
+
+    Whether the rule holds is decided on exact draws (`exact_adjacent`, ``"posterior": "exact"``). The Laplace fit
+    (`post`, the selection's own in the next-set path, else fitted here in milliseconds) is the gate: the draws are
+    made once every candidate is compared and every Laplace adjacent probability is within `STOP_GATE` of the
+    threshold; until then the Laplace figures are reported (``"posterior": "laplace"``) and the rule does not
+    hold. So a dashboard read costs a Laplace fit per batch, plus draws (cached per batch state) only for batches
+    close to settled. `previous` (the batch's last status, in the next-set path) spaces the draws: after draws that
+    said "not settled" the next ones wait for `STOP_RECHECK` more judgements, so a request pays for them at most once
+    per that many judgements."""
     judged = int(round(counts.sum()))
-    out = {"judgements": judged, "budget": project.stop_budget, "threshold": project.stop_adjacent_probability,
-           "min_adjacent": None, "n_unsettled": None, "stopped": False, "reason": ""}
+    threshold = project.stop_adjacent_probability
+    out = {"judgements": judged, "budget": project.stop_budget, "threshold": threshold,
+           "min_adjacent": None, "n_unsettled": None, "stopped": False, "reason": "", "posterior": None,
+           "exact_at": (previous or {}).get("exact_at")}
     if project.stop_budget is not None and judged >= project.stop_budget:
         out.update(stopped=True, reason=f"budget of {project.stop_budget} judgements reached")
     compared = (counts.sum(0) + counts.sum(1)) > 0
-    if project.stop_adjacent_probability is not None and compared.sum() >= 2:
-        if post is None:
-            post = adaptive.posterior(counts)
-        _, probs = adaptive.adjacent_order_probabilities(post)
-        out["min_adjacent"] = float(probs.min())
-        out["n_unsettled"] = int((probs < project.stop_adjacent_probability).sum())
-        if compared.all() and out["n_unsettled"] == 0 and not out["stopped"]:
-            out.update(stopped=True, reason=f"every adjacent pair ordered with probability ≥ "
-                                            f"{project.stop_adjacent_probability:g}")
+    if threshold is None or compared.sum() < 2:
+        return out
+    probs = adaptive.adjacent_order_probabilities(post if post is not None else adaptive.posterior(counts))[1]
+    how = "laplace"
+    recent = out["exact_at"] is not None and 0 <= judged - out["exact_at"] < STOP_RECHECK
+    if compared.all() and probs.min() >= threshold - STOP_GATE and not (previous is not None and recent):
+        out["exact_at"] = judged
+        exact = exact_adjacent(counts)
+        if exact is not None:
+            probs, how = exact["p_next"][np.isfinite(exact["p_next"])], "exact"
+    out.update(min_adjacent=float(probs.min()), n_unsettled=int((probs < threshold).sum()), posterior=how)
+    if how == "exact" and compared.all() and out["n_unsettled"] == 0 and not out["stopped"]:
+        out.update(stopped=True, reason=f"every adjacent pair ordered with posterior probability ≥ {threshold:g} "
+                                        f"(exact draws)")
     return out
 
 
@@ -277,7 +329,7 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
             state.post = adaptive.refit(state.counts, state.post)
             state.gain = adaptive.CRITERIA[adaptive.DEFAULT_CRITERION](state.post, pairs[:, 1], pairs[:, 2])
             state.fitted_at = state.live
-            state.stop = stop_status(project, state.counts, state.post)
+            state.stop = stop_status(project, state.counts, state.post, previous=state.stop)
         stop = state.stop
     if stop["stopped"] or (project.stop_budget is not None and state.live >= project.stop_budget):
         # The rule closes the batch once no pair waits for its second judgement (those are still served).

@@ -16,8 +16,11 @@ under-covers (s = 1.5 with true SD 2.5: 0.75–0.80), hence the wide default. Th
 is a test (tests/annotation/stats/test_bt_coverage.py).
 
 Adaptive batches (pairs chosen from earlier answers) get exact draws instead (``exact=True``: Pólya-Gamma Gibbs
-sampling under the same hierarchical prior): the approximations under-covered there (0.89–0.93; the test
-``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``).
+sampling): the approximations under-covered there (0.89–0.93; the test
+``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``). From 60 compared candidates on, the
+exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 30 candidates),
+not one normal: one normal under-covered wide and gold-shaped truths at 99 candidates (θ = 19.09 · gold: 0.58;
+``test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped_truth``, perf/bt_coverage_99.py).
 
 Candidates that were never compared have no strength, rank or interval (NaN) and are left out of the
 fit, so they do not sit at the prior mean and take a rank. With fewer than two judgements in a batch
@@ -26,7 +29,7 @@ the intervals are undefined (NaN, with a reason): one judgement says almost noth
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit, log_expit
@@ -52,6 +55,9 @@ class BTPosterior:
         level: setting; prior_sd: the prior SD used (learnt from the batch under the hierarchical prior).
         method: ``"importance"`` (hierarchical prior, importance-sampled), ``"gibbs"`` (exact draws) or ``"laplace"``.
         reason: why intervals are NaN for compared candidates (``None`` when they are defined).
+        draws: the posterior draws of the compared candidates' centred strengths (draws × compared, columns in index
+            order) the intervals came from, or ``None`` (Laplace without rank draws, fewer than two judgements);
+            weights: their weights (importance draws) or ``None`` (equal). `rank_claims.order_claims` reads them.
     """
 
     strengths: np.ndarray
@@ -67,6 +73,8 @@ class BTPosterior:
     prior_sd: float
     reason: str | None = None
     method: str = "laplace"
+    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+    weights: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 def _neg_log_post(theta, c, prior_prec):
@@ -156,12 +164,82 @@ def _importance_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator):
     return x - x.mean(1, keepdims=True), w, ess
 
 
-def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: int = 200) -> np.ndarray:
-    """Exact draws (after `burn`) of the centred θ under the hierarchical prior, by Pólya-Gamma data augmentation
-    (Polson, Scott & Windle 2013): for each compared pair, ω ~ PG(n_ij, θ_i − θ_j); then θ | ω, s² ~ N(Q⁻¹b, Q⁻¹)
-    with Q = Xᵀ diag(ω) X + I/s², b = Xᵀ(y − n/2) (X: rows e_i − e_j); then s² | θ ~ Inverse-Gamma(a + n/2,
-    b + θᵀθ/2). No approximation beyond Monte Carlo error, so the intervals keep their level when the design chose
-    pairs from earlier answers (adaptive selection), where the Laplace approximation was too narrow."""
+# The exact sampler's prior (Pólya-Gamma Gibbs): a mixture of `PRIOR_COMPONENTS` normals whose weights, centres and
+# spreads are learnt from the batch, θ_i | z_i = k ~ N(μ_k, σ_k²), z_i ~ π, π ~ Dirichlet(1, …), μ_k ~ N(0, 10²),
+# σ_k² ~ Inverse-Gamma(1, 4) (the one normal's prior of before). One normal (the hierarchical N(0, s²) of before) pulled the few far-ahead candidates of
+# a gold-shaped batch (a bulk of weak candidates and a group of strong ones) towards the bulk: 99 candidates at
+# 19.09 · gold covered 0.59 (strongest 10: 0.03); a component of their own leaves them where the data put them.
+# Every conditional stays conjugate, so the sampler is still exact (docs/statistics.md, "Intervals at 99 candidates").
+PRIOR_COMPONENTS = 3
+MIX_A, MIX_B = 1.0, 4.0  # σ_k² ~ Inverse-Gamma(1, 4): median σ_k ≈ 2.4; a narrower (2, 2) let components shrink
+# normal truths (30 candidates at SD 3: 0.88 against 0.95)
+MIX_CENTRE_SD = 10.0
+MIN_PER_COMPONENT = 30  # a component per 30 compared candidates (at most `PRIOR_COMPONENTS`): 30 candidates keep one
+# normal, whose adaptive coverage was 0.94–0.96; three components there covered 0.88–0.90 at some spreads
+MIX_ALPHA = 1.0
+
+
+SHIFT_STEP = 1.0  # SD of the proposed shift of a whole component (logits)
+
+
+def _shift_components(theta, mu, z, nk, i, j, wins_i, wins_j, rng):
+    """One Metropolis step per component: move all its candidates and its centre by one δ ~ N(0, SHIFT_STEP²). The
+    within-component prior terms do not change, so the ratio is the likelihood's times the centre prior's. Single-site
+    Gibbs moves a group of candidates that win (nearly) every comparison with the rest only in small steps, since each
+    one is held by the others; this move shifts the group at once (the gap above the bulk, which the data hardly
+    bound, otherwise mixed so slowly that chains of one batch disagreed by several logits on it)."""
+    d = theta[i] - theta[j]
+    loglik = _loglik(theta, i, j, wins_i, wins_j)
+    for k in np.flatnonzero(nk):
+        step = rng.normal(0.0, SHIFT_STEP)
+        moved = z == k
+        new_d = d + step * (moved[i].astype(float) - moved[j])
+        new_loglik = float((wins_i * log_expit(new_d) + wins_j * log_expit(-new_d)).sum())
+        log_ratio = new_loglik - loglik + (mu[k] ** 2 - (mu[k] + step) ** 2) / (2.0 * MIX_CENTRE_SD ** 2)
+        if np.log(rng.random()) < log_ratio:
+            theta = theta + step * moved
+            mu = mu.copy()
+            mu[k] += step
+            d, loglik = new_d, new_loglik
+    return theta, mu
+
+
+STRETCH_STEP = 0.1  # SD of the proposed log-factor of a stretch of all strengths about their mean
+
+
+def _loglik(theta, i, j, wins_i, wins_j) -> float:
+    d = theta[i] - theta[j]
+    return float((wins_i * log_expit(d) + wins_j * log_expit(-d)).sum())
+
+
+def _stretch(theta, mu, var, i, j, wins_i, wins_j, rng):
+    """One Metropolis step stretching the whole picture about the mean m of θ by f = e^u, u ~ N(0, STRETCH_STEP²):
+    θ → m + f(θ − m), μ → m + f(μ − m), σ² → f²σ². Within-component terms (θ − μ)²/σ² do not change; what does is the
+    likelihood, the centres' N(0, 10²) and the spreads' Inverse-Gamma(a, b) densities, the σ⁻¹ normalisers (f⁻ⁿ) and
+    the Jacobian f^(n − 1 + 3K). Single-site moves change the overall spread only slowly when most comparisons are
+    near-certain (wide spreads: chains of one batch disagreed on coverage by 0.08)."""
+    k = len(mu)
+    u = rng.normal(0.0, STRETCH_STEP)
+    f = np.exp(u)
+    m = theta.mean()
+    new_theta, new_mu, new_var = m + f * (theta - m), m + f * (mu - m), var * f * f
+    log_ratio = (_loglik(new_theta, i, j, wins_i, wins_j) - _loglik(theta, i, j, wins_i, wins_j)
+                 + (3 * k - 1) * u - 2.0 * (MIX_A + 1.0) * k * u + (MIX_B / var).sum() * (1.0 - 1.0 / (f * f))
+                 - ((new_mu ** 2).sum() - (mu ** 2).sum()) / (2.0 * MIX_CENTRE_SD ** 2))
+    if np.log(rng.random()) < log_ratio:
+        return new_theta, new_mu, new_var
+    return theta, mu, var
+
+
+def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: int = 200,
+                 components: int = PRIOR_COMPONENTS) -> np.ndarray:
+    """Exact draws (after `burn`) of the centred θ under the learnt mixture prior above, by Pólya-Gamma data
+    augmentation (Polson, Scott & Windle 2013). One sweep: for each compared pair ω ~ PG(n_ij, θ_i − θ_j); then
+    θ | ω, z, μ, σ² ~ N(Q⁻¹r, Q⁻¹) with Q = Xᵀ diag(ω) X + diag(1/σ²_z), r = Xᵀ(y − n/2) + μ_z/σ²_z (X: rows
+    e_i − e_j); then each z_i from its component probabilities, π from its Dirichlet, σ_k² from its Inverse-Gamma and
+    μ_k from its normal (the finite-mixture Gibbs sampler of Diebolt & Robert 1994). No approximation beyond Monte
+    Carlo error, so the intervals keep their level when the design chose pairs from earlier answers (adaptive
+    selection), where the Laplace approximation was too narrow."""
     from polyagamma import random_polyagamma
     from scipy.linalg import cho_solve, solve_triangular
 
@@ -172,18 +250,39 @@ def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: in
     i, j, nij = iu[keep], ju[keep], tot[keep]
     kappa = c[i, j] - nij / 2.0
     b = np.bincount(i, kappa, n) - np.bincount(j, kappa, n)
-    theta, s2 = bt_map(c, PROPOSAL_SD)[0], HYPER_B
+    theta = bt_map(c, PROPOSAL_SD)[0]
+    theta -= theta.mean()
+    k_all = max(1, min(components, n // MIN_PER_COMPONENT))
+    z = np.minimum(theta.argsort().argsort() * k_all // n, k_all - 1)  # start: the fit's lower, middle, upper third
+    mu = np.array([theta[z == k].mean() for k in range(k_all)]) if k_all > 1 else np.zeros(1)
+    var = np.full(k_all, MIX_B)
+    pi = np.full(k_all, 1.0 / k_all)
     diag = np.arange(n)
     out = np.empty((n_draws, n))
     for it in range(burn + n_draws):
         w = random_polyagamma(nij, theta[i] - theta[j], random_state=rng)
+        prec = 1.0 / var[z]
         q = np.zeros((n, n))
         q[i, j] = -w
         q[j, i] = -w
-        q[diag, diag] = np.bincount(i, w, n) + np.bincount(j, w, n) + 1.0 / s2
+        q[diag, diag] = np.bincount(i, w, n) + np.bincount(j, w, n) + prec
         chol = np.linalg.cholesky(q)
-        theta = cho_solve((chol, True), b) + solve_triangular(chol.T, rng.standard_normal(n), lower=False)
-        s2 = 1.0 / rng.gamma(HYPER_A + n / 2.0, 1.0 / (HYPER_B + theta @ theta / 2.0))
+        theta = cho_solve((chol, True), b + mu[z] * prec) + solve_triangular(chol.T, rng.standard_normal(n),
+                                                                              lower=False)
+        if k_all > 1:
+            logp = np.log(pi) - 0.5 * np.log(var) - (theta[:, None] - mu) ** 2 / (2.0 * var)
+            p = np.exp(logp - logp.max(1, keepdims=True))
+            cum = np.cumsum(p, 1)
+            z = np.minimum((rng.random(n)[:, None] * cum[:, -1:] > cum).sum(1), k_all - 1)
+        nk = np.bincount(z, minlength=k_all)
+        ss = np.bincount(z, (theta - mu[z]) ** 2, k_all)
+        var = 1.0 / rng.gamma(MIX_A + nk / 2.0, 1.0 / (MIX_B + ss / 2.0))
+        if k_all > 1:  # one component: θ ~ N(0, s²), the centre left at 0 (the likelihood ignores a common shift)
+            pi = rng.dirichlet(MIX_ALPHA + nk)
+            mprec = nk / var + 1.0 / MIX_CENTRE_SD ** 2
+            mu = rng.normal(np.bincount(z, theta, k_all) / var / mprec, 1.0 / np.sqrt(mprec))
+            theta, mu = _shift_components(theta, mu, z, nk, i, j, c[i, j], c[j, i], rng)
+            theta, mu, var = _stretch(theta, mu, var, i, j, c[i, j], c[j, i], rng)
         if it >= burn:
             out[it - burn] = theta
     return out - out.mean(1, keepdims=True)
@@ -248,8 +347,10 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             Type-II ML prior SD. A number: the fixed-prior Laplace approximation of before.
         n_draws: draws for the rank intervals (0: none); seed: the RNG seed; is_draws: importance draws.
         exact: with the hierarchical prior, `gibbs_draws` exact draws by Pólya-Gamma Gibbs sampling (`_gibbs_draws`,
-            method ``"gibbs"``) instead of importance sampling or Laplace: for adaptive batches, whose intervals the
-            approximations made too narrow (docs/statistics.md); ~0.3 s for 30 candidates, ~1 s for 99.
+            method ``"gibbs"``; one learnt normal below 60 compared candidates, a learnt mixture of normals from
+            there) instead of importance sampling or Laplace: for adaptive batches, whose intervals the
+            approximations made too narrow (docs/statistics.md); ~0.3 s for 30 candidates, 1.5–4 s for 99 on the
+            loaded 2-core machine (perf/bt_coverage_99.py prints the time per fit).
 
     Returns:
         :class:`BTPosterior` (``method`` says which approximation gave the intervals). Never-compared
@@ -310,6 +411,8 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
         lower[idx], upper[idx] = _weighted_quantiles(draws, weights, q)
         if n_draws > 0:
             rlo[idx], rhi[idx] = _weighted_quantiles(_ranks(draws).astype(float), weights, q)
+        if method == "gibbs":
+            weights = None  # equal
     else:
         cov = centre @ np.linalg.inv(h) @ centre
         sd_sub = np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -317,6 +420,7 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
         sd[idx], lower[idx], upper[idx] = sd_sub, mode - z * sd_sub, mode + z * sd_sub
         if n_draws > 0:
             chol = np.linalg.cholesky(cov + np.eye(k) * 1e-12)
-            sample = mode + rng.standard_normal((n_draws, k)) @ chol.T
-            rlo[idx], rhi[idx] = np.percentile(_ranks(sample), [x * 100 for x in q], axis=0)
-    return BTPosterior(strengths, sd, lower, upper, rank, rlo, rhi, compared, total, level, used_sd, None, method)
+            draws = mode + rng.standard_normal((n_draws, k)) @ chol.T
+            rlo[idx], rhi[idx] = np.percentile(_ranks(draws), [x * 100 for x in q], axis=0)
+    return BTPosterior(strengths, sd, lower, upper, rank, rlo, rhi, compared, total, level, used_sd, None, method,
+                       draws, weights)

@@ -5,11 +5,12 @@ import json
 import threading
 import uuid
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.db.models import Count
 
-from annotation.models import Assignment, Batch, Judgement, Pair, Project
+from annotation.models import Assignment, Batch, Judgement, Pair, Project, Verse
 from annotation.services.adaptive_batches import batch_counts, stop_status
 from annotation.services.judgements import judgement_submit
 from annotation.services.projects import batch_create, membership_add, project_create, verses_import
@@ -39,6 +40,10 @@ def _answer(annotation_set, user, strength):
 
 def _strength(verse):
     return int(verse.verse_id.split()[1])
+
+
+def _strength_of(verse_id):
+    return int(verse_id.split()[1])
 
 
 def _take_turns(batch, users, rounds, strength=_strength, check=None):
@@ -290,3 +295,85 @@ def test_the_cached_structure_follows_a_pair_marked_as_attention_check(lead_user
     assert not Assignment.objects.filter(pair=target, is_overlap=True).exists()
     if not project.attention_per_set:
         assert not Assignment.objects.filter(pair=target).exists()
+
+
+def _settings(**kw):
+    return Project(name="p", set_size=10, overlap_per_set=3, overlap_mode="adaptive", **kw)
+
+
+def test_stop_rule_settledness_comes_from_exact_draws_and_is_cached_per_state():
+    """Known answers on count matrices. A consistent 6-candidate tournament judged twice per pair: every adjacent order
+    has exact posterior probability ≥ 0.9 → stopped, decided on the draws. A near-tie (5 wins each way) keeps the batch
+    open on the Laplace gate; identical records likewise. The same counts again are a cache hit (the same object)."""
+    from annotation.services.adaptive_batches import exact_adjacent
+
+    project = _settings(stop_adjacent_probability=0.85)
+    clear = np.triu(np.full((6, 6), 2.0), 1)
+    status = stop_status(project, clear)
+    assert status["posterior"] == "exact" and status["stopped"] and "exact draws" in status["reason"]
+    assert status["n_unsettled"] == 0 and status["min_adjacent"] >= 0.85
+    assert exact_adjacent(clear.copy()) is exact_adjacent(clear)
+    near = clear.copy()
+    near[2, 3], near[3, 2] = 5.0, 5.0
+    status = stop_status(project, near)
+    assert status["posterior"] == "laplace" and not status["stopped"] and status["n_unsettled"] >= 1
+    tied = clear.copy()
+    tied[2, 3], tied[3, 2] = 1.0, 1.0  # 2 and 3: the same record against everyone
+    tied[1, 3] = tied[1, 2]
+    tied[3, 4], tied[3, 5] = tied[2, 4], tied[2, 5]
+    status = stop_status(project, tied)
+    assert not status["stopped"] and status["n_unsettled"] >= 1
+    strict_project = _settings(stop_adjacent_probability=0.95)  # Laplace 0.854 ≥ 0.95 − STOP_GATE; exact < 0.95
+    strict = stop_status(strict_project, clear)  # the gate passes, the draws say no
+    assert status["threshold"] == 0.85 and not strict["stopped"] and strict["n_unsettled"] >= 1
+    assert strict["posterior"] == "exact" and strict["exact_at"] == 30
+    # in the next-set path the draws that said no are not repeated for the next STOP_RECHECK judgements
+    more = clear.copy()
+    more[0, 1] += 10
+    from annotation.stats import pair_selection
+    spaced = stop_status(strict_project, more, pair_selection.posterior(more), previous=strict)
+    assert spaced["posterior"] == "laplace" and spaced["exact_at"] == 30 and not spaced["stopped"]
+
+
+@pytest.mark.django_db
+def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_user, annotators, client):
+    """Ten candidates answered by their number (a known order): the batch closes by the probability rule, decided on
+    exact draws, before every pair was served, and the dashboard's stop card says so."""
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=11, stop_adjacent_probability=0.7)
+    for _ in range(10):
+        batch.refresh_from_db()
+        if batch.status != Batch.Status.OPEN:
+            break
+        _take_turns(batch, annotators[:2], 1)
+    batch.refresh_from_db()
+    counts, verses = batch_counts(batch)
+    status = stop_status(project, counts)
+    assert batch.status == Batch.Status.CLOSED
+    assert Pair.objects.filter(batch=batch, taken=0).exists()  # closed before every pair was served
+    assert status["stopped"] and status["posterior"] == "exact" and "exact draws" in status["reason"]
+    assert status["min_adjacent"] >= 0.7
+    client.force_login(lead_user)
+    html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
+    assert "(exact)" in html and "stopped: every adjacent pair ordered" in html
+    # the dashboard's rank claims on the same batch: shares of the exact draws, and every claimed order is true
+    from annotation.analytics import load_project_data, score_rows
+    from annotation.stats import bradley_terry_posterior
+    from annotation.stats.rank_claims import order_claims
+
+    rows = score_rows(load_project_data(project), n_boot=200, seed=0)
+    post = bradley_terry_posterior(counts, n_draws=200, seed=0, exact=True)
+    claims = order_claims(post.strengths, post.draws)
+    by_verse = {r["candidate_id"]: r for r in rows}
+    ranked = sorted(rows, key=lambda r: r["rank"])
+    # claims (if any: the served pairs vary between runs) hold together in ≥ 95 % of the draws
+    assert claims["p_joint"] >= 0.95 and sum(r["order_claim"] for r in rows) == claims["n_claims"]
+    for k, verse in enumerate(verses):
+        row = by_verse[Verse.objects.get(pk=verse).verse_id]
+        if np.isnan(claims["p_next"][k]):  # the last-ranked candidate: no next one (None in the stored rows)
+            assert row["p_above_next"] is None
+        else:
+            assert row["p_above_next"] == pytest.approx(claims["p_next"][k])
+        assert row["order_claim"] == bool(claims["claim"][k])
+    for above, below in zip(ranked, ranked[1:]):
+        if above["order_claim"]:
+            assert _strength_of(above["candidate_id"]) > _strength_of(below["candidate_id"])
