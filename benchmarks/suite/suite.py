@@ -336,6 +336,21 @@ def rerank_transfer(test: SuiteBenchmark, train: Sequence[SuiteBenchmark], first
 _RERANKED = re.compile(r"^(?P<first>[^>]+)>(?P<name>[\w.-]+)(?:\((?P<params>[^)]*)\))?(?P<lobo>@lobo)?$")
 
 
+def split_methods(text: str) -> list[str]:
+    """A comma-separated method list, commas inside a reranker's parentheses kept
+    (``bm25-lemma,channels>feature-ltr(anchor=true,C=0.01)@lobo`` is two methods)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return [m for m in out if m]
+
+
 def parse_reranked(spec: str) -> tuple[str, str, dict, bool]:
     """``FIRST>RERANKER(key=value,...)@lobo`` → (first stage, reranker, its parameters as text, leave-one-out)."""
     m = _RERANKED.match(spec)

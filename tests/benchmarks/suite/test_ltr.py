@@ -217,3 +217,10 @@ def test_verse_queries_are_searched_with_their_true_neighbouring_lines():
         after = texts[r + 1] if r + 1 < len(texts) else ""
         assert after == "" or after == lucan.lines[i + 1]
     assert "" in texts  # runs of lines apart are separated by an empty text
+
+
+def test_a_method_list_keeps_the_commas_of_a_rerankers_parameters():
+    assert S.split_methods("bm25-lemma, channels>feature-ltr(anchor=true,C=0.01)@lobo,rrf:a+b,") == [
+        "bm25-lemma", "channels>feature-ltr(anchor=true,C=0.01)@lobo", "rrf:a+b"]
+    first, name, params, lobo = S.parse_reranked("channels>feature-ltr(anchor=true,C=0.01)@lobo")
+    assert (first, name, params, lobo) == ("channels", "feature-ltr", {"anchor": "true", "C": "0.01"}, True)
