@@ -273,13 +273,17 @@ def rerank_within(bench: SuiteBenchmark, first: str, reranker: str, depth: int, 
     y = labels_of(bench, cands)
     out: dict[str, list[tuple[str, float]]] = {}
     folds, leaks = [], 0
+    # the pool's statistics use no label, so one fit and one feature matrix serve every fold
+    proto = build_reranker(reranker, params).prepare(bench.source_texts)
+    X = proto.features(cands) if callable(getattr(proto, "prepared_like", None)) else None
     for f in range(bench.n_folds):
         held = {q for q, ff in bench.folds.items() if ff == f}
         tr, te = _rows_of(cands, set(bench.query_ids) - held), _rows_of(cands, held)
-        rr = build_reranker(reranker, params).prepare(bench.source_texts)
-        rr.fit(cands.subset(tr), y[tr])
+        rr = build_reranker(reranker, params)
+        rr = rr.prepared_like(proto) if X is not None else rr.prepare(bench.source_texts)
+        rr.fit(cands.subset(tr), y[tr], X=None if X is None else X[tr])
         leaks += len(set(rr.training_queries) & held)
-        out.update(_reranked(cands.subset(te), rr.predict_proba(cands.subset(te))))
+        out.update(_reranked(cands.subset(te), rr.predict_proba(cands.subset(te), X=None if X is None else X[te])))
         folds.append({"fold": f, "trained_on_queries": len(rr.training_queries), "held_out": len(held)})
         if progress:
             progress(f"{bench.name} {first}>{reranker}: fold {f} done")

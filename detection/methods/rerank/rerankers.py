@@ -114,6 +114,12 @@ class FeatureReranker:
                                          vectors=self.vectors).fit(pool_texts, an)
         return self
 
+    def prepared_like(self, other: FeatureReranker) -> FeatureReranker:
+        """This reranker with ``other``'s fitted featurizer and first-stage signal names (a pool's statistics use no
+        label: every fold over the same pool shares them)."""
+        self.featurizer, self.extra_names, self._analysed = other.featurizer, other.extra_names, other._analysed
+        return self
+
     def _analyse(self, texts: list[str]) -> list[Analysed]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._analysed]
         if todo:
