@@ -224,3 +224,16 @@ def test_a_method_list_keeps_the_commas_of_a_rerankers_parameters():
         "bm25-lemma", "channels>feature-ltr(anchor=true,C=0.01)@lobo", "rrf:a+b"]
     first, name, params, lobo = S.parse_reranked("channels>feature-ltr(anchor=true,C=0.01)@lobo")
     assert (first, name, params, lobo) == ("channels", "feature-ltr", {"anchor": "true", "C": "0.01"}, True)
+
+
+@needs_data
+def test_a_reranked_row_is_compared_with_every_unsupervised_row(loci_small):
+    rep = S.run_suite(["bm25-lemma", "tfidf-surface", "bm25-lemma>feature-ltr"], {"loci-similes": loci_small},
+                      depth=100, rerank_depth=20, n_resamples=200)
+    rows = rep["rows"]["loci-similes"]
+    vs = rows["bm25-lemma>feature-ltr"]["vs"]
+    assert set(vs) == {"tfidf-surface"} and set(vs["tfidf-surface"]) == {"RR@10", "R@10"}
+    c = vs["tfidf-surface"]["RR@10"]
+    assert c["n_queries"] == len(loci_small.query_ids)
+    assert abs(c["delta"] - (rows["bm25-lemma>feature-ltr"]["mean"]["RR@10"] - rows["tfidf-surface"]["mean"]["RR@10"])) < 1e-12
+    assert "vs" not in rows["tfidf-surface"]  # the unsupervised rows keep their one comparison with the first
