@@ -341,7 +341,7 @@ class EvaluationRunListApi(CsvListMixin, _Api, ListAPIView):
 class EvaluationRunDetailApi(_Api, APIView):
     @extend_schema(responses=EvaluationRunDetailSerializer)
     def get(self, request, pk: int):
-        run = get_object_or_404(selectors.run_list(user=request.user).defer(None), pk=pk)
+        run = get_object_or_404(selectors.run_list(user=request.user).defer(None).defer("ranked"), pk=pk)
         return Response(EvaluationRunDetailSerializer(run).data)
 
 

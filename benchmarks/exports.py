@@ -86,16 +86,22 @@ def loci_csv(run: EvaluationRun, table: str, *, mode: str = MACHINE) -> str:
     raise ValueError(f"unknown table {table!r}")
 
 
-def loci_trec(run: EvaluationRun, what: str) -> str:
+def loci_trec(run: EvaluationRun, what: str, *, scores: str = "method") -> str:
     """A stored run in the retrieval researchers' formats (:mod:`benchmarks.suite.interchange`): ``run``, the TREC run
-    of each query's stored head (the first stage's top 10, ranks 1..10, the documented tie-break), tagged with the
-    method; ``qrels``, the gold pairs it was scored on (``qid 0 docid 1``). Ids with spaces are percent-encoded."""
+    of each query's ranked list to the run's depth (the first stage's, ranks 1, 2, 3…, the documented tie-break;
+    a run stored before the whole list was kept gives its stored head, the top 10), tagged with the method;
+    ``qrels``, the gold pairs it was scored on (``qid 0 docid 1``). Ids with spaces are percent-encoded.
+    ``scores="rank"`` writes ``n - rank + 1`` as the score, so a tool that breaks ties its own way (trec_eval
+    by docid) reads the run's own order."""
     from benchmarks.suite.interchange import qrels_text, trec_run_text
 
     if what == "run":
-        ranked = {row["query_id"]: [(str(sid), float(sc)) for sid, sc in row.get("top") or []]
-                  for row in run.per_query if row.get("query_id") is not None}
-        return trec_run_text(ranked, tag=f"similia-{run.method}".replace(" ", "_"))
+        if run.ranked:
+            ranked = {str(q): [(str(sid), float(sc)) for sid, sc in pairs] for q, pairs in run.ranked.items()}
+        else:
+            ranked = {row["query_id"]: [(str(sid), float(sc)) for sid, sc in row.get("top") or []]
+                      for row in run.per_query if row.get("query_id") is not None}
+        return trec_run_text(ranked, tag=f"similia-{run.method}".replace(" ", "_"), scores=scores)
     if what == "qrels":
         gold: dict[str, dict[str, int]] = {}
         for p in (run.report or {}).get("per_pair", []):

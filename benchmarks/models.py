@@ -175,6 +175,9 @@ class EvaluationRun(_Run):
     summary = models.JSONField(default=dict, blank=True)  # leaderboard figures: recall@k, mrr@k, …
     per_fold = models.JSONField(default=list, blank=True)
     per_query = models.JSONField(default=list, blank=True)
+    # each query's ranked list to the run's depth, {query_id: [[source_id, score], …]} best first (the TREC
+    # export); deferred by the selectors: only the export reads it
+    ranked = models.JSONField(default=dict, blank=True)
 
     class Meta(_Run.Meta):
         indexes = [models.Index(fields=["version", "-created"], name="bm_evalrun_version_created")]

@@ -156,13 +156,13 @@ def gold_overview(*, version: BenchmarkVersion) -> dict:
 def runs_visible_to(user) -> QuerySet[EvaluationRun]:
     """Evaluation runs on the versions `user` may read (`versions_visible_to`): a run on another user's version
     awaiting approval is as absent as a run that does not exist."""
-    return EvaluationRun.objects.filter(version__in=versions_visible_to(user))
+    return EvaluationRun.objects.filter(version__in=versions_visible_to(user)).defer("ranked")
 
 
 def run_list(*, version: BenchmarkVersion | None = None, user=None) -> QuerySet[EvaluationRun]:
     """Evaluation runs (of `version`); only runs on versions `user` may read when a user is given."""
     qs = (runs_visible_to(user) if user is not None else EvaluationRun.objects.all()).select_related(
-        "job", "owner", "version__benchmark").defer("report", "per_query", "per_fold").annotate(has_report=_HAS_REPORT)
+        "job", "owner", "version__benchmark").defer("report", "per_query", "per_fold", "ranked").annotate(has_report=_HAS_REPORT)
     return qs.filter(version=version) if version is not None else qs
 
 

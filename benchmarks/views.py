@@ -8,7 +8,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 
@@ -250,9 +250,13 @@ def run_report_json(request, pk: int):
 @researcher_pages
 def run_trec(request, pk: int, what: str):
     """A stored run's head as a TREC run (``run.trec``) and the gold it was scored on as qrels (``qrels.txt``)."""
-    run = get_object_or_404(selectors.runs_visible_to(request.user), pk=pk)
+    run = get_object_or_404(selectors.runs_visible_to(request.user).defer(None), pk=pk)
     _report_or_404(run)
-    response = HttpResponse(exports.loci_trec(run, what), content_type="text/plain; charset=utf-8")
+    scores = request.GET.get("scores", "method")
+    if scores not in ("method", "rank"):
+        return HttpResponseBadRequest("scores must be 'method' (the method's scores) or 'rank' (n - rank + 1)",
+                                      content_type="text/plain; charset=utf-8")
+    response = HttpResponse(exports.loci_trec(run, what, scores=scores), content_type="text/plain; charset=utf-8")
     name = f"loci-run-{run.pk}.trec" if what == "run" else f"loci-run-{run.pk}-qrels.txt"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -352,6 +352,9 @@ def _per_query_sections(report: dict, grid: _RetrievalGrid, pq: dict, rr_full, r
                           if j >= 0]
         rows.append(row)
     report["per_query"] = rows
+    if indices is not None:  # the whole list to the depth, for the TREC export (stored apart from the report)
+        report["ranked"] = {q: [[grid.pool_ids[j], float(scores[i, r])] for r, j in enumerate(indices[i]) if j >= 0]
+                            for i, q in enumerate(grid.queries)}
     report["per_pair"] = [{"query_id": g.query_id, "source_id": g.source_id, "label": g.label,
                            "fold": int(grid.qfold[grid.gq[n]]), "rank": int(ranks[n]) or None}
                           for n, g in enumerate(grid.links)]

@@ -443,12 +443,14 @@ def evaluation_run_execute(*, run: EvaluationRun, ranking, progress: Progress,
         report["rerank"] = _rerank_section(run, bench, split, ks, progress, log,
                                            retriever=method if method.keeps_encodings else None)
     per_query = report.pop("per_query", [])
+    run.ranked = report.pop("ranked", {})
+    report["trec_depth"] = max((len(v) for v in run.ranked.values()), default=0)  # what the TREC export holds
     run.report = report
     run.per_query = per_query
     run.per_fold = report.get("folds", [])
     run.summary = _loci_summary(report, ks)
     run.code_version = (report.get("code_version") or run.code_version)[:100]
-    run.save(update_fields=["report", "per_query", "per_fold", "summary", "code_version"])
+    run.save(update_fields=["report", "per_query", "per_fold", "ranked", "summary", "code_version"])
     progress(1.0, "stored")
     encoded = method.encoded()
     if encoded is not None:

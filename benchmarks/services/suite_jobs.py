@@ -9,6 +9,7 @@ spread and paired tests, JSON-safe, kept as the job's result for the page.
 from __future__ import annotations
 
 from benchmarks.services.runs import RunError
+from benchmarks.suite.suite import split_methods
 from benchmarks.suite.suite_commands import STORED
 from core.cli import CommandInputError
 from core.numeric import json_safe
@@ -21,7 +22,7 @@ MAX_METHODS = 12
 def _methods(methods) -> list[str]:
     from benchmarks.suite.suite_commands import validate_methods
 
-    items = [m.strip() for m in (methods.split(",") if isinstance(methods, str) else methods or []) if m.strip()]
+    items = [m.strip() for m in (split_methods(methods) if isinstance(methods, str) else methods or []) if m.strip()]
     if not items:
         raise RunError("methods: give at least one method (e.g. bm25-lemma, bm25-lemma>feature-ltr)")
     if len(items) > MAX_METHODS:

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from detection.methods.lexical.channels import CHANNELS
+
 from . import measures as MS
 
 TABLE_MEASURES = ("R@1", "R@10", "R@100", "R@1000", "RR@10", "nDCG@10")
@@ -61,6 +63,13 @@ class SuiteBenchmark:
     pool: str = ""
     typed: bool = True
     notes: list[str] = field(default_factory=list)
+    # the kind of text of the queries (``verse``/``prose``): a first stage with a per-text-type ``profile``
+    # (``channels``) runs with this one
+    text_type: str = "prose"
+    # verse: every query-side line in the poem's order and the position of each query among them, so a first
+    # stage that reads neighbouring lines (``channels``' context term) reads the true neighbours
+    lines: list[str] | None = None
+    line_index: list[int] | None = None
 
     @property
     def n_folds(self) -> int:
@@ -69,7 +78,7 @@ class SuiteBenchmark:
     def describe(self) -> dict:
         return {"name": self.name, "queries": len(self.query_ids), "sources": len(self.source_ids),
                 "gold_pairs": sum(len(v) for v in self.gold.values()), "folds": self.n_folds, "pool": self.pool,
-                "typed": self.typed, "notes": self.notes}
+                "typed": self.typed, "text_type": self.text_type, "notes": self.notes}
 
 
 GOLD_CLASSES = {"cit.": 1, "cf.": 2, "link": 1}  # any other label counts as a reference of class 1
@@ -117,11 +126,13 @@ def lucan_benchmark(data_dir=None) -> SuiteBenchmark:
             qtext[q] = t
     qids = [q for q in qtext if q in vb.gold]
     folds = {q: (int(q.rsplit(" ", 1)[-1].split(".")[0]) - 2) % 5 for q in qids}
+    line_pos = {q: i for i, q in enumerate(qtext)}
     return SuiteBenchmark("lucan-vergil", qids, [qtext[q] for q in qids], list(vb.source_ids),
                           list(vb.source_texts), {q: dict.fromkeys(vb.gold[q], 1) for q in qids}, folds,
                           "aeneid", typed=False,
                           notes=["strict line-to-line gold (tolerance 0); docs/verse_detection.md also reports ±2 lines",
-                                 f"line ids numbered twice in the text, first line kept: {', '.join(repeated)}"])
+                                 f"line ids numbered twice in the text, first line kept: {', '.join(repeated)}"],
+                          text_type="verse", lines=list(qtext.values()), line_index=[line_pos[q] for q in qids])
 
 
 BENCHMARKS: dict[str, Callable[..., SuiteBenchmark]] = {"loci-similes": loci_benchmark,
@@ -141,18 +152,69 @@ class Ranked:
         return {q: [s for s, _ in v] for q, v in self.ranked.items()}
 
 
-def retrieve(bench: SuiteBenchmark, name: str, k: int, cache: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(nq, k) indices into the pool and scores of retriever ``name`` (cached per benchmark and name)."""
+def first_stage_params(bench: SuiteBenchmark, name: str) -> dict:
+    """The parameters a first stage runs with on ``bench``: its ``profile`` is the benchmark's text type when it
+    declares one (``channels``: verse or prose weights), else its defaults."""
+    from detection.methods import registry
+
+    declared = {p.name for p in registry.get_spec(name).params}
+    return {"profile": bench.text_type} if "profile" in declared else {}
+
+
+def _neighbour_runs(bench: SuiteBenchmark) -> tuple[list[str], list[int]]:
+    """The query lines with one line either side, as runs of consecutive lines separated by an empty text (no
+    channel fires on it, so a run's edge reads no false neighbour), and the row of each query among them."""
+    keep = sorted({j for i in bench.line_index for j in (i - 1, i, i + 1) if 0 <= j < len(bench.lines)})
+    texts, row_of, prev = [], {}, None
+    for i in keep:
+        if prev is not None and i != prev + 1:
+            texts.append("")
+        row_of[i] = len(texts)
+        texts.append(bench.lines[i])
+        prev = i
+    return texts, [row_of[i] for i in bench.line_index]
+
+
+# the first stage's own per-candidate signals a feature reranker may use: channels' score of every channel
+# (a channel a profile switches off scores 0), and its context term
+CHANNEL_SIGNALS = tuple(f"channel_{c}" for c in (*CHANNELS, "context"))
+
+
+def _explained_search(r, bench: SuiteBenchmark, k: int):
+    """(indices, scores, signals (nq, k, len(CHANNEL_SIGNALS))) of a channels retriever over the queries; a
+    retriever with a context term searches the queries with their neighbouring lines."""
+    if getattr(r, "context_weight", 0) > 0 and bench.lines is not None:
+        texts, rows = _neighbour_runs(bench)
+    else:
+        texts, rows = list(bench.query_texts), list(range(len(bench.query_ids)))
+    top, per, side = r.search_explained(texts, k, explain=True)
+    rows = np.asarray(rows, np.int64)
+    signals = np.zeros((len(rows), k, len(CHANNEL_SIGNALS)), np.float32)
+    for c, ch in enumerate(side[2]):
+        signals[:, :, CHANNEL_SIGNALS.index(f"channel_{ch}")] = per[rows, :, c]
+    return np.asarray(top.indices)[rows], np.asarray(top.scores, np.float64)[rows], signals
+
+
+def retrieve(bench: SuiteBenchmark, name: str, k: int, cache: dict, *, signals: bool = False):
+    """(nq, k) indices into the pool and scores of retriever ``name`` (cached per benchmark and name), and with
+    ``signals`` the first stage's per-candidate signals (nq, k, m) and their names (``channels``: each
+    channel's score; none for other retrievers)."""
     key = (bench.name, name)
     if key not in cache or cache[key][0].shape[1] < min(k, len(bench.source_ids)):
         from benchmarks.loci.method_adapters import EngineRetrieverMethod
 
-        m = EngineRetrieverMethod(name)
+        m = EngineRetrieverMethod(name, **first_stage_params(bench, name))
         m.fit(bench.source_ids, bench.source_texts)
-        idx, sc = m.search(bench.query_ids, bench.query_texts, max(k, SEARCH_DEPTH))
-        cache[key] = (np.asarray(idx), np.asarray(sc, np.float64))
-    idx, sc = cache[key]
-    return idx[:, :k], sc[:, :k]
+        depth = max(k, SEARCH_DEPTH)
+        if callable(getattr(m._r, "search_explained", None)):
+            cache[key] = _explained_search(m._r, bench, depth)
+        else:
+            idx, sc = m.search(bench.query_ids, bench.query_texts, depth)
+            cache[key] = (np.asarray(idx), np.asarray(sc, np.float64), None)
+    idx, sc, sig = cache[key]
+    if not signals:
+        return idx[:, :k], sc[:, :k]
+    return idx[:, :k], sc[:, :k], (None if sig is None else sig[:, :k]), (() if sig is None else CHANNEL_SIGNALS)
 
 
 def _as_ranked(bench: SuiteBenchmark, idx, sc) -> dict[str, list[tuple[str, float]]]:
@@ -176,9 +238,9 @@ def rrf(bench: SuiteBenchmark, names: Sequence[str], k: int, cache: dict) -> dic
 def candidates(bench: SuiteBenchmark, first: str, depth: int, cache: dict):
     from detection.methods.rerank import pipeline as P
 
-    idx, sc = retrieve(bench, first, depth, cache)
+    idx, sc, sig, names = retrieve(bench, first, depth, cache, signals=True)
     return P.from_topk(bench.query_ids, bench.query_texts, bench.source_ids, bench.source_texts, idx, sc,
-                       {"retriever": first})
+                       {"retriever": first, "retriever_params": first_stage_params(bench, first)}, sig, names)
 
 
 def labels_of(bench: SuiteBenchmark, cands) -> np.ndarray:
@@ -211,13 +273,17 @@ def rerank_within(bench: SuiteBenchmark, first: str, reranker: str, depth: int, 
     y = labels_of(bench, cands)
     out: dict[str, list[tuple[str, float]]] = {}
     folds, leaks = [], 0
+    # the pool's statistics use no label, so one fit and one feature matrix serve every fold
+    proto = build_reranker(reranker, params).prepare(bench.source_texts)
+    X = proto.features(cands) if callable(getattr(proto, "prepared_like", None)) else None
     for f in range(bench.n_folds):
         held = {q for q, ff in bench.folds.items() if ff == f}
         tr, te = _rows_of(cands, set(bench.query_ids) - held), _rows_of(cands, held)
-        rr = build_reranker(reranker, params).prepare(bench.source_texts)
-        rr.fit(cands.subset(tr), y[tr])
+        rr = build_reranker(reranker, params)
+        rr = rr.prepared_like(proto) if X is not None else rr.prepare(bench.source_texts)
+        rr.fit(cands.subset(tr), y[tr], X=None if X is None else X[tr])
         leaks += len(set(rr.training_queries) & held)
-        out.update(_reranked(cands.subset(te), rr.predict_proba(cands.subset(te))))
+        out.update(_reranked(cands.subset(te), rr.predict_proba(cands.subset(te), X=None if X is None else X[te])))
         folds.append({"fold": f, "trained_on_queries": len(rr.training_queries), "held_out": len(held)})
         if progress:
             progress(f"{bench.name} {first}>{reranker}: fold {f} done")
@@ -240,6 +306,7 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker: str, depth
         orders.append(c.rank)
         offset += len(c.query_ids)
         card.append({"benchmark": b.name, "queries": len(b.query_ids), "pool": b.pool,
+                     "first_stage_config": c.meta.get("retriever_params", {}),
                      "positives": int((ys[-1] > 0).sum()), "candidates": len(c)})
     X, y = np.vstack(Xs), np.concatenate(ys)
     from detection.methods.rerank.rerankers import label_shares
@@ -251,8 +318,10 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker: str, depth
     rr.thresholds = class_thresholds(rr._predict(rr.clf, X, g), y, rr.tol, {})
     rr.training_queries = {q for b in benches for q in b.query_ids}
     rr.first_stage = first
+    rr.first_stage_config = {b["benchmark"]: b["first_stage_config"] for b in card}
     rr.label_distribution = label_shares(decide(rr._predict(rr.clf, X, g), rr.thresholds))
     return rr, {"first_stage": first, "depth": depth, "reranker": reranker, "trained_on": card,
+                "features": rr.feature_names,
                 "training_query_ids": {b.name: list(b.query_ids) for b in benches}}
 
 
@@ -269,6 +338,21 @@ def rerank_transfer(test: SuiteBenchmark, train: Sequence[SuiteBenchmark], first
 
 # ------------------------------------------------------------------------------------------------ the suite
 _RERANKED = re.compile(r"^(?P<first>[^>]+)>(?P<name>[\w.-]+)(?:\((?P<params>[^)]*)\))?(?P<lobo>@lobo)?$")
+
+
+def split_methods(text: str) -> list[str]:
+    """A comma-separated method list, commas inside a reranker's parentheses kept
+    (``bm25-lemma,channels>feature-ltr(anchor=true,C=0.01)@lobo`` is two methods)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return [m for m in out if m]
 
 
 def parse_reranked(spec: str) -> tuple[str, str, dict, bool]:
@@ -414,10 +498,16 @@ def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, 
         if export_dir:
             report.setdefault("exported", []).extend(export(export_dir, bench, runs))
         base = methods[0]
+        unsupervised = [m for m in methods if m in rows and ">" not in m and not m.startswith("file:")]
         for spec in [m for m in methods[1:] if m in rows]:
             rows[spec]["vs_first"] = {m: MS.compare(rows[spec]["per_query"][m], rows[base]["per_query"][m],
                                                     n_resamples=n_resamples)
                                       for m in ("RR@10", "R@10")}
+            # a reranked row also against every unsupervised row (the first stage it reranks, the fusions)
+            if ">" in spec:
+                rows[spec]["vs"] = {b: {m: MS.compare(rows[spec]["per_query"][m], rows[b]["per_query"][m],
+                                                      n_resamples=n_resamples) for m in ("RR@10", "R@10")}
+                                    for b in unsupervised if b != base}
         report["rows"][name] = rows
     return report
 

@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     p.add_argument("--export", help="folder: qrels, BEIR folders (all and per fold) and every method's TREC run")
     a = p.parse_args(argv)
     try:
-        return run_suite_command(methods=a.methods.split(",") if a.methods else None,
+        return run_suite_command(methods=S.split_methods(a.methods) if a.methods else None,
                                  benchmarks=a.benchmarks.split(",") if a.benchmarks else None,
                                  corpus_dir=a.corpus_dir, output=a.output, markdown=a.markdown, expected=a.expected,
                                  write_expected=a.write_expected, export=a.export)

@@ -42,7 +42,9 @@ _VECTORS = Param("vectors", "model", None, "a word-vector model (`manage.py trai
 _FEATURES = (Param("rare_df", "int", 50, "a shared lemma is rare when at most this many source segments hold it",
                    min=1, max=1_000_000),
              Param("gap", "int", 3, "ordered shared pairs: at most this many content words apart", min=1, max=20),
-             _TOL, Param("seed", "int", 0, "random seed", min=0, max=2**31 - 1), _VECTORS)
+             _TOL, Param("seed", "int", 0, "random seed", min=0, max=2**31 - 1), _VECTORS,
+             Param("first_stage_features", "bool", True, "add the first stage's own per-candidate signals to the "
+                   "features when it gives them (channels: each channel's score and the context term)"))
 
 
 def _feature(classifier):
@@ -88,7 +90,9 @@ register(MethodSpec(
             Param("max_negatives", "int", 50, "negatives paired with each positive of a query (hard ones first)",
                   min=1, max=1000),
             Param("query_norm", "bool", True, "features as z-scores among the same query's candidates (chosen by "
-                  "measurement: it transfers across benchmarks, docs/benchmark_suite.md)")) + _FEATURES,
+                  "measurement: it transfers across benchmarks, docs/benchmark_suite.md)"),
+            Param("anchor", "bool", False, "the first stage's score keeps an unpenalised weight: the ranker starts "
+                  "from the first stage's order and C pulls the other weights towards it")) + _FEATURES,
     internal=("cache_dir", "featurizer")))
 register(MethodSpec(
     "lexical-rule", "reranker", _lexical_rule,

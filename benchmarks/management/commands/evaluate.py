@@ -12,6 +12,7 @@ from benchmarks.exports import loci_report
 from benchmarks.models import EvaluationRun
 from benchmarks.selectors import benchmark_version_named
 from benchmarks.services import evaluation_run_create
+from benchmarks.suite.suite import split_methods
 from core.cli import add_method_arguments, parse_ks, parse_params
 from core.commands import command_errors
 from core.run_limits import EVALUATION_N_FOLDS, EVALUATION_UNIT
@@ -56,7 +57,7 @@ class Command(BaseCommand):
 
             with command_errors():
                 rc = run_suite_command(
-                    methods=o["methods"].split(",") if o["methods"] else None,
+                    methods=split_methods(o["methods"]) if o["methods"] else None,
                     benchmarks=o["benchmarks"].split(",") if o["benchmarks"] else None, corpus_dir=o["corpus_dir"],
                     output=o["output"], markdown=o["markdown"], expected=o["expected"],
                     write_expected=o["write_expected"], export=o["export"], stdout=self.stdout, stderr=self.stderr,

@@ -73,14 +73,40 @@ def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray
     return np.vstack(diffs), np.concatenate(weights)
 
 
+def anchored_pairwise_fit(D: np.ndarray, weights: np.ndarray, C: float, anchor: int) -> np.ndarray:
+    """``w`` minimising ``C * sum_i weights_i * 2 log(1 + exp(-D_i w)) + |w without w[anchor]|^2 / 2``: the same
+    loss as the logistic regression on ``(D, 1)`` and ``(-D, 0)`` with the weights twice, except that the anchor's
+    weight is free (L-BFGS, from the anchor alone)."""
+    from scipy.optimize import minimize
+
+    if not 0 <= anchor < D.shape[1]:
+        raise ValueError(f"anchor column {anchor} outside the {D.shape[1]} features")
+    mask = np.ones(D.shape[1])
+    mask[anchor] = 0.0
+
+    def f(w):
+        m = D @ w
+        loss = 2.0 * C * float(weights @ np.logaddexp(0.0, -m)) + 0.5 * float((mask * w) @ w)
+        grad = -2.0 * C * (D.T @ (weights * _sigmoid(-m))) + mask * w
+        return loss, grad
+
+    w0 = np.zeros(D.shape[1])
+    w0[anchor] = 1.0
+    res = minimize(f, w0, jac=True, method="L-BFGS-B", options={"maxiter": 1000})
+    return res.x
+
+
 class PairwiseLinearRanker:
     """A linear scoring function learned from pairwise preferences, with Platt-scaled 3-class probabilities."""
 
     kind = "feature-ltr"
     uses_groups = True
 
-    def __init__(self, C: float = 1.0, max_negatives: int = 50, query_norm: bool = False):
+    def __init__(self, C: float = 1.0, max_negatives: int = 50, query_norm: bool = False, anchor: int | None = None):
         self.C, self.max_negatives, self.query_norm = float(C), int(max_negatives), bool(query_norm)
+        # the column of the first stage's score: its weight is not penalised, so the ranker starts from the first
+        # stage's order and the penalty pulls every other weight towards it (a small C: the first stage itself)
+        self.anchor = None if anchor is None else int(anchor)
         self.w_ = None
 
     def _query_normalised(self, X: np.ndarray, groups) -> np.ndarray:
@@ -124,9 +150,12 @@ class PairwiseLinearRanker:
         Dy = np.concatenate([np.ones(len(D)), np.zeros(len(D))])
         Dw = np.concatenate([wts, wts])
         with _one_thread():
-            m = LogisticRegression(C=self.C, fit_intercept=False, max_iter=500, solver="lbfgs")
-            m.fit(Dx, Dy, sample_weight=Dw * (len(Dw) / Dw.sum()))
-            self.w_ = m.coef_[0].copy()
+            if self.anchor is None:
+                m = LogisticRegression(C=self.C, fit_intercept=False, max_iter=500, solver="lbfgs")
+                m.fit(Dx, Dy, sample_weight=Dw * (len(Dw) / Dw.sum()))
+                self.w_ = m.coef_[0].copy()
+            else:
+                self.w_ = anchored_pairwise_fit(D, wts * (len(wts) / wts.sum()), self.C, self.anchor)
             s = Z @ self.w_
             platt = LogisticRegression(C=1e4, max_iter=500, class_weight="balanced").fit(s[:, None], rel)
             self.platt_ = (float(platt.coef_[0, 0]), float(platt.intercept_[0]))
@@ -157,7 +186,7 @@ class PairwiseLinearRanker:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "C": self.C, "max_negatives": self.max_negatives, "query_norm": self.query_norm,
-                "mean": self.mean_.tolist(),
+                "anchor": self.anchor, "mean": self.mean_.tolist(),
                 "scale": self.scale_.tolist(), "w": self.w_.tolist(), "platt": list(self.platt_),
                 "cf_prior": self.cf_prior_, "type_w": None if self.type_w_ is None else self.type_w_.tolist(),
                 "type_b": self.type_b_}
@@ -166,7 +195,7 @@ class PairwiseLinearRanker:
     def from_dict(cls, d: dict) -> PairwiseLinearRanker:
         if d.get("kind") != cls.kind:
             raise ValueError(f"not a {cls.kind} model file (kind {d.get('kind')!r})")
-        m = cls(d["C"], d["max_negatives"], bool(d.get("query_norm", False)))
+        m = cls(d["C"], d["max_negatives"], bool(d.get("query_norm", False)), d.get("anchor"))
         m.mean_, m.scale_, m.w_ = np.asarray(d["mean"]), np.asarray(d["scale"]), np.asarray(d["w"])
         m.platt_ = (float(d["platt"][0]), float(d["platt"][1]))
         m.cf_prior_ = float(d["cf_prior"])

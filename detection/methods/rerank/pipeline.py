@@ -38,6 +38,10 @@ class Candidates:
     rank: np.ndarray  # int64 (n,), 1-based within the query
     k: int = 0
     meta: dict = field(default_factory=dict)
+    # the first stage's own per-candidate signals (e.g. ``channels``' score of each channel), one column a name;
+    # a feature reranker appends them to its features (``first_stage_features``)
+    extra: np.ndarray | None = None  # float (n, len(extra_names))
+    extra_names: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.qi.size)
@@ -45,7 +49,8 @@ class Candidates:
     def subset(self, rows: np.ndarray) -> Candidates:
         """The same queries/sources, only the given rows."""
         return Candidates(self.query_ids, self.query_texts, self.source_ids, self.source_texts, self.qi[rows],
-                          self.si[rows], self.score[rows], self.rank[rows], self.k, self.meta)
+                          self.si[rows], self.score[rows], self.rank[rows], self.k, self.meta,
+                          None if self.extra is None else self.extra[rows], self.extra_names)
 
     @staticmethod
     def concat(parts: Sequence[Candidates]) -> Candidates:
@@ -57,9 +62,13 @@ class Candidates:
         for p in parts[1:]:
             if p.query_ids != first.query_ids or p.source_ids != first.source_ids:
                 raise ValueError("candidate sets over different queries or sources cannot be concatenated")
+            if p.extra_names != first.extra_names or (p.extra is None) != (first.extra is None):
+                raise ValueError("candidate sets with different first-stage signals cannot be concatenated")
         return Candidates(first.query_ids, first.query_texts, first.source_ids, first.source_texts,
                           *(np.concatenate([getattr(p, a) for p in parts]) for a in ("qi", "si", "score", "rank")),
-                          max(p.k for p in parts), first.meta)
+                          max(p.k for p in parts), first.meta,
+                          None if first.extra is None else np.concatenate([p.extra for p in parts]),
+                          first.extra_names)
 
     def labels(self, gold: dict[tuple[str, str], int]) -> np.ndarray:
         """Class ids (0/1/2) of every row from ``{(query_id, source_id): class id}``."""
@@ -68,14 +77,20 @@ class Candidates:
 
 
 def from_topk(query_ids, query_texts, source_ids, source_texts, indices: np.ndarray, scores: np.ndarray,
-              meta: dict | None = None) -> Candidates:
-    """Candidates from (nq, k) retrieval arrays (``-1`` padding dropped)."""
+              meta: dict | None = None, extra: np.ndarray | None = None, extra_names=()) -> Candidates:
+    """Candidates from (nq, k) retrieval arrays (``-1`` padding dropped); ``extra`` (nq, k, m): the first stage's
+    own signals of each candidate, named by ``extra_names``."""
     indices = np.asarray(indices)
     ok = indices >= 0
     qi, r = np.nonzero(ok)
+    if extra is not None:
+        extra = np.asarray(extra, np.float64)
+        if extra.shape != indices.shape + (len(extra_names),):
+            raise ValueError(f"first-stage signals of shape {extra.shape}, not {indices.shape + (len(extra_names),)}")
+        extra = extra[ok]
     return Candidates(list(query_ids), list(query_texts), list(source_ids), list(source_texts), qi.astype(np.int64),
                       indices[ok].astype(np.int64), np.asarray(scores, np.float64)[ok], (r + 1).astype(np.int64),
-                      int(indices.shape[1]), meta or {})
+                      int(indices.shape[1]), meta or {}, extra, tuple(extra_names))
 
 
 def retrieve(retriever, query_ids, query_texts, source_ids, source_texts, k: int, *,

@@ -79,7 +79,8 @@ class FeatureReranker:
     def __init__(self, classifier: str = "feature-logreg", model: str | None = None, rare_df: int = 50,
                  gap: int = 3, tol: float = 0.01, C: float = 1.0, max_iter: int = 200, learning_rate: float = 0.1,
                  seed: int = 0, inner_folds: int = 4, vectors: str | None = None, cache_dir=None,
-                 featurizer: PairFeaturizer | None = None, max_negatives: int = 50, query_norm: bool = False):
+                 featurizer: PairFeaturizer | None = None, max_negatives: int = 50, query_norm: bool = False,
+                 first_stage_features: bool = True, anchor: bool = False):
         if classifier not in CLASSIFIERS:
             raise RerankerError(f"classifier must be one of {', '.join(CLASSIFIERS)}")
         self.classifier_kind = classifier
@@ -87,7 +88,7 @@ class FeatureReranker:
         self.rare_df, self.gap, self.tol, self.seed = rare_df, gap, tol, seed
         self.C, self.max_iter, self.learning_rate = C, max_iter, learning_rate
         self.inner_folds = inner_folds
-        self.max_negatives, self.query_norm = max_negatives, query_norm
+        self.max_negatives, self.query_norm, self.anchor = max_negatives, query_norm, bool(anchor)
         self.vectors = vectors or None  # a word-vector model: adds the SIF embedding cosine to the features
         self.cache_dir = cache_dir
         self.featurizer = featurizer
@@ -95,7 +96,12 @@ class FeatureReranker:
         self.thresholds: dict = {}
         self.training_queries: set[str] = set()
         self.first_stage: str | None = None
+        self.first_stage_config: dict | None = None
         self.label_distribution: dict | None = None
+        # the first stage's signals appended to the features (``Candidates.extra_names``), fixed by the first
+        # candidates featurised (or the stored model); () = none
+        self.use_first_stage_features = bool(first_stage_features)
+        self.extra_names: tuple[str, ...] | None = None
         self._analysed: dict[str, Analysed] = {}
         if model is not None:
             self._load(_model_dir(model))
@@ -106,6 +112,12 @@ class FeatureReranker:
         an = self._analyse(list(pool_texts))
         self.featurizer = PairFeaturizer(self.rare_df, self.gap, cache_dir=self.cache_dir,
                                          vectors=self.vectors).fit(pool_texts, an)
+        return self
+
+    def prepared_like(self, other: FeatureReranker) -> FeatureReranker:
+        """This reranker with ``other``'s fitted featurizer and first-stage signal names (a pool's statistics use no
+        label: every fold over the same pool shares them)."""
+        self.featurizer, self.extra_names, self._analysed = other.featurizer, other.extra_names, other._analysed
         return self
 
     def _analyse(self, texts: list[str]) -> list[Analysed]:
@@ -125,14 +137,36 @@ class FeatureReranker:
             qa[i] = a
         for j, a in zip(us, self._analyse([cands.source_texts[j] for j in us])):
             sa[j] = a
-        return self.featurizer.transform(qa, sa, cands.qi, cands.si, cands.score, cands.rank)
+        X = self.featurizer.transform(qa, sa, cands.qi, cands.si, cands.score, cands.rank)
+        extra = self._first_stage_columns(cands)
+        return X if extra is None else np.hstack([X, extra.astype(X.dtype)])
+
+    def _first_stage_columns(self, cands: Candidates) -> np.ndarray | None:
+        """The first stage's signals of the candidates in this reranker's column order (None when it uses
+        none); a model that learned from signals the candidates lack is refused, naming them."""
+        if self.extra_names is None:
+            self.extra_names = tuple(cands.extra_names) if self.use_first_stage_features else ()
+        if not self.extra_names:
+            return None
+        have = {n: i for i, n in enumerate(cands.extra_names)} if cands.extra is not None else {}
+        missing = [n for n in self.extra_names if n not in have]
+        if missing:
+            raise RerankerError(f"{self.name} learned from the first stage's {', '.join(missing)}, which these "
+                                f"candidates ({cands.meta.get('retriever') or 'unknown first stage'}) do not carry")
+        return np.asarray(cands.extra, np.float64)[:, [have[n] for n in self.extra_names]]
+
+    @property
+    def feature_names(self) -> list[str]:
+        return self.featurizer.feature_names + list(self.extra_names or ())
 
     # ------------------------------------------------------------------------------------- training
     def _new_classifier(self):
         if self.classifier_kind == "feature-logreg":
             return CLASSIFIERS["feature-logreg"](C=self.C)
         if self.classifier_kind == "feature-ltr":
-            return CLASSIFIERS["feature-ltr"](C=self.C, max_negatives=self.max_negatives, query_norm=self.query_norm)
+            anchor = self.feature_names.index("retrieval_score") if self.anchor else None
+            return CLASSIFIERS["feature-ltr"](C=self.C, max_negatives=self.max_negatives, query_norm=self.query_norm,
+                                              anchor=anchor)
         return CLASSIFIERS["feature-hgb"](max_iter=self.max_iter, learning_rate=self.learning_rate)
 
     def _fit_classifier(self, X, y, groups, order):
@@ -157,6 +191,7 @@ class FeatureReranker:
         self.clf = self._fit_classifier(X, labels, groups, order)
         self.training_queries = {cands.query_ids[q] for q in np.unique(groups)}
         self.first_stage = cands.meta.get("retriever")
+        self.first_stage_config = cands.meta.get("retriever_params")
         self.label_distribution = label_shares(decide(oof, self.thresholds))
         return self
 
@@ -196,9 +231,10 @@ class FeatureReranker:
         (d / "featurizer.json").write_text(json.dumps(self.featurizer.state()), encoding="utf-8")
         (d / RERANKER_FILE).write_text(json.dumps({
             "kind": "feature-classifier", "reranker": self.classifier_kind, "thresholds": self.thresholds,
-            "feature_names": self.featurizer.feature_names, "vectors": self.featurizer.vectors,
+            "feature_names": self.feature_names, "vectors": self.featurizer.vectors,
+            "first_stage_features": list(self.extra_names or ()),
             "training_queries": sorted(self.training_queries), "first_stage": self.first_stage,
-            "label_distribution": self.label_distribution}),
+            "first_stage_config": self.first_stage_config, "label_distribution": self.label_distribution}),
             encoding="utf-8")
         return files + ["featurizer.json", RERANKER_FILE]
 
@@ -221,6 +257,8 @@ class FeatureReranker:
         self.thresholds = meta["thresholds"]
         self.training_queries = set(meta.get("training_queries", []))
         self.first_stage = meta.get("first_stage")
+        self.first_stage_config = meta.get("first_stage_config")
+        self.extra_names = tuple(meta.get("first_stage_features", ()))
         self.label_distribution = meta.get("label_distribution")
 
 

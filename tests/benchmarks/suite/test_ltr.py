@@ -139,3 +139,101 @@ def test_a_label_distribution_far_from_training_is_said():
     assert "labels these 4 candidates none 25%, cit. 0%, cf. 75%" in w and "distance 0.73" in w
     near = P.Reranked(cands, np.zeros((4, 3)), np.array([0, 0, 0, 0], np.int8), {})
     assert use_warnings(rr, near) == ["feature-ltr labels none of the 4 candidates as a reference"]
+
+
+# ------------------------------------------------------------------ over the channels (issue 25, third round)
+@pytest.fixture(scope="module")
+def loci_small(loci):
+    qs = loci.query_ids[:120]
+    return S.SuiteBenchmark(loci.name, qs, loci.query_texts[:120], loci.source_ids, loci.source_texts,
+                            {q: loci.gold[q] for q in qs}, {q: loci.folds[q] for q in qs}, loci.pool)
+
+
+@needs_data
+def test_channels_candidates_carry_each_channels_score_and_a_ranker_learns_from_them(loci_small, tmp_path):
+    cache = {}
+    cands = S.candidates(loci_small, "channels", 30, cache)
+    assert cands.extra_names == S.CHANNEL_SIGNALS and cands.extra.shape == (len(cands), len(S.CHANNEL_SIGNALS))
+    assert cands.meta == {"retriever": "channels", "retriever_params": {"profile": "prose"}}
+    # the fused score is the weighted sum of the channels' scores (prose: no position channel, no context)
+    from detection.methods.lexical.multichannel import PROFILES
+
+    w = np.asarray([PROFILES["prose"].get(n.removeprefix("channel_"), 0.0) for n in S.CHANNEL_SIGNALS])
+    assert np.allclose(cands.extra @ w, cands.score, rtol=1e-4, atol=1e-4)
+    assert not cands.extra[:, S.CHANNEL_SIGNALS.index("channel_position")].any()
+    y = S.labels_of(loci_small, cands)
+    rr = registry.build("feature-ltr", {"anchor": True}).prepare(loci_small.source_texts)
+    rr.fit(cands, y)
+    assert rr.feature_names[-len(S.CHANNEL_SIGNALS):] == list(S.CHANNEL_SIGNALS)
+    assert len(rr.clf.w_) == len(rr.feature_names) and rr.first_stage_config == {"profile": "prose"}
+    files = rr.save(tmp_path / "ltr-ch")
+    card = json.loads((tmp_path / "ltr-ch" / "reranker.json").read_text())
+    assert card["first_stage"] == "channels" and card["first_stage_config"] == {"profile": "prose"}
+    assert card["first_stage_features"] == list(S.CHANNEL_SIGNALS) and "classifier.json" in files
+    with model_store.using(tmp_path):
+        loaded = registry.build("feature-ltr", {"model": "ltr-ch"})
+    assert np.allclose(loaded.predict_proba(cands), rr.predict_proba(cands), atol=1e-12)
+    # candidates of a first stage without those signals are refused, the missing signals named
+    bm25 = S.candidates(loci_small, "bm25-lemma", 30, cache)
+    with pytest.raises(ValueError, match=r"learned from the first stage.s channel_lemma, .* candidates \(bm25-lemma\) do not carry"):
+        loaded.predict_proba(bm25)
+    # a model that does not use them (first_stage_features=false) has only the 20 pair features
+    plain = registry.build("feature-ltr", {"first_stage_features": False}).prepare(loci_small.source_texts)
+    plain.fit(cands, y)
+    assert plain.feature_names == plain.featurizer.feature_names and len(plain.clf.w_) == 20
+
+
+@needs_data
+def test_an_anchored_ranker_with_a_strong_penalty_is_the_first_stage(loci_small):
+    cands = S.candidates(loci_small, "channels", 30, {})
+    y = S.labels_of(loci_small, cands)
+    strong = registry.build("feature-ltr", {"anchor": True, "C": 1e-4}).prepare(loci_small.source_texts)
+    strong.C = 1e-9  # below the parameter's range: the penalty wins outright
+    strong.fit(cands, y)
+    a = strong.feature_names.index("retrieval_score")
+    others = np.delete(strong.clf.w_, a)
+    assert strong.clf.w_[a] > 0 and np.abs(others).max() < 1e-6 * strong.clf.w_[a]
+    # so each query's order is the channels' order (the anchor alone) where the fused scores differ
+    rer = S._reranked(cands, strong.predict_proba(cands))
+    first = S._as_ranked(loci_small, *S.retrieve(loci_small, "channels", 30, {}))
+    same = sum(1 for q in rer if [s for s, _ in rer[q][:10]] == [s for s, _ in first[q][:10]])
+    assert same == len(rer)
+    weak = registry.build("feature-ltr", {"anchor": True, "C": 1.0}).prepare(loci_small.source_texts)
+    weak.fit(cands, y)
+    assert np.abs(np.delete(weak.clf.w_, a)).max() > 10 * np.abs(others).max()
+
+
+@needs_data
+def test_verse_queries_are_searched_with_their_true_neighbouring_lines():
+    lucan = S.lucan_benchmark()
+    assert lucan.text_type == "verse" and S.first_stage_params(lucan, "channels") == {"profile": "verse"}
+    assert S.first_stage_params(lucan, "bm25-lemma") == {}
+    texts, rows = S._neighbour_runs(lucan)
+    assert len(rows) == len(lucan.query_ids) and len(texts) < len(lucan.lines)
+    for r, i in zip(rows, lucan.line_index):
+        assert texts[r] == lucan.lines[i]
+        before = texts[r - 1] if r > 0 else ""
+        assert before in ("", lucan.lines[i - 1]) and (before == "" or i > 0)
+        after = texts[r + 1] if r + 1 < len(texts) else ""
+        assert after == "" or after == lucan.lines[i + 1]
+    assert "" in texts  # runs of lines apart are separated by an empty text
+
+
+def test_a_method_list_keeps_the_commas_of_a_rerankers_parameters():
+    assert S.split_methods("bm25-lemma, channels>feature-ltr(anchor=true,C=0.01)@lobo,rrf:a+b,") == [
+        "bm25-lemma", "channels>feature-ltr(anchor=true,C=0.01)@lobo", "rrf:a+b"]
+    first, name, params, lobo = S.parse_reranked("channels>feature-ltr(anchor=true,C=0.01)@lobo")
+    assert (first, name, params, lobo) == ("channels", "feature-ltr", {"anchor": "true", "C": "0.01"}, True)
+
+
+@needs_data
+def test_a_reranked_row_is_compared_with_every_unsupervised_row(loci_small):
+    rep = S.run_suite(["bm25-lemma", "tfidf-surface", "bm25-lemma>feature-ltr"], {"loci-similes": loci_small},
+                      depth=100, rerank_depth=20, n_resamples=200)
+    rows = rep["rows"]["loci-similes"]
+    vs = rows["bm25-lemma>feature-ltr"]["vs"]
+    assert set(vs) == {"tfidf-surface"} and set(vs["tfidf-surface"]) == {"RR@10", "R@10"}
+    c = vs["tfidf-surface"]["RR@10"]
+    assert c["n_queries"] == len(loci_small.query_ids)
+    assert abs(c["delta"] - (rows["bm25-lemma>feature-ltr"]["mean"]["RR@10"] - rows["tfidf-surface"]["mean"]["RR@10"])) < 1e-12
+    assert "vs" not in rows["tfidf-surface"]  # the unsupervised rows keep their one comparison with the first

@@ -17,7 +17,12 @@ BENCHMARKS = {"Lucan → Virgil": "lucan-vergil", "Loci Similes": "loci-similes"
 METHODS = {"bm25-lemma": "bm25-lemma", "rrf: bm25-lemma + tesserae": "rrf:bm25-lemma+tesserae",
            "bm25-lemma > feature-logreg": "bm25-lemma>feature-logreg",
            "bm25-lemma > feature-ltr": "bm25-lemma>feature-ltr(query_norm=true)",
-           "feature-ltr, leave-one-benchmark-out": "bm25-lemma>feature-ltr(query_norm=true)@lobo"}
+           "feature-ltr, leave-one-benchmark-out": "bm25-lemma>feature-ltr(query_norm=true)@lobo",
+           # the channels rows (perf/expected/suite_channels.yaml) are named by their method strings
+           **{m: m for m in ("channels", "channels>feature-ltr@lobo",
+                             "channels>feature-ltr(anchor=true,C=0.01)@lobo",
+                             "channels>feature-ltr(anchor=true,C=0.0001)@lobo",
+                             "channels>feature-ltr(anchor=true,C=0.01)", "channels>feature-ltr(anchor=true,C=0.0001)")}}
 TABLES = {  # header cells -> the stored figure each numeric column is
     "R@10 | MRR@10 | Δ R@10": ("R@10", "RR@10"),
     "R@1 | R@10 | R@100 | MRR@10 | nDCG@10 | fold sd": ("R@1", "R@10", "R@100", "RR@10", "nDCG@10", None,
