@@ -19,14 +19,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..infrastructure.topk import topk_exact
 from ..retriever import Progress, Retriever, TopK
 from ..specs import ParamError
 from . import channels as C
 from .channel_index import LazyFeatures, VariantIndex, source_index
 from .reference_loci import INDEX_NAME as REFERENCE_INDEX
 from .reference_loci import shipped_index
-from .sparse_kernel import score_block_dense
+from .sparse_kernel import score_block_dense, topk_positive
 
 PROFILES: dict[str, dict[str, float]] = {
     # chosen on the Lucan -> Virgil dev benchmark (docs/verse_detection.md), coarse steps, one weight at a time
@@ -266,14 +265,14 @@ class MultiChannelRetriever(Retriever):
                 blk, top = self._channel_block(ch, qmat, qdense, ea, eb, quota)
                 fused_ext += self.weights[ch] * blk
                 if self.candidates == "union":
-                    idx = top[core] if top is not None else topk_exact(blk[core], quota, floor=0.0)[0]
+                    idx = top[core] if top is not None else topk_positive(blk[core], quota)[0]
                     rr, cc = np.nonzero(idx >= 0)
                     union[rr, idx[rr, cc]] = True
                 if explain:
                     blocks[ch] = blk[core]
             fused = fused_ext[core]
             key = np.where(union, fused + np.float32(1e6), fused)
-            idx, _ = topk_exact(key, depth, floor=0.0)
+            idx, _ = topk_positive(key, depth)
             rows = np.arange(b - a)[:, None]
             safe = np.maximum(idx, 0)
             context = None

@@ -249,6 +249,40 @@ def _score_rows(q_indptr, q_indices, q_data, w_indptr, w_indices, w_data, k, cou
                 out_idx, out_bits, qi, tmp, hist)
 
 
+@njit(cache=True, nogil=True)
+def _dense_rows(block, k, out_idx, out_val):
+    """:func:`_select` on every row of a dense float32 block, every column touched (0 and below never listed)."""
+    nq, n = block.shape
+    touched = np.arange(n).astype(np.int32)
+    vals = np.empty(n, np.uint32)
+    keys = np.empty(4 * k + 16, np.uint64)
+    sample = np.empty(_SAMPLE, np.uint64)
+    tmp = np.empty(k, np.uint64)
+    hist = np.empty((8, 256), np.int64)
+    cnt = np.zeros(1, np.int32)
+    out_bits = out_val.view(np.uint32)
+    for qi in range(nq):
+        _select(block[qi].view(np.uint32), touched, n, False, False, cnt, 1, vals, sample, keys, k, out_idx, out_bits,
+                qi, tmp, hist)
+
+
+def topk_positive(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` of every row of a dense score block among its entries > 0, best first (score desc, column asc),
+    padded with -1 / nan: ``infrastructure.topk.topk_exact(block, k, floor=0.0)`` without its full-block passes
+    (the same lists; the multi-channel retriever's candidate and semantic selections)."""
+    block = np.ascontiguousarray(block, dtype=_F32)
+    if block.ndim != 2:
+        raise ValueError("block must be two-dimensional")
+    if int(k) < 1:
+        raise ValueError("k must be >= 1")
+    k = int(k)
+    out_idx = np.full((block.shape[0], k), -1, np.int32)
+    out_val = np.full((block.shape[0], k), np.nan, _F32)
+    if block.shape[0]:
+        _dense_rows(block, k, out_idx, out_val)
+    return out_idx, out_val
+
+
 def _csr_parts(m: sp.csr_matrix):
     return (np.ascontiguousarray(m.indptr, dtype=np.int64), np.ascontiguousarray(m.indices, dtype=np.int32),
             np.ascontiguousarray(m.data, dtype=_F32))
@@ -348,3 +382,4 @@ def warm_up() -> None:
     score_topk(Q, W, 2, min_shared=2)
     score_block_dense(Q, W, 2)
     score_block_dense(Q, W, 2, min_shared=2)
+    topk_positive(np.ones((2, 3), _F32), 2)
