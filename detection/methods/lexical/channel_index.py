@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -43,41 +44,43 @@ class _Coded:
     """Every token of the sources as integer codes (form, lemma, source, line, position in its source)."""
 
     def __init__(self, docs: Sequence[C.Doc]):
-        self.form_ids: dict[str, int] = {}
-        self.lemma_ids: dict[str, int] = {}
-        forms, lemmas, doc_len, line_len = [], [], [], []
-        fid, lid = self.form_ids, self.lemma_ids
-        for d in docs:
-            n = 0
-            for lt, ll in zip(d.lines_tokens, d.lines_lemmas):
-                forms.extend(fid.setdefault(t, len(fid)) for t in lt)
-                lemmas.extend(lid.setdefault(x, len(lid)) for x in ll)
-                line_len.append(len(lt))
-                n += len(lt)
-            doc_len.append(n)
+        lines_t = [lt for d in docs for lt in d.lines_tokens]
+        lines_l = [ll for d in docs for ll in d.lines_lemmas]
+        flat_t, flat_l = list(chain.from_iterable(lines_t)), list(chain.from_iterable(lines_l))
+        self.forms, self.lemmas = list(dict.fromkeys(flat_t)), list(dict.fromkeys(flat_l))
+        self.form_ids = {t: i for i, t in enumerate(self.forms)}
+        self.lemma_ids = {x: i for i, x in enumerate(self.lemmas)}
+        self.form = np.fromiter(map(self.form_ids.__getitem__, flat_t), np.int64, len(flat_t))
+        self.lemma = np.fromiter(map(self.lemma_ids.__getitem__, flat_l), np.int64, len(flat_l))
+        line_len = np.fromiter(map(len, lines_t), np.int64, len(lines_t))
+        lines_per_doc = np.fromiter((len(d.lines_tokens) for d in docs), np.int64, len(docs))
+        line_doc = np.repeat(np.arange(len(docs), dtype=np.int64), lines_per_doc)
+        doc_len_a = np.bincount(line_doc, weights=line_len, minlength=len(docs)).astype(np.int64)
         self.n_docs = len(docs)
-        self.form = np.asarray(forms, np.int64)
-        self.lemma = np.asarray(lemmas, np.int64)
-        doc_len_a = np.asarray(doc_len, np.int64)
         self.doc = np.repeat(np.arange(self.n_docs, dtype=np.int64), doc_len_a)
         starts = np.concatenate([[0], np.cumsum(doc_len_a)[:-1]]).astype(np.int64)
         self.pos = np.arange(self.form.size, dtype=np.int64) - np.repeat(starts, doc_len_a)
-        self.line = np.repeat(np.arange(len(line_len), dtype=np.int64), np.asarray(line_len, np.int64))
-        self.forms = list(fid)
-        self.lemmas = list(lid)
+        self.line = np.repeat(np.arange(len(line_len), dtype=np.int64), line_len)
         stop_form = np.fromiter((f in LATIN_STOPWORDS or len(f) <= 1 for f in self.forms), bool, len(self.forms))
         stop_lemma = np.fromiter((x in LATIN_STOPWORDS for x in self.lemmas), bool, len(self.lemmas))
         self.content = ~stop_form[self.form] & ~stop_lemma[self.lemma]  # C.is_content, token by token
 
 
-def _matrix(doc, key, weight, key_string, vocab: dict[str, int], n_docs: int) -> sp.csr_matrix:
+def _matrix(doc, key, weight, names, vocab: dict[str, int], n_docs: int) -> sp.csr_matrix:
     """(features x sources) CSR from one entry per (source, integer key, weight): weights <= 0 dropped (the
-    per-text path never stores them), keys named by ``key_string(key)`` and numbered in ``vocab`` (grown), each
-    (source, feature) kept once at its greatest weight."""
+    per-text path never stores them), the distinct keys named by ``names(keys)`` (a list of strings) and numbered
+    in ``vocab`` (grown), each (source, feature) kept once at its greatest weight."""
     keep = weight > 0
     doc, key, weight = doc[keep], key[keep], weight[keep]
     uniq, inv = np.unique(key, return_inverse=True)
-    cols = np.fromiter((vocab.setdefault(key_string(int(u)), len(vocab)) for u in uniq), np.int64, uniq.size)
+    named = names(uniq) if uniq.size else []
+    fresh = not vocab
+    if fresh:
+        vocab.update(zip(named, range(len(named))))
+    if fresh and len(vocab) == len(named):  # a fresh vocabulary and every name distinct
+        cols = np.arange(len(named), dtype=np.int64)
+    else:
+        cols = np.fromiter((vocab.setdefault(x, len(vocab)) for x in named), np.int64, len(named))
     col = cols[inv.ravel()] if uniq.size else np.zeros(0, np.int64)
     order = np.lexsort((-weight, doc, col))  # by feature, source, weight descending: the first of a pair is kept
     col, doc, weight = col[order], doc[order], weight[order]
@@ -101,7 +104,11 @@ def source_index(docs: Sequence[C.Doc], rarity: C.Rarity, *, rare_min: float, ch
     r = rar / C.SCALE
     ct = np.flatnonzero(x.content)
     c_doc, c_form, c_lemma = x.doc[ct], x.form[ct], x.lemma[ct]
-    lemma_name, form_name = x.lemmas.__getitem__, x.forms.__getitem__
+    def lemma_name(keys):
+        return [x.lemmas[i] for i in keys.tolist()]
+
+    def form_name(keys):
+        return [x.forms[i] for i in keys.tolist()]
 
     def build(ch, doc, key, weight, name):
         return _matrix(doc, key, weight, name, space.vocab[ch], n)
@@ -109,15 +116,19 @@ def source_index(docs: Sequence[C.Doc], rarity: C.Rarity, *, rare_min: float, ch
     lemma_postings = build("lemma", c_doc, c_lemma, r[c_lemma], lemma_name)
     out: dict[str, sp.csr_matrix] = {}
     for ch in channels:
-        if ch == "lemma":
+        if ch in ("lemma", "synonym"):  # a source lemma is indexed as itself in both: the same features
             out[ch] = lemma_postings
-        elif ch == "synonym":  # a source lemma is indexed as itself
-            out[ch] = build(ch, c_doc, c_lemma, r[c_lemma], lemma_name)
+            space.vocab[ch] = dict(space.vocab["lemma"])
         elif ch == "rare":
             sel = rar[c_lemma] >= rare_min
             out[ch] = build(ch, c_doc[sel], c_lemma[sel], r[c_lemma[sel]], lemma_name)
-        elif ch in ("form", "edit"):  # a source form is indexed as itself
-            out[ch] = build(ch, c_doc, c_form, r[c_lemma], form_name)
+        elif ch in ("form", "edit"):  # a source form is indexed as itself in both
+            other = "edit" if ch == "form" else "form"
+            if other in out:
+                out[ch] = out[other]
+                space.vocab[ch] = dict(space.vocab[other])
+            else:
+                out[ch] = build(ch, c_doc, c_form, r[c_lemma], form_name)
         elif ch == "quote":
             out[ch] = _quote(x, space.vocab[ch])
         elif ch == "order":
@@ -137,10 +148,10 @@ def _quote(x: _Coded, vocab) -> sp.csr_matrix:
     key = (x.form[start] * nf + x.form[start + 1]) * nf + x.form[start + 2]
     forms = x.forms
 
-    def name(k):
-        k, c = divmod(k, nf)
-        a, b = divmod(k, nf)
-        return f"{forms[a]} {forms[b]} {forms[c]}"
+    def name(keys):
+        ab, c = np.divmod(keys, nf)
+        a, b = np.divmod(ab, nf)
+        return [f"{forms[i]} {forms[j]} {forms[m]}" for i, j, m in zip(a.tolist(), b.tolist(), c.tolist())]
 
     return _matrix(x.doc[start], key, np.ones(start.size), name, vocab, x.n_docs)
 
@@ -160,9 +171,9 @@ def _order(x: _Coded, ct, rar, vocab) -> sp.csr_matrix:
         weights.append((rar[lem[a]] + rar[lem[b]]) / (2 * C.SCALE))
     lemmas = x.lemmas
 
-    def name(k):
-        a, b = divmod(k, nl)
-        return f"{lemmas[a]}>{lemmas[b]}"
+    def name(keys):
+        a, b = np.divmod(keys, nl)
+        return [f"{lemmas[i]}>{lemmas[j]}" for i, j in zip(a.tolist(), b.tolist())]
 
     return _matrix(np.concatenate(docs), np.concatenate(keys), np.concatenate(weights), name, vocab, x.n_docs)
 
@@ -171,7 +182,7 @@ def _position(x: _Coded, ct, r, vocab) -> sp.csr_matrix:
     """The first and the last content lemma of every line (``S:`` and ``E:``)."""
     line = x.line[ct]
     if ct.size == 0:
-        return _matrix(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), str, vocab, x.n_docs)
+        return _matrix(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), list, vocab, x.n_docs)
     last = np.ones(ct.size, bool)
     last[:-1] = line[:-1] != line[1:]
     first = np.ones(ct.size, bool)
@@ -180,9 +191,9 @@ def _position(x: _Coded, ct, r, vocab) -> sp.csr_matrix:
     key = np.concatenate([lem[last] * 2, lem[first] * 2 + 1])
     lemmas = x.lemmas
 
-    def name(k):
-        a, s = divmod(k, 2)
-        return ("S:" if s else "E:") + lemmas[a]
+    def name(keys):
+        a, s = np.divmod(keys, 2)
+        return [("S:" if side else "E:") + lemmas[i] for i, side in zip(a.tolist(), s.tolist())]
 
     return _matrix(np.concatenate([doc[last], doc[first]]), key, r[key // 2], name, vocab, x.n_docs)
 
@@ -222,7 +233,7 @@ def _sound(x: _Coded, ct, vocab, build: bool):
     bounds = np.searchsorted(p_doc, np.arange(x.n_docs + 1)).tolist()
     norm = np.asarray([math.sqrt(sum(sq[bounds[j]:bounds[j + 1]])) or 1.0 for j in range(x.n_docs)], np.float64)
     weight = v / norm[p_doc] if v.size else v
-    return sound_idf, _matrix(p_doc, p_tri, weight, names.__getitem__, vocab, x.n_docs)
+    return sound_idf, _matrix(p_doc, p_tri, weight, lambda keys: [names[i] for i in keys.tolist()], vocab, x.n_docs)
 
 
 class LazyFeatures:
