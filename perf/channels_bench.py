@@ -6,13 +6,19 @@
 Queries: the first N lines of Lucan's Bellum Civile 2-10; sources: verse lines of the Aeneid, the Metamorphoses,
 the Thebaid, the Argonautica, the Fasti, ... (Tesserae ``.tess`` files in the shared data folder) up to M. Both
 methods see the same texts; the lemmatiser's memo is warmed first (one analysis pass over every text), so
-neither pays the first lemmatisation. Prints fit and search seconds of each and the ratio channels / bm25-lemma;
-figures, no assertion.
+neither pays the first lemmatisation. Order ABA (bm25-lemma, channels, bm25-lemma).
+
+For each run it prints wall seconds and where they went (:class:`Clock`): CPU seconds of this process and of
+its child processes (``RUSAGE_CHILDREN``: none of the methods starts one, the figure shows it), and the seconds
+its threads were ready to run but waited for a core (the kernel's run-queue delay, ``/proc/self/task/*/schedstat``).
+On a shared machine wall ~ CPU + waiting; what remains is I/O or sleep. Then the ratio channels / bm25-lemma
+(mean of its two runs), in CPU seconds and in wall seconds. Figures, no assertion.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -36,12 +42,64 @@ def lines(stem: str, books=None) -> tuple[list[str], list[str]]:
     return [f"{prefix} {u.ref}" for u in units], [u.text for u in units]
 
 
-def timed(method: str, s_ids, s_texts, q_texts, k: int) -> tuple[float, float]:
-    t0 = time.perf_counter()
+def _run_queue_wait() -> float:
+    """Seconds this process's threads have waited, runnable, for a core (Linux schedstat; 0 elsewhere)."""
+    total = 0
+    for stat in Path("/proc/self/task").glob("*/schedstat"):
+        try:
+            total += int(stat.read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
+class Clock:
+    """Wall seconds, CPU seconds of this process and of its children, and run-queue wait, from start to now."""
+
+    def __init__(self):
+        self.start = self._now()
+
+    @staticmethod
+    def _now() -> tuple[float, float, float, float]:
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (time.perf_counter(), me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, _run_queue_wait())
+
+    def read(self) -> dict:
+        now = self._now()
+        wall, cpu, child, wait = (b - a for a, b in zip(self.start, now))
+        return {"wall": wall, "cpu": cpu + child, "children": child, "wait": wait}
+
+
+def describe(c: dict) -> str:
+    rest = c["wall"] - c["cpu"] - c["wait"]
+    return (f"{c['wall']:6.2f} s wall = {c['cpu']:6.2f} CPU-s (children {c['children']:.2f}) + {c['wait']:6.2f} s "
+            f"waiting for a core + {rest:5.2f} s other")
+
+
+def timed(method: str, s_ids, s_texts, q_texts, k: int, progress=None) -> tuple[dict, dict]:
+    """(fit, search) clocks of ``method`` built, fitted on the sources and searched with the queries."""
+    clock = Clock()
     r = registry.build(method).fit(s_ids, s_texts)
-    t1 = time.perf_counter()
-    r.search(q_texts, k)
-    return t1 - t0, time.perf_counter() - t1
+    fit = clock.read()
+    clock = Clock()
+    r.search(q_texts, k, progress=progress)
+    return fit, clock.read()
+
+
+def compare(s_ids, s_texts, q_texts, k: int, progress=None) -> None:
+    """bm25-lemma, channels, bm25-lemma (ABA): each run's clocks, then channels / bm25-lemma."""
+    total: dict[str, list[dict]] = {}
+    for method in ("bm25-lemma", "channels", "bm25-lemma"):
+        fit, search = timed(method, s_ids, s_texts, q_texts, k, progress)
+        both = {key: fit[key] + search[key] for key in fit}
+        total.setdefault(method, []).append(both)
+        print(f"  {method:10s} fit {fit['cpu']:6.2f} CPU-s  search {search['cpu']:6.2f} CPU-s  |  {describe(both)}",
+              flush=True)
+    ch = total["channels"][0]
+    bm = {key: sum(r[key] for r in total["bm25-lemma"]) / 2 for key in ch}
+    print(f"channels / bm25-lemma (mean of its two runs): {ch['cpu'] / bm['cpu']:.1f}x CPU "
+          f"({ch['cpu']:.1f} vs {bm['cpu']:.1f} CPU-s), {ch['wall'] / bm['wall']:.1f}x wall "
+          f"({ch['wall']:.1f} vs {bm['wall']:.1f} s); load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
@@ -67,16 +125,10 @@ def main() -> None:
         label = f"{len(q_texts)} Lucan lines x {len(s_texts)} verse lines"
     t0 = time.perf_counter()
     analyse(q_texts + s_texts)  # warms the lemmatiser's memo for both methods
-    print(f"{label}; top {args.k}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
-          f"warm-up analysis {time.perf_counter() - t0:.1f} s", flush=True)
-    results = {}
-    for method in ("bm25-lemma", "channels", "bm25-lemma"):  # ABA: bm25 before and after
-        fit, search = timed(method, s_ids, s_texts, q_texts, args.k)
-        results.setdefault(method, []).append(fit + search)
-        print(f"  {method:12s} fit {fit:7.2f} s  search {search:7.2f} s  total {fit + search:7.2f} s", flush=True)
-    bm25 = min(results["bm25-lemma"])
-    ch = results["channels"][0]
-    print(f"channels / bm25-lemma (best of its two runs): {ch / bm25:.1f}x  ({ch:.1f} s vs {bm25:.1f} s)")
+    print(f"{label}; top {args.k}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; OMP_NUM_THREADS="
+          f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; warm-up analysis {time.perf_counter() - t0:.1f} s",
+          flush=True)
+    compare(s_ids, s_texts, q_texts, args.k)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@
    ``IndexFlatIP`` (the default), ABBA, same lists checked.
 4. Channels (``--no-channels`` skips): ``perf/channels_bench.py``'s two workloads in this run — every channel over 850
    Lucan lines x 40,000 verse lines and the whole Aeneid x Metamorphoses — with the same-run ratio to
-   ``bm25-lemma`` alone, progress printed as the retriever reports it (the detection job shows the same).
+   ``bm25-lemma`` alone (ABA), each run's wall seconds split into CPU seconds (this process and its children),
+   waiting for a core and the rest, progress printed as the retriever reports it (the detection job shows the same).
 Figures, no assertion.
 """
 from __future__ import annotations
@@ -168,23 +169,14 @@ def bm25_pass(args) -> None:
 def channels(args) -> None:
     import channels_bench as cb
 
-    from detection.methods import registry
     from detection.methods.lexical.channels import analyse
 
-    def timed(method, s_ids, s_texts, q_texts, k):
-        last = [0.0]
+    last = {}
 
-        def progress(f, msg):
-            if f - last[0] >= 0.25 or f >= 1.0:
-                last[0] = f
-                print(f"      {method} {f:4.0%} {msg}", flush=True)
-
-        t = _clock()
-        rr = registry.build(method).fit(s_ids, s_texts)
-        fit = _since(t)
-        t = _clock()
-        rr.search(q_texts, k, progress=progress)
-        return fit, _since(t)
+    def progress(f, msg):
+        if f - last.get("f", 0.0) >= 0.25 or f >= 1.0 or f < last.get("f", 0.0):
+            last["f"] = f
+            print(f"      {f:4.0%} {msg}", flush=True)
 
     sources = ([], [])
     for stem in cb.SOURCE_WORKS:
@@ -198,16 +190,7 @@ def channels(args) -> None:
         analyse(q_texts + s_texts)  # warms the lemmatiser's memo for both methods
         print(f"\n{label} ({len(q_texts):,} x {len(s_texts):,}), top 1000, load avg {os.getloadavg()[0]:.1f}",
               flush=True)
-        totals = {}
-        for method in ("bm25-lemma", "channels", "bm25-lemma"):  # ABA
-            (fc, fw), (sc, sw) = timed(method, s_ids, s_texts, q_texts, 1000)
-            totals.setdefault(method, []).append(fw + sw)
-            print(f"   {method:10s} fit {fw:6.1f} s  search {sw:6.1f} s  wall {fw + sw:6.1f} s "
-                  f"({fc + sc:.1f} CPU-s)", flush=True)
-        bm = float(np.mean(totals["bm25-lemma"]))
-        ch = totals["channels"][0]
-        print(f"   channels / bm25-lemma (mean of its two runs), wall: {ch / bm:.1f}x ({ch:.1f} s vs {bm:.1f} s)",
-              flush=True)
+        cb.compare(s_ids, s_texts, q_texts, 1000, progress)
 
 
 def dense_search(args) -> None:

@@ -44,6 +44,8 @@ _NE_WORDS = frozenset(
 
 
 def _strip_marks(text: str) -> str:
+    if text.isascii():  # nothing to decompose (most Latin lines): the same string, about 5x faster
+        return text
     decomposed = unicodedata.normalize("NFD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -52,7 +54,9 @@ def normalize_text(text: str) -> str:
     """Return ``text`` lower-cased, without diacritics or punctuation, in u/i spelling, single-spaced."""
     if not text:
         return ""
-    text = _strip_marks(unicodedata.normalize("NFKC", text)).lower().translate(_TRANS)
+    if not text.isascii():  # NFKC and NFD leave ASCII as it is
+        text = _strip_marks(unicodedata.normalize("NFKC", text))
+    text = text.lower().translate(_TRANS)
     return " ".join(_WORD.findall(text))
 
 

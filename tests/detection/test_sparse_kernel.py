@@ -224,3 +224,18 @@ def test_channels_lists_equal_the_scipy_scoring():
     assert np.array_equal(a.scores, b.scores, equal_nan=True)
     assert np.array_equal(ch_a, ch_b)
     assert (a.indices[:, 0] >= 0).all()
+
+
+@pytest.mark.parametrize("k", [1, 5, 100, 700, 5000])
+def test_dense_block_selection_equals_topk_exact(k):
+    """The multi-channel retriever's dense selections (candidates, the semantic channel): the same lists as
+    ``topk_exact(..., floor=0.0)``, on blocks full of ties, zeros and negative entries."""
+    rng = np.random.default_rng(k)
+    block = rng.integers(-2, 6, size=(40, 3000)).astype(np.float32) / 4
+    block[3] = 0.0
+    block[5, :7] = 1e6 + rng.integers(0, 3, 7)
+    block[6] = rng.random(3000).astype(np.float32)
+    got = K.topk_positive(block, k)
+    want = topk_exact(block, k, floor=0.0)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1], equal_nan=True)
+    assert (got[0][3] == -1).all() and (got[0][6, :min(k, 3000)] >= 0).all()

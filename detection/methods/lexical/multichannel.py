@@ -21,13 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..infrastructure.topk import topk_exact
 from ..retriever import Progress, Retriever, TopK
 from ..specs import ParamError
 from . import channels as C
+from .channel_index import LazyFeatures, VariantIndex, source_index
 from .reference_loci import INDEX_NAME as REFERENCE_INDEX
 from .reference_loci import shipped_index
-from .sparse_kernel import score_block_dense
+from .sparse_kernel import score_block_dense, topk_positive
 
 PROFILES: dict[str, dict[str, float]] = {
     # chosen on the Lucan -> Virgil dev benchmark (docs/verse_detection.md), coarse steps, one weight at a time;
@@ -154,24 +154,18 @@ class MultiChannelRetriever(Retriever):
         else:
             self.rarity = C.Rarity.from_docs(self._sdocs)
             self.notes.append("rarity from the searched sources (no reference word vectors)")
-        self._sfeats = [C.features(d, self.rarity, rare_min=self.rare_min, side="source",
-                                   synonyms=C.Relation(), variants=C.Relation()) for d in self._sdocs]
-        self._sound_idf = C.sound_idf_table(self._sfeats)
-        for cf in self._sfeats:
-            C.weigh_sound(cf, self._sound_idf)
-        self._space = C.FeatureSpace()
-        self._smat = {c: self._space.matrix(c, self._sfeats, grow=True).T.tocsr() for c in self.sparse_on}
-        postings: dict[str, list[int]] = {}
-        for j, cf in enumerate(self._sfeats):
-            for lem in cf.feats["lemma"]:
-                postings.setdefault(lem, []).append(j)
-        self._postings = {lem: np.asarray(js, np.int32) for lem, js in postings.items()}
+        index = source_index(self._sdocs, self.rarity, rare_min=self.rare_min, channels=self.sparse_on)
+        self._space, self._smat, self._sound_idf = index.space, index.matrices, index.sound_idf
+        self._sfeats = LazyFeatures(self._sdocs, self.rarity, self.rare_min, self._sound_idf)  # for explanations
+        self._lemma_postings = index.lemma_postings
+        self._variants = VariantIndex(t for d in self._sdocs for t in d.tokens) if "edit" in self.weights else None
         self._sdense = {}
         if "semantic" in self.weights:
             from ..semantic.static_semantic import SegmentEncoder
 
-            self._encoder = SegmentEncoder(self._wv, "sif").fit(self._content_lemmas(self._sdocs))
-            self._sdense["semantic"] = self._encoder.encode(self._content_lemmas(self._sdocs)).astype(np.float32)
+            content = self._content_lemmas(self._sdocs)
+            self._encoder = SegmentEncoder(self._wv, "sif").fit(content)
+            self._sdense["semantic"] = self._encoder.encode(content).astype(np.float32)
         if "encoder" in self.weights:
             self._sdense["encoder"] = self._encode(list(source_texts), 1)
         if progress:
@@ -205,9 +199,8 @@ class MultiChannelRetriever(Retriever):
                 lemmas = {lem for d in qdocs for lem in d.lemmas} | {lem for d in self._sdocs for lem in d.lemmas}
                 syn = C.vector_synonyms(self._wv, sorted(lemmas))
         var = None
-        if "edit" in self.weights:
-            forms = {t for d in qdocs for t in d.tokens} | {t for d in self._sdocs for t in d.tokens}
-            var = C.edit_relation(sorted(forms))
+        if "edit" in self.weights:  # query forms -> the source forms one edit away (C.edit_relation's pairs)
+            var = self._variants.relation(t for d in qdocs for t in d.tokens)
         qfeats = [C.features(d, self.rarity, rare_min=self.rare_min, side="query", synonyms=syn, variants=var)
                   for d in qdocs]
         for cf in qfeats:
@@ -275,7 +268,7 @@ class MultiChannelRetriever(Retriever):
                 blk, top = self._channel_block(ch, qmat, qdense, ea, eb, quota)
                 fused_ext += self.weights[ch] * blk
                 if self.candidates == "union":
-                    idx = top[core] if top is not None else topk_exact(blk[core], quota, floor=0.0)[0]
+                    idx = top[core] if top is not None else topk_positive(blk[core], quota)[0]
                     rr, cc = np.nonzero(idx >= 0)
                     best[rr, idx[rr, cc]] = np.minimum(best[rr, idx[rr, cc]], cc.astype(np.float32))
                 if explain:
@@ -284,7 +277,7 @@ class MultiChannelRetriever(Retriever):
             # round robin over the channels' lists (rank 1 of each, then rank 2 ...) until the budget holds that
             # many sources: by best rank in any channel (equal ranks: the lower index); the rest by fused score
             key = np.where(np.isfinite(best), np.float32(depth + 1) - best, fused / (np.float32(1) + fused))
-            idx, _ = topk_exact(key, depth, floor=0.0)
+            idx, _ = topk_positive(key, depth)
             rows = np.arange(b - a)[:, None]
             safe = np.maximum(idx, 0)
             context = None
@@ -373,7 +366,8 @@ class MultiChannelRetriever(Retriever):
                 {lem for tok, lem in zip(toks, lems) if C.is_content(lem, tok)}
                 for d in docs for toks, lems in zip(d.lines_tokens, d.lines_lemmas)]
             return self._reference.uniqueness(shared, [line for line in own if line])
-        lists = sorted((self._postings[lem] for lem in shared), key=len)
+        P, vocab = self._lemma_postings, self._space.vocab["lemma"]
+        lists = sorted((P.indices[P.indptr[vocab[lem]]:P.indptr[vocab[lem] + 1]] for lem in shared), key=len)
         common = lists[0]
         for other in lists[1:]:
             common = np.intersect1d(common, other, assume_unique=True)
