@@ -388,8 +388,8 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             # candidates with identical records get identical strengths (a Monte Carlo mean would split them).
             used_sd = float(np.sqrt(weights @ (draws * draws).sum(1) / max(k - 1, 1)))
             mode = centre @ bt_map(sub, used_sd)[0]
-        else:
-            draws = None
+        else:  # degenerate weights: the Laplace fallback below, with its own (equal-weight) draws
+            draws = weights = None
     if method == "laplace":
         if hierarchical:
             used_sd, theta, h = prior_sd_from_data(sub) if total >= 2 else (DEFAULT_PRIOR_SD, *bt_map(sub))

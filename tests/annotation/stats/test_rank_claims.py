@@ -92,3 +92,24 @@ def test_exact_claims_on_a_small_batch_with_a_known_order(seed):
     assert out["claim"][order[2]] and out["claim"][order[3]]  # the gaps 2.35 → 0 and 0 → −2.5
     print(seed, np.round(out["p_next"][order[:-1]], 3), out["claim"][order].astype(int))
     assert out["p_joint"] >= 0.95
+
+
+def test_claims_from_a_laplace_fallback_after_degenerate_importance_weights():
+    """37 candidates, 75 judgements: the importance weights degenerate (effective sample < 100), so the posterior
+    falls back to the Laplace approximation and draws its own 200 equal-weight draws. The importance weights must
+    not travel with them (they did: 4,000 weights for 200 draws, and the analytics job failed in `order_claims`)."""
+    rng = np.random.default_rng(0)
+    k = int(rng.integers(20, 41))
+    theta = rng.normal(0, float(rng.choice([1, 3, 6])), k)
+    counts = np.zeros((k, k))
+    for _ in range(int(rng.integers(50, 400))):
+        i, j = rng.choice(k, 2, replace=False)
+        if rng.random() < 1 / (1 + np.exp(theta[j] - theta[i])):
+            counts[i, j] += 1
+        else:
+            counts[j, i] += 1
+    post = bradley_terry_posterior(counts, n_draws=200, seed=0)
+    assert (k, int(counts.sum()), post.method) == (37, 75, "laplace")
+    assert post.draws.shape == (200, 37) and post.weights is None
+    claims = order_claims(post.strengths, post.draws, post.weights)
+    assert len(claims["p_next"]) == 37 and 0.0 <= claims["p_joint"] <= 1.0
