@@ -109,3 +109,32 @@ def test_a_channels_ranker_trained_by_the_command_reranks_the_same_through_detec
     with pytest.raises(ParamError, match=MISSING.replace("ltr-ch/all", "ltr-ch")):
         evaluation_run_create(version=loci_version, method="bm25-lemma", reranker="feature-ltr",
                               reranker_params={"model": "ltr-ch"}, enqueue=False)
+
+
+@pytest.mark.django_db(transaction=True)  # the form's job is sent when the request's transaction commits
+def test_the_models_page_form_trains_over_channels_and_an_evaluation_run_reranks_with_the_signals(
+        loci_version, models_dir, users, client):
+    from benchmarks.services.runs import evaluation_run_create
+    from jobs.models import Job
+    from jobs.runner import run_job
+
+    client.force_login(users["researcher"])
+    response = client.post("/benchmarks/models/", {
+        "version": loci_version.pk, "name": "ltr-form-ch", "kind": "feature-classifier", "method": "feature-ltr",
+        "params": '{"anchor": true}', "retriever": "channels", "retriever_params": '{"profile": "prose"}',
+        "k": "10", "final_model": ""})
+    assert response.status_code == 302
+    job = Job.objects.get()
+    assert job.status == "succeeded", job.error  # the test settings run jobs in-process
+    card = json.loads((models_dir / "ltr-form-ch" / "fold-2" / "reranker.json").read_text())
+    assert card["first_stage"] == "channels" and card["first_stage_features"] == list(SIGNALS)
+    # an evaluation run reranks channels' candidates with each fold's stored model, given the same signals
+    run = evaluation_run_create(version=loci_version, method="channels", params={"profile": "prose"},
+                                reranker="feature-ltr", reranker_params={"model": "ltr-form-ch"}, ks=[1, 10],
+                                owner=users["researcher"], enqueue=False)
+    assert run_job(run.job_id) == "succeeded", Job.objects.get(pk=run.job_id).error
+    run.refresh_from_db()
+    rerank = run.report["rerank"]
+    assert all(f["leaked_queries"] == 0 for f in rerank["folds"]) and len(rerank["folds"]) == 5
+    # each fold's model learned on the other folds (the training log: rerank above retrieval on every fold)
+    assert rerank["rerank"]["mrr@10"] > rerank["retrieval"]["mrr@10"]
