@@ -391,7 +391,9 @@ class TrainingForm(forms.Form):
     params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
                              help_text='JSON object of the method\'s parameters, e.g. {"query_norm": true}')
     retriever = forms.ChoiceField(initial="bm25-lemma", help_text="the first stage the reranker learns from")
-    retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}))
+    retriever_params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 1}),
+                                       help_text='JSON object, e.g. {"profile": "prose"} for channels, whose '
+                                                 "per-channel scores a feature ranker then learns from")
     k = form_field(TRAINING_K)
     final_model = forms.TypedChoiceField(choices=[("", "default"), ("true", "yes"), ("false", "no")],
                                          required=False, empty_value=None, coerce=lambda v: v == "true",

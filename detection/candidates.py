@@ -87,21 +87,28 @@ def label_pairs(probs: np.ndarray, thresholds: dict[str, float]) -> list[str]:
     return ["cit." if c else ("cf." if f else "") for c, f in zip(cit.tolist(), cf.tolist())]
 
 
-def candidates_for(query_ids, query_texts, source_ids, source_texts, qi, si, score, rank) -> RerankCandidates:
-    """The pairs in the shape the registry's rerankers take (flat arrays with the texts, scores and ranks)."""
+def candidates_for(query_ids, query_texts, source_ids, source_texts, qi, si, score, rank, *,
+                   signals: np.ndarray | None = None, signal_names=(), first_stage: str | None = None
+                   ) -> RerankCandidates:
+    """The pairs in the shape the registry's rerankers take (flat arrays with the texts, scores and ranks), with
+    the first stage's per-candidate ``signals`` (n, m) named by ``signal_names`` when it gives them."""
     return RerankCandidates(list(query_ids), list(query_texts), list(source_ids), list(source_texts),
                             np.asarray(qi, np.int64), np.asarray(si, np.int64), np.asarray(score, np.float64),
-                            np.asarray(rank, np.int64), int(rank.max()) if len(rank) else 0)
+                            np.asarray(rank, np.int64), int(rank.max()) if len(rank) else 0,
+                            {"retriever": first_stage} if first_stage else {},
+                            None if signals is None else np.asarray(signals, np.float64), tuple(signal_names))
 
 
 def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequence[str], qi: np.ndarray,
                      si: np.ndarray, *, query_ids: Sequence[str] | None = None, source_ids: Sequence[str] | None = None,
                      score: np.ndarray | None = None, rank: np.ndarray | None = None, block: int = 64,
-                     progress: Progress | None = None) -> np.ndarray:
+                     progress: Progress | None = None, signals: np.ndarray | None = None, signal_names=(),
+                     first_stage: str | None = None) -> np.ndarray:
     """(n, 3) class scores of the candidate pairs (qi[n], si[n]) for (no match, cit., cf.).
 
     A reranker offers one of: ``predict_proba(candidates)`` (the registry's rerankers: flat candidate arrays
-    with the texts, retrieval scores and ranks), ``score_pairs(query_texts, source_texts) -> (n, 3)`` for
+    with the texts, retrieval scores and ranks, and the first stage's ``signals`` (n, m) named ``signal_names``),
+    ``score_pairs(query_texts, source_texts) -> (n, 3)`` for
     aligned pairs, or the benchmark protocol ``score_grid(query_ids, query_texts, source_ids, source_texts) ->
     (nq, ns, 3)``, which is called per block of queries on the union of their candidates only.
     """
@@ -111,7 +118,8 @@ def score_candidates(reranker, query_texts: Sequence[str], source_texts: Sequenc
                                query_texts,
                                source_ids if source_ids is not None else [str(j) for j in range(len(source_texts))],
                                source_texts, qi, si, score if score is not None else np.zeros(n),
-                               rank if rank is not None else np.ones(n, np.int64))
+                               rank if rank is not None else np.ones(n, np.int64), signals=signals,
+                               signal_names=signal_names, first_stage=first_stage)
         return _three(np.asarray(reranker.predict_proba(cands, progress=progress), np.float64), n)
     if hasattr(reranker, "score_pairs"):
         out = np.asarray(reranker.score_pairs([query_texts[i] for i in qi], [source_texts[j] for j in si]),
@@ -171,14 +179,17 @@ def detect_range(top_indices: np.ndarray, top_scores: np.ndarray, start: int, qu
                  source_ids: Sequence[str], source_texts: Sequence[str], *, reranker=None,
                  thresholds: dict[str, float] | None = None, min_score: float | None = None,
                  query_ids: Sequence[str] | None = None, progress: Progress | None = None,
-                 explain=None) -> Candidates:
+                 explain=None, signals: np.ndarray | None = None, signal_names=(),
+                 first_stage: str | None = None) -> Candidates:
     """Candidates of queries ``start .. start + len(top_indices) - 1`` from their top-k rows (a fitted
     retriever's ``search_range``): drop padding and scores below ``min_score``, rerank when a reranker is
     given (labels by ``thresholds``), and measure the lexical overlap of every pair.
 
     ``query_texts``/``query_ids`` and the sources are the whole lists, so a pair is scored the same in any
     shard; the candidates' query indices are indices into ``query_texts``. ``explain(row, rank)`` (row into
-    ``top_indices``, rank from 0), when given, returns each kept pair's explanation."""
+    ``top_indices``, rank from 0), when given, returns each kept pair's explanation. ``signals`` (rows, k, m): the
+    first stage's per-candidate signals named ``signal_names`` (``pipeline.search_with_signals``), handed to the
+    reranker with the pairs; ``first_stage``: the retriever's name (the reranker's refusal names it)."""
     prog = progress or (lambda f, m="": None)
     idx = np.asarray(top_indices)
     sc = np.asarray(top_scores, np.float64)
@@ -193,7 +204,9 @@ def detect_range(top_indices: np.ndarray, top_scores: np.ndarray, start: int, qu
     if reranker is not None:
         probs = np.zeros((0, 3)) if not len(qi) else score_candidates(
             reranker, query_texts, source_texts, qi, si, query_ids=query_ids, source_ids=source_ids, score=score,
-            rank=r + 1, progress=lambda f, m="": prog(0.8 * f, f"reranking {len(qi)} pairs: {m}"))
+            rank=r + 1, progress=lambda f, m="": prog(0.8 * f, f"reranking {len(qi)} pairs: {m}"),
+            signals=None if signals is None else np.asarray(signals)[row, r], signal_names=signal_names,
+            first_stage=first_stage)
         labels = label_pairs(probs, thresholds or {})
     prog(0.8, "measuring lexical overlap")
     shared, buckets = overlap(query_texts, source_texts, qi, si)

@@ -271,11 +271,13 @@ def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None,
     pause_in_shard(job)  # test-only (unset in deployments): a test kills the worker here
     wants = bool(params.get("candidates") or params.get("store"))
     share = 0.6 if wants else 1.0
-    explain = None
+    explain, signals, names = None, None, ()
     if wants and hasattr(loaded.retriever, "search_explained"):  # candidates that say why (``channels``)
         res, channel_scores, side = loaded.retriever.search_explained(
             loaded.query_texts, int(params["k"]), start=int(start), stop=int(stop),
             progress=lambda f, m="": job.progress(share * f, m))
+        if loaded.reranker is not None:  # the same scores as the signals a ranker learned from (search_signals)
+            signals, names = loaded.retriever.as_signals(channel_scores, side), loaded.retriever.signal_names
 
         def explain(row: int, rank: int) -> dict:
             j = int(res.indices[row, rank])
@@ -293,7 +295,8 @@ def detect_shard(job, *, start: int, stop: int, parent_index: str | None = None,
         cands = detect_range(res.indices, res.scores, int(start), loaded.query_texts, loaded.source_ids,
                              loaded.source_texts, reranker=loaded.reranker, thresholds=params.get("thresholds"),
                              min_score=params.get("min_score"), query_ids=loaded.query_ids,
-                             progress=lambda f, m="": job.progress(share + (1 - share) * f, m), explain=explain)
+                             progress=lambda f, m="": job.progress(share + (1 - share) * f, m), explain=explain,
+                             signals=signals, signal_names=names, first_stage=method_configs(params)[0].name)
         arrays.update(_on_segments(cands, loaded).to_arrays())
     parent_id, index = shard_slot(job)
     path = _out_dir(parent_id) / f"shard-{index}.npz"

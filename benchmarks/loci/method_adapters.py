@@ -107,6 +107,14 @@ class EngineRetrieverMethod:
         res = self._r.search(list(query_texts), int(k), progress=progress)
         return np.asarray(res.indices), np.asarray(res.scores)
 
+    def search_signals(self, query_ids, query_texts, k, *, lines=None, line_index=None, progress=None):
+        """(indices, scores, signals or None, their names): ``search`` with the first stage's per-candidate signals
+        (``channels``: each channel's score), by ``pipeline.search_with_signals`` (see there for ``lines``)."""
+        from detection.methods.rerank.pipeline import search_with_signals
+
+        return search_with_signals(self._r, list(query_texts), int(k), lines=lines, line_index=line_index,
+                                   progress=progress)
+
     def search_range(self, query_ids, query_texts, k, start, stop, progress=None):
         """``search`` of queries ``start..stop-1`` of the whole list (one shard), rows equal to its rows."""
         res = self._r.search_range(list(query_texts), int(k), int(start), int(stop), progress=progress)

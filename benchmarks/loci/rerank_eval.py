@@ -78,6 +78,9 @@ def _first_stage(retriever, bench: Benchmark, split: Split, pool_ids, s_texts, q
     fine-tuned bi-encoder ``NAME/fold-<f>``, which ranks every query so that fold's reranker trains on the other
     folds' candidates as that model retrieves them and scores its held-out fold's)."""
     per_fold = bool(getattr(retriever, "fold_models", False))
+    # every query in the benchmark's order: a first stage reading neighbouring lines reads each query's own
+    line_of = {s.seg_id: i for i, s in enumerate(bench.queries)}
+    lines, line_index = [s.text for s in bench.queries], [line_of[q] for q in queries]
     out = []
     for f in range(split.n_folds if per_fold else 1):
         if per_fold:
@@ -91,9 +94,14 @@ def _first_stage(retriever, bench: Benchmark, split: Split, pool_ids, s_texts, q
         if leaked:
             raise LeakError(f"{'fold ' + str(f) if per_fold else 'every fold'}: the first stage "
                             f"({_active_model(retriever)}) trained on {leaked} of the held-out queries: refusing it")
+        meta = {"retriever": getattr(retriever, "name", None)}
+        if callable(getattr(retriever, "search_signals", None)):  # with its per-candidate signals (channels')
+            idx, sc, sig, names = retriever.search_signals(queries, q_texts, depth, lines=lines, line_index=line_index)
+            out.append((P.from_topk(queries, q_texts, pool_ids, s_texts, idx, sc, meta, sig, names), idx, sc))
+            continue
         idx, sc = retriever.search(queries, q_texts, depth)
         idx, sc = np.asarray(idx), np.asarray(sc)
-        out.append((P.from_topk(queries, q_texts, pool_ids, s_texts, idx, sc), idx, sc))
+        out.append((P.from_topk(queries, q_texts, pool_ids, s_texts, idx, sc, meta), idx, sc))
     return out
 
 

@@ -140,6 +140,11 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     EVALUATION_UNIT.check(unit, RunError)
     params, reranker_params = method_params(method, params, kind="retriever"), _reranker_params(reranker, reranker_params)
     check_models_usable(owner, params, reranker_params)
+    if reranker:  # a stored model needing first-stage signals this retriever does not give: refused
+        from detection.methods import registry
+        from detection.methods.rerank.rerankers import check_first_stage
+
+        check_first_stage(reranker, reranker_params, method, registry.get_spec(method).signals)
     check_unit_fits(version, unit, pool)
     run = EvaluationRun.objects.create(summary={"pool": pool}, unit=unit,
         version=version, method=method, params=params, config=config_json(method, "retriever", params),

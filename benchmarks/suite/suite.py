@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from detection.methods.lexical.channels import CHANNELS
+from detection.methods.lexical.channels import SIGNALS as CHANNEL_SIGNALS  # noqa: F401 (the suite's name)
 
 from . import measures as MS
 
@@ -162,37 +162,11 @@ def first_stage_params(bench: SuiteBenchmark, name: str) -> dict:
 
 
 def _neighbour_runs(bench: SuiteBenchmark) -> tuple[list[str], list[int]]:
-    """The query lines with one line either side, as runs of consecutive lines separated by an empty text (no
-    channel fires on it, so a run's edge reads no false neighbour), and the row of each query among them."""
-    keep = sorted({j for i in bench.line_index for j in (i - 1, i, i + 1) if 0 <= j < len(bench.lines)})
-    texts, row_of, prev = [], {}, None
-    for i in keep:
-        if prev is not None and i != prev + 1:
-            texts.append("")
-        row_of[i] = len(texts)
-        texts.append(bench.lines[i])
-        prev = i
-    return texts, [row_of[i] for i in bench.line_index]
+    """The query lines with one line either side, as runs of consecutive lines separated by an empty text, and
+    the row of each query among them (``pipeline.neighbour_runs``)."""
+    from detection.methods.rerank.pipeline import neighbour_runs
 
-
-# the first stage's own per-candidate signals a feature reranker may use: channels' score of every channel
-# (a channel a profile switches off scores 0), and its context term
-CHANNEL_SIGNALS = tuple(f"channel_{c}" for c in (*CHANNELS, "context"))
-
-
-def _explained_search(r, bench: SuiteBenchmark, k: int):
-    """(indices, scores, signals (nq, k, len(CHANNEL_SIGNALS))) of a channels retriever over the queries; a
-    retriever with a context term searches the queries with their neighbouring lines."""
-    if getattr(r, "context_weight", 0) > 0 and bench.lines is not None:
-        texts, rows = _neighbour_runs(bench)
-    else:
-        texts, rows = list(bench.query_texts), list(range(len(bench.query_ids)))
-    top, per, side = r.search_explained(texts, k, explain=True)
-    rows = np.asarray(rows, np.int64)
-    signals = np.zeros((len(rows), k, len(CHANNEL_SIGNALS)), np.float32)
-    for c, ch in enumerate(side[2]):
-        signals[:, :, CHANNEL_SIGNALS.index(f"channel_{ch}")] = per[rows, :, c]
-    return np.asarray(top.indices)[rows], np.asarray(top.scores, np.float64)[rows], signals
+    return neighbour_runs(bench.lines, bench.line_index)
 
 
 def retrieve(bench: SuiteBenchmark, name: str, k: int, cache: dict, *, signals: bool = False):
@@ -205,16 +179,14 @@ def retrieve(bench: SuiteBenchmark, name: str, k: int, cache: dict, *, signals: 
 
         m = EngineRetrieverMethod(name, **first_stage_params(bench, name))
         m.fit(bench.source_ids, bench.source_texts)
-        depth = max(k, SEARCH_DEPTH)
-        if callable(getattr(m._r, "search_explained", None)):
-            cache[key] = _explained_search(m._r, bench, depth)
-        else:
-            idx, sc = m.search(bench.query_ids, bench.query_texts, depth)
-            cache[key] = (np.asarray(idx), np.asarray(sc, np.float64), None)
-    idx, sc, sig = cache[key]
+        # the first stage's signals (channels': each channel's score) by the one path training, detect and the
+        # detection job use; verse queries are searched with their true neighbouring lines
+        cache[key] = m.search_signals(bench.query_ids, bench.query_texts, max(k, SEARCH_DEPTH), lines=bench.lines,
+                                      line_index=bench.line_index)
+    idx, sc, sig, names = cache[key]
     if not signals:
         return idx[:, :k], sc[:, :k]
-    return idx[:, :k], sc[:, :k], (None if sig is None else sig[:, :k]), (() if sig is None else CHANNEL_SIGNALS)
+    return idx[:, :k], sc[:, :k], (None if sig is None else sig[:, :k]), names
 
 
 def _as_ranked(bench: SuiteBenchmark, idx, sc) -> dict[str, list[tuple[str, float]]]:

@@ -76,6 +76,10 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         context = registry.BuildContext(cache_dir=str(cache_dir or default_cache_dir()), n_jobs=jobs)
         retriever = registry.build_config(config, context)
         rr = _build_reranker(reranker, reranker_params or {}, context) if reranker else None
+        if rr is not None:  # a model needing first-stage signals this retriever does not give: refused before work
+            from detection.methods.rerank.rerankers import check_first_stage
+
+            check_first_stage(reranker, reranker_params or {}, spec.name, spec.signals)
     progress = _progress_printer(stream)
     qunits = make_units([q.seg_id for q in queries], [q.text for q in queries], unit)
     sunits = make_units([s.seg_id for s in sources], [s.text for s in sources], unit)
@@ -87,7 +91,11 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     t1 = time.perf_counter()
     explained = None
     with user_errors(ParamError):
-        if rr is None and hasattr(retriever, "search_explained"):
+        if rr is not None:  # the top k with the first stage's own signals (channels'), which a ranker may use
+            from detection.methods.rerank.pipeline import search_with_signals
+
+            res = search_with_signals(retriever, [u.text for u in qunits], top_k, progress=progress)
+        elif hasattr(retriever, "search_explained"):
             res, channel_scores, side = retriever.search_explained([u.text for u in qunits], top_k, progress=progress)
             explained = (retriever, channel_scores, side)
         else:
@@ -122,11 +130,13 @@ def _build_reranker(name: str, params: dict, context):
 
 
 def _write_reranked(out: Path, queries, sources, res, reranker, progress, *, first_stage: str, stream) -> int:
+    """``res``: ``pipeline.search_with_signals``' (indices, scores, signals, their names)."""
     from detection.methods.rerank import pipeline as P
     from detection.methods.rerank.rerankers import use_warnings
 
+    indices, scores, signals, names = res
     cands = P.from_topk([q.seg_id for q in queries], [q.text for q in queries], [s.seg_id for s in sources],
-                        [s.text for s in sources], res.indices, res.scores, {"retriever": first_stage})
+                        [s.text for s in sources], indices, scores, {"retriever": first_stage}, signals, names)
     t = time.perf_counter()
     result = P.rerank(reranker, cands, progress=progress)
     print(f"reranked {len(cands)} candidates with {reranker.name} in {time.perf_counter() - t:.1f} s", file=stream)

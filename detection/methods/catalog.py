@@ -124,12 +124,18 @@ def _channel_params():
     return tuple(out)
 
 
+def _channel_signals() -> tuple[str, ...]:
+    from .lexical.channels import SIGNALS
+
+    return SIGNALS
+
+
 register(MethodSpec(
     "channels", "retriever", _channels,
     "Multi-channel Latin detection: lemma, rare lemma, form, quotation run, sound, edit distance, synonyms, "
     "word order, verse position, static-vector semantics (and an encoder when set), weighted by reference "
     "rarity; candidates from every channel; each candidate explained",
-    languages=LATIN, params=_channel_params(), internal=("cache_dir", "block_size")))
+    languages=LATIN, params=_channel_params(), internal=("cache_dir", "block_size"), signals=_channel_signals()))
 
 # ----------------------------------------------------------------------------------- Greek pair scorers
 

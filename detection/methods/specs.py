@@ -217,6 +217,9 @@ class MethodSpec:
     # cross-parameter checks: each gets the validated parameters (defaults filled in) and raises ParamError
     # (naming a key) for a combination the method cannot take, so it is refused where single values are
     checks: tuple[Callable[[Mapping[str, Any]], None], ...] = field(default=(), compare=False)
+    # a retriever's per-candidate signals given with its candidates (``search_signals``; channels: each channel's
+    # score and the context term): what a feature reranker stored with ``first_stage_features`` needs
+    signals: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -93,6 +93,11 @@ def detection_job_create(*, method: str, params: dict | None = None, k: int = 10
     if reranker_params and not reranker:
         raise DetectionError("reranker_params given without a reranker")
     rr_config = detection_method_config(reranker, reranker_params, kind="reranker") if reranker else None
+    if rr_config is not None:  # a stored model needing first-stage signals this retriever does not give: refused
+        from detection.methods import registry
+        from detection.methods.rerank.rerankers import check_first_stage
+
+        check_first_stage(rr_config.name, dict(rr_config.params), config.name, registry.get_spec(config.name).signals)
     DETECTION_K.check(k, DetectionError)  # the run limits declared once (core/run_limits.py)
     DETECTION_SHARDS.check(shards, DetectionError)
     DETECTION_SHARD_SIZE.check(shard_size, DetectionError)

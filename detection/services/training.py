@@ -61,8 +61,8 @@ class TrainingData:
     - ``gold``: {(query id, source id): class}, 1 cit. and 2 cf.;
     - ``first_stage(config)``: the retriever whose candidates a reranker learns from, built from the job's
       ``MethodConfig`` (``registry.build_config``, not validated again) as a retrieval method
-      (``fit``, ``search``, ``describe``, ``seen_queries``, and ``fold_models`` / ``use_fold`` for a model stored
-      per fold);
+      (``fit``, ``search_signals`` — the top k with the first stage's per-candidate signals, as the suite gets
+      them —, ``describe``, ``seen_queries``, and ``fold_models`` / ``use_fold`` for a model stored per fold);
     - ``label``: where the models learnt, stored on every ``TrainedModel`` ("NAME vN (split)").
     """
 
@@ -281,6 +281,10 @@ def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[di
     pool = [s.seg_id for s in bench.sources]
     s_texts = [s.text for s in bench.sources]
     q_texts = [qseg[q].text for q in queries]
+    # every query in the version's order, so a first stage reading neighbouring lines reads each query's own
+    lines = [s.text for s in bench.queries]
+    line_of = {s.seg_id: i for i, s in enumerate(bench.queries)}
+    line_index = [line_of[q] for q in queries]
     m = data.first_stage(retriever)
     out: dict = {}
     for fold in ([f for _, f in targets] if m.fold_models else [None]):
@@ -299,14 +303,27 @@ def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[di
         if leaked:  # never register a reranker downstream of a first stage that saw its held-out fold
             raise TrainingError(f"the first stage {(rm.describe().get('retriever') or {}).get('model')} trained on "
                                 f"{len(leaked)} held-out queries of the folds it would serve")
-        idx, sc = rm.search(queries, q_texts, min(k, len(pool)))
+        # with the first stage's own per-candidate signals (channels: each channel's score), as the suite gets them
+        idx, sc, sig, names = rm.search_signals(queries, q_texts, min(k, len(pool)), lines=lines,
+                                                line_index=line_index)
         out[fold] = P.from_topk(queries, q_texts, pool, s_texts, idx, sc,
-                                {"retriever": retriever.name, "retriever_model": (rm.describe().get("retriever") or {})
-                                 .get("model")})
+                                {"retriever": retriever.name, "retriever_params": _given(retriever),
+                                 "retriever_model": (rm.describe().get("retriever") or {}).get("model")}, sig, names)
     first = next(iter(out.values()))
     which = "" if len(out) == 1 else f" per fold ({', '.join(str(c.meta['retriever_model']) for c in out.values())})"
-    log(f"{retriever.name}{which}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(first)} candidates")
+    log(f"{retriever.name}{which}: top-{k} of {len(pool)} sources for {len(queries)} queries = {len(first)} candidates"
+        + (f", with {len(first.extra_names)} first-stage signals ({', '.join(first.extra_names)})"
+           if first.extra_names else ""))
     return ({fold: out.get(fold, first) for _, fold in targets}), data.gold
+
+
+def _given(config) -> dict:
+    """A first stage's parameters that differ from its defaults (what a model card records, as the suite's do:
+    ``{"profile": "prose"}``)."""
+    from detection.methods import registry
+
+    defaults = registry.get_spec(config.name).defaults()
+    return {k: v for k, v in config.params.items() if k not in defaults or defaults[k] != v}
 
 
 def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
@@ -418,16 +435,15 @@ def _train_feature(out: Path, *, cands, y, gold, train_rows, train_queries, test
     from detection.methods.rerank.neural import versions
 
     config = reranker  # the job's MethodConfig, built as it was validated when the job was queued
-    if "featurizer" not in shared:
-        first = registry.build_config(config)
-        first.prepare(cands.source_texts)
-        shared["featurizer"] = first.featurizer
+    if "prepared" not in shared:  # the pool's statistics (no labels) and the first stage's signal names, once
+        shared["prepared"] = registry.build_config(config).prepare(cands.source_texts)
     key = ("X", id(cands))  # one feature matrix per candidate set (one per fold for a first stage stored per fold)
     if key not in shared:
         progress(0.05, "features of every candidate")
-        shared[key] = registry.build_config(config, featurizer=shared["featurizer"]).features(cands)
+        shared[key] = shared["prepared"].features(cands)
     X = shared[key]
-    rr = registry.build_config(config, featurizer=shared["featurizer"])
+    # the fold's reranker with the same featurizer and first-stage signals as the features it learns from
+    rr = registry.build_config(config).prepared_like(shared["prepared"])
     progress(0.5, "training")
     rr.fit(cands.subset(train_rows), y[train_rows], gold={k: c for k, c in gold.items() if k[0] in train_queries},
            X=X[train_rows])

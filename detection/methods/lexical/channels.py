@@ -40,6 +40,9 @@ from detection.latin.stopwords import LATIN_STOPWORDS
 SPARSE_CHANNELS = ("lemma", "rare", "form", "quote", "sound", "edit", "synonym", "order", "position")
 DENSE_CHANNELS = ("semantic", "encoder")
 CHANNELS = SPARSE_CHANNELS + DENSE_CHANNELS
+# the per-candidate signals a reranker may learn from (``Candidates.extra``): each channel's score (a channel the
+# profile or a switch leaves off scores 0) and the context term, always these columns in this order
+SIGNALS = tuple(f"channel_{c}" for c in (*CHANNELS, "context"))
 SCALE = 10.0  # rarity of a word seen about once in 20,000 reference tokens
 ORDER_SPAN = 3
 _ASSIMILATION = (("adf", "aff"), ("adc", "acc"), ("adg", "agg"), ("adl", "all"), ("adp", "app"), ("adr", "arr"),

@@ -42,6 +42,7 @@ PROFILES: dict[str, dict[str, float]] = {
 # benchmark (0.2: R@100 +0.8 point, 0.35: +1.5 points, 0.5: -0.4), prose not measured: off
 CONTEXT = {"verse": 0.35, "prose": 0.0}
 DEFAULT_VECTORS = "la-lemma-cbow100"
+SIGNALS = C.SIGNALS
 RARE_MIN = 7.0
 
 
@@ -74,6 +75,7 @@ _SHIPPED: dict = {}
 
 class MultiChannelRetriever(Retriever):
     name = "channels"
+    signal_names = SIGNALS
 
     def __init__(self, profile: str = "verse", candidates: str = "union", vectors: str | None = DEFAULT_VECTORS,
                  synonyms: str | None = "vectors", rare_min: float = RARE_MIN, encoder: str | None = None,
@@ -313,6 +315,23 @@ class MultiChannelRetriever(Retriever):
         top = TopK(out_idx, out_val, self.source_ids)
         side = (qdocs[off:off + nq], qfeats[off:off + nq], chans + (["context"] if ctx_w > 0 else []))
         return top, per_channel, side
+
+    def search_signals(self, query_texts, k: int, *, progress: Progress | None = None, start: int = 0,
+                       stop: int | None = None):
+        """(TopK, signals (rows, k, len(SIGNALS)) float32, the query side): :meth:`search_explained` with its channel
+        scores laid out in :data:`SIGNALS`' columns (what a feature reranker learns from and is applied with)."""
+        top, per, side = self.search_explained(query_texts, k, progress=progress, explain=True, start=start,
+                                               stop=stop)
+        return top, self.as_signals(per, side), side
+
+    @staticmethod
+    def as_signals(channel_scores: np.ndarray, query_side) -> np.ndarray:
+        """:meth:`search_explained`'s channel scores (rows, k, channels that are on [+ context]) in :data:`SIGNALS`'
+        columns (rows, k, len(SIGNALS)); a channel that is off scores 0."""
+        out = np.zeros(channel_scores.shape[:2] + (len(SIGNALS),), np.float32)
+        for c, ch in enumerate(query_side[2]):
+            out[:, :, SIGNALS.index(f"channel_{ch}")] = channel_scores[:, :, c]
+        return out
 
     # ------------------------------------------------------------------------------------------ explaining
     def explain(self, qi: int, sj: int, channel_scores: np.ndarray, query_side) -> dict:

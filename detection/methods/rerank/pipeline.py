@@ -93,6 +93,50 @@ def from_topk(query_ids, query_texts, source_ids, source_texts, indices: np.ndar
                       int(indices.shape[1]), meta or {}, extra, tuple(extra_names))
 
 
+def neighbour_runs(lines: Sequence[str], line_index: Sequence[int]) -> tuple[list[str], list[int]]:
+    """The query lines ``lines[i]`` (``i`` in ``line_index``) with one line either side, as runs of consecutive
+    lines separated by an empty text (no channel fires on it, so a run's edge reads no false neighbour), and the
+    row of each query among them: what a first stage that reads neighbouring lines searches."""
+    keep = sorted({j for i in line_index for j in (i - 1, i, i + 1) if 0 <= j < len(lines)})
+    texts, row_of, prev = [], {}, None
+    for i in keep:
+        if prev is not None and i != prev + 1:
+            texts.append("")
+        row_of[i] = len(texts)
+        texts.append(lines[i])
+        prev = i
+    return texts, [row_of[i] for i in line_index]
+
+
+def signal_names(retriever) -> tuple[str, ...]:
+    """The per-candidate signals a retriever gives with its candidates (``search_signals``; ``channels``: each
+    channel's score and the context term), () for the others."""
+    return tuple(getattr(retriever, "signal_names", ()) or ()) if callable(
+        getattr(retriever, "search_signals", None)) else ()
+
+
+def search_with_signals(retriever, query_texts: Sequence[str], k: int, *, lines: Sequence[str] | None = None,
+                        line_index: Sequence[int] | None = None, progress: Progress | None = None):
+    """(indices (nq, k), scores, signals (nq, k, m) or None, their names) of a fitted retriever over the queries:
+    the one code path by which the suite, training, evaluations, ``detect`` and the detection job get a first
+    stage's per-candidate signals (:func:`signal_names`). A retriever that reads neighbouring lines (a context
+    term) searches each query with its true neighbours when ``lines`` (every line in the text's order) and
+    ``line_index`` (each query's position there) are given."""
+    texts, rows = list(query_texts), None
+    if lines is not None and line_index is not None and getattr(retriever, "context_weight", 0) > 0:
+        texts, rows = neighbour_runs(lines, line_index)
+    names = signal_names(retriever)
+    if names:
+        top, sig, _ = retriever.search_signals(texts, int(k), progress=progress)
+    else:
+        top, sig = retriever.search(texts, int(k), progress=progress), None
+    idx, sc = np.asarray(top.indices), np.asarray(top.scores, np.float64)
+    if rows is not None:
+        rows = np.asarray(rows, np.int64)
+        idx, sc, sig = idx[rows], sc[rows], None if sig is None else sig[rows]
+    return idx, sc, sig, names
+
+
 def retrieve(retriever, query_ids, query_texts, source_ids, source_texts, k: int, *,
              progress: Progress | None = None, fitted: bool = False) -> Candidates:
     """Top-``k`` candidates of a ``detection.methods`` retriever (fitted here on the sources unless ``fitted``)."""

@@ -149,10 +149,9 @@ class FeatureReranker:
         if not self.extra_names:
             return None
         have = {n: i for i, n in enumerate(cands.extra_names)} if cands.extra is not None else {}
-        missing = [n for n in self.extra_names if n not in have]
-        if missing:
-            raise RerankerError(f"{self.name} learned from the first stage's {', '.join(missing)}, which these "
-                                f"candidates ({cands.meta.get('retriever') or 'unknown first stage'}) do not carry")
+        refusal = signals_refusal(self.name, self.extra_names, have, cands.meta.get("retriever"), self.first_stage)
+        if refusal:
+            raise RerankerError(refusal)
         return np.asarray(cands.extra, np.float64)[:, [have[n] for n in self.extra_names]]
 
     @property
@@ -330,6 +329,45 @@ def card_check(name: str, params: dict, first_stage: str, labels: list[str]) -> 
             "first_stage": first_stage, "n": int(lab.size), "labels": label_shares(lab), "training_labels": train,
             "distance": label_distance(label_shares(lab), train) if train else None,
             "far_off": FAR_OFF, "warnings": label_warnings(name, card.get("first_stage"), train, first_stage, lab)}
+
+
+def signals_refusal(name: str, needed, given, first_stage: str | None, trained_first_stage: str | None = None
+                    ) -> str | None:
+    """The sentence refusing a reranker that learned from first-stage signals (``needed``) a first stage does not
+    give (``given``), naming the missing ones; None when every one is given."""
+    missing = [n for n in needed if n not in set(given)]
+    if not missing:
+        return None
+    return (f"{name} learned from the first stage's {', '.join(missing)}, which these candidates "
+            f"({first_stage or 'unknown first stage'}) do not carry"
+            + (f": use it after the first stage {trained_first_stage}" if trained_first_stage
+               and trained_first_stage != first_stage else ""))
+
+
+def _stored_card(model: str) -> dict:
+    """A stored reranker's card: ``model``'s own, else (a model stored per fold) its ``all`` or ``fold-0`` member's."""
+    for name in (model, f"{model}/all", f"{model}/fold-0"):
+        try:
+            return _read_meta(_model_dir(name))
+        except (RerankerError, ValueError):
+            continue
+    return {}
+
+
+def check_first_stage(name: str, params: dict, first_stage: str, given) -> None:
+    """Refuse, before any work, a stored model (``params["model"]``) that learned from first-stage signals the
+    retriever ``first_stage`` does not give (``given``: its spec's ``signals``): :func:`signals_refusal`'s sentence as the
+    registry's ``ParamError`` on ``model`` (a 400 on the API, a plain sentence in a command). Another first stage than the card's that gives them, or none needed: only the
+    warnings of :func:`label_warnings` after the run."""
+    if not params.get("model"):
+        return
+    from ..specs import ParamError
+
+    card = _stored_card(str(params["model"]))
+    refusal = signals_refusal(f"{name} model {params['model']}", card.get("first_stage_features") or (), given,
+                              first_stage, card.get("first_stage"))
+    if refusal:
+        raise ParamError(refusal, "model")
 
 
 def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) -> list[str]:
