@@ -206,7 +206,7 @@ def _load(params: dict, log) -> tuple[_Loaded, bool]:
     queries = _units(_set(q).rows(q["id"]), unit)
     context = registry.BuildContext.default()  # the worker's one build context
     retriever = registry.build_config(config, context)
-    _, how, _ = fit_or_load(retriever, config.name, dict(config.params), sources.ids, sources.texts, log=log)
+    _, how, _ = fit_or_load(retriever, config, sources.ids, sources.texts, log=log)
     reranker = registry.build_config(rr_config, context) if rr_config else None
     _LOADED[key] = _Loaded(retriever, reranker, queries, sources, how, unit)
     log(f"pid {os.getpid()}: loaded {len(sources.ids)} sources and {len(queries.ids)} queries ({unit}), index "

@@ -10,18 +10,21 @@ from pathlib import Path
 
 from django.conf import settings
 
-from detection.methods.infrastructure.index_cache import IndexCache, cache_key
+from detection.methods.infrastructure.index_cache import IndexCache, config_cache_key
 
 
 def pool_index_cache() -> IndexCache:
     return IndexCache(Path(settings.VAR_DIR) / "index-cache", settings.INDEX_CACHE_MAX_BYTES)
 
 
-def fit_or_load(target, method: str, params: dict, source_ids, source_texts, *, log=None) -> tuple[str, str, float]:
-    """``target`` (a retriever or evaluation method, not fitted) fitted on the sources: loaded from the cache
-    when an earlier job stored it, else fitted here and stored. ``(key, "cache" | "built", seconds)``."""
+def fit_or_load(target, config, source_ids, source_texts, *, log=None) -> tuple[str, str, float]:
+    """``target`` (a retriever or evaluation method, not fitted, built from ``config``, the ``MethodConfig`` a
+    run stored or a job carried) fitted on the sources: loaded from the cache when an earlier job stored it, else
+    fitted here and stored; the key is the configuration's digest with the sources' content.
+    ``(key, "cache" | "built", seconds)``."""
     t = time.perf_counter()
-    key = cache_key(method, params, source_ids, source_texts)
+    method = config.name
+    key = config_cache_key(config, source_ids, source_texts)
     how = pool_index_cache().fit_or_load(target, key, lambda: target.fit(list(source_ids), list(source_texts)))
     took = time.perf_counter() - t
     if log:

@@ -43,21 +43,22 @@ def gold_classes(bench: Benchmark) -> dict[tuple[str, str], int]:
     return {(g.query_id, g.source_id): _CLASS.get(g.label, 1) for g in bench.gold}
 
 
-def _fold_reranker(reranker_name: str, params: dict, fold: int, shared: dict):
-    """The reranker for one fold: a fresh instance sharing the fitted featurizer; a stored model laid out per fold
-    (``<model>/fold-<f>``) gives that fold's model."""
+def _fold_reranker(config, fold: int, shared: dict):
+    """The reranker for one fold, built from its configuration (configured once, not validated again): a fresh
+    instance sharing the fitted featurizer; a stored model laid out per fold (``<model>/fold-<f>``, found in the
+    model store) gives that fold's model."""
     from detection.methods import registry
     from detection.methods.infrastructure import model_store
 
-    spec = registry.get_spec(reranker_name)
-    p = dict(params)
-    if p.get("model") and "/" not in str(p["model"]):
-        per_fold = f"{p['model']}/fold-{fold}"
+    spec = registry.get_spec(config.name)
+    model = config.params.get("model")
+    if model and "/" not in str(model):
+        per_fold = f"{model}/fold-{fold}"
         if model_store.local_path(per_fold) is not None:
-            p["model"] = per_fold
+            config = registry.MethodConfig(config.name, config.kind, {**config.params, "model": per_fold})
     context = registry.BuildContext(cache_dir=shared.get("cache_dir"))
     objects = {k: v for k, v in shared.items() if k in spec.internal and k != "cache_dir"}
-    return registry.build_config(registry.configure(reranker_name, p, kind="reranker"), context, **objects)
+    return registry.build_config(config, context, **objects)
 
 
 class LeakError(ValueError):
@@ -112,11 +113,12 @@ def _seen(model, held_out: set[str]) -> int:
     return len(set(seen) & held_out)
 
 
-def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: str, reranker_params: dict | None = None,
+def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker, reranker_params: dict | None = None,
                     *, k: int = 100, ks=(1, 5, 10, 20, 50, 100), sweep_ks=RERANK_SWEEP_KS, pool: str = "auto",
                     cache_dir=None, progress=None, benchmark_info: dict | None = None) -> dict:
     """Evaluate ``retriever`` (a :mod:`benchmarks.loci.method_adapters` retrieval method) followed by the registered
-    reranker ``reranker_name`` on held-out folds.
+    reranker ``reranker`` on held-out folds: a ``MethodConfig`` (a run's stored one, used as it is), or a
+    registered name configured here once with ``reranker_params``.
 
     A retriever stored per fold (``fold_models``: a fine-tuned bi-encoder named ``NAME``) ranks with
     ``NAME/fold-<f>`` for fold f; a stored reranker (``model``) uses ``<model>/fold-<f>``. Every fold's models are
@@ -130,7 +132,11 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     """
     t0 = time.perf_counter()
     prog = progress or (lambda f, m="": None)
-    params = dict(reranker_params or {})
+    from detection.methods import registry
+
+    config = reranker if isinstance(reranker, registry.MethodConfig) else \
+        registry.configure(reranker, dict(reranker_params or {}), kind="reranker")
+    reranker_name, params = config.name, dict(config.params)
     timing = {}
     pool_ids, pool_kind = source_pool(bench, pool)
     sseg = {s.seg_id: s for s in bench.sources}
@@ -144,7 +150,7 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     stored = {}
     if params.get("model"):  # stored models: refused before any work when one saw its held-out fold
         for f in range(split.n_folds):
-            stored[f] = _fold_reranker(reranker_name, params, f, shared)
+            stored[f] = _fold_reranker(config, f, shared)
             leaked = _seen(stored[f], set(split.fold_queries(f)))
             if leaked:
                 raise LeakError(f"fold {f}: the reranker trained on {leaked} of its held-out queries (a model of "
@@ -155,7 +161,7 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
     gold = gold_classes(bench)
     t = time.perf_counter()
     prog(0.2, f"features of {sum(len(c) for c, _, _ in stages)} candidate pairs")
-    first = stored[0] if stored else _fold_reranker(reranker_name, params, 0, shared)
+    first = stored[0] if stored else _fold_reranker(config, 0, shared)
     Xs = None
     if hasattr(first, "prepare"):
         if getattr(first, "featurizer", None) is None:
@@ -177,7 +183,7 @@ def evaluate_rerank(bench: Benchmark, split: Split, retriever, reranker_name: st
         cand_fold = qfold[cands.qi]
         test = np.nonzero(cand_fold == f)[0]
         train = np.nonzero(cand_fold != f)[0]
-        rr = first if f == 0 else stored[f] if stored else _fold_reranker(reranker_name, params, f, shared)
+        rr = first if f == 0 else stored[f] if stored else _fold_reranker(config, f, shared)
         # a stored model is used as it is, with the thresholds its training job tuned on its training folds
         if not params.get("model"):
             kw = {"gold": {key: c for key, c in gold.items() if split.query_fold.get(key[0], -1) != f}}

@@ -68,10 +68,11 @@ def _run(run_id: int) -> EvaluationRun:
 
 
 def _run_key(run: EvaluationRun) -> str:
-    """What decides the grid and the fitted method (ids alone repeat across throwaway test databases)."""
+    """What decides the grid and the fitted method (ids alone repeat across throwaway test databases): the method
+    as the run's stored configuration names it (its digest, checked), not the ``params`` column beside it."""
     from benchmarks.services.runs import run_pool
 
-    return json.dumps([run.pk, run.created.isoformat(), run.version_id, run.method, run.params, run_pool(run),
+    return json.dumps([run.pk, run.created.isoformat(), run.version_id, run.method_config.digest, run_pool(run),
                        run.split, run.n_folds, run.seed, list(run.ks or ()), run.unit], sort_keys=True, default=str)
 
 
@@ -118,7 +119,7 @@ def _fit_pool(run: EvaluationRun, held: _Loaded, log=None):
         method = runs.retrieval_method(run)
         units = held.units  # fitted on the pool's units (their texts key the cached index)
         ids, texts = (units.pool_ids, units.pool_texts) if units else (held.grid.pool_ids, held.grid.source_texts)
-        held.index_key, held.index_how, took = fit_or_load(method, run.method, method.params, ids, texts, log=log)
+        held.index_key, held.index_how, took = fit_or_load(method, run.method_config, ids, texts, log=log)
         held.fitted = method
         held.timings["fit_s" if held.index_how == "built" else "index_load_s"] = round(took, 3)
     return held.fitted

@@ -470,10 +470,11 @@ def _rerank_section(run: EvaluationRun, bench, split, ks, progress: Progress, lo
 
     if retriever is None:
         retriever = retrieval_method(run)
-    params = dict(run.reranker_method_config.params)  # validated when the run was created; the digest checked
+    config = run.reranker_method_config  # validated when the run was created; the digest checked; built as it is
+    params = dict(config.params)
     depth = min(RERANK_DEPTH, max(ks))
     log(f"rerank: {run.reranker} {params} on the top {depth} of {run.method}")
-    rep = evaluate_rerank(bench, split, retriever, run.reranker, params, k=depth,
+    rep = evaluate_rerank(bench, split, retriever, config, k=depth,
                           ks=tuple(k for k in ks if k <= RERANK_DEPTH) or (1, 10),
                           progress=lambda f, m="": progress(0.9 + 0.09 * f, f"rerank: {m}"))
     leaks = sum(f["leaked_queries"] for f in rep["folds"])

@@ -1,7 +1,12 @@
 """The benchmark suite as a job (``benchmarks.suite``): validate a request, queue it, run it, keep its table.
 
 Methods are the suite's method strings (:mod:`benchmarks.suite.suite`) minus ``file:``: another tool's file is
-read from the command line only (a page never names a path). Benchmarks are the suite's registered ones
+read from the command line only (a page never names a path). Each is configured once, when the job is queued
+(``suite.configure_method``: ``registry.configure`` for every part), and the job carries the configurations
+(``SuiteMethod.to_json``: each ``MethodConfig`` with its digest, the row's method string and its mode); the
+worker reads them back (``SuiteMethod.from_json`` → ``registry.carried_config``) without validating them again.
+A row queued before suite jobs carried configurations holds the method strings: each is configured once in the
+worker, and one that no longer configures fails with a sentence saying the job is of the old shape. Benchmarks are the suite's registered ones
 and stored versions the owner may read (``stored:NAME@VERSION``: gold a user promoted from verified workbench
 parallels, or any version loaded by the dataset recipe), read from the database. The result is the one table's figures, fold
 spread and paired tests, JSON-safe, kept as the job's result for the page.
@@ -19,8 +24,9 @@ SUITE_KIND = "benchmarks.suite"
 MAX_METHODS = 12
 
 
-def _methods(methods) -> list[str]:
-    from benchmarks.suite.suite_commands import validate_methods
+def _methods(methods) -> list:
+    """The requested method strings configured once (``SuiteMethod`` rows), or a ``RunError`` naming the method."""
+    from benchmarks.suite.suite_commands import configure_methods
 
     items = [m.strip() for m in (split_methods(methods) if isinstance(methods, str) else methods or []) if m.strip()]
     if not items:
@@ -32,7 +38,7 @@ def _methods(methods) -> list[str]:
             raise RunError(f"methods: {m!r}: another tool's file is scored from the command line "
                            "(manage.py evaluate --suite --methods file:FORMAT:PATH), not from a page")
     try:
-        return validate_methods(items)
+        return configure_methods(items)
     except CommandInputError as exc:
         raise RunError(f"methods: {exc}") from None
 
@@ -116,19 +122,32 @@ def suite_job_create(*, methods, benchmarks, owner=None):
     for n in names:
         if n.startswith(STORED):
             _stored_version(n, owner)  # exists and the owner may read it
-    return job_create(kind=SUITE_KIND, owner=owner, queue="cpu", params={"methods": methods, "benchmarks": names})
+    return job_create(kind=SUITE_KIND, owner=owner, queue="cpu",
+                      params={"methods": [m.to_json() for m in methods], "benchmarks": names})
 
 
-def suite_job_execute(job, *, methods: list[str], benchmarks: list[str]) -> dict:
+def carried_methods(methods) -> list:
+    """The rows a suite job carries, read back before any work (``SuiteMethod.from_json``: each configuration's
+    digest checked, not validated again; an old row's method strings configured once)."""
+    from benchmarks.suite.suite import SuiteMethod
+
+    if not isinstance(methods, list) or not methods:
+        raise RunError("the suite job carries no method: queue it again")
+    return [SuiteMethod.from_json(m) for m in methods]
+
+
+def suite_job_execute(job, *, methods: list, benchmarks: list[str]) -> dict:
     from benchmarks.suite import expected
     from benchmarks.suite import suite as S
+
+    configured = carried_methods(methods)
 
     benches = {}
     for i, name in enumerate(benchmarks):
         job.progress(0.02 + 0.08 * i / len(benchmarks), f"loading {name}")
         benches[name] = (stored_suite_benchmark(name, job.job.owner) if name.startswith(STORED)
                          else S.BENCHMARKS[name]())
-    steps = len(methods) * len(benches)
+    steps = len(configured) * len(benches)
     done = [0]
 
     def prog(message: str) -> None:
@@ -136,10 +155,10 @@ def suite_job_execute(job, *, methods: list[str], benchmarks: list[str]) -> dict
             done[0] += 1
         job.progress(0.1 + 0.85 * min(done[0], steps) / steps, message)
 
-    report = S.run_suite(_methods(methods), benches, progress=prog)
+    report = S.run_suite(configured, benches, progress=prog)
     rows = {b: {m: {"mean": r["mean"], "fold_std": r["fold_std"], "global_recall": r["global_recall"],
                     "by_class": r["by_class"], "vs_first": r.get("vs_first"), "n_queries": r["n_queries"],
                     "leaked_queries": (r.get("training") or {}).get("leaked_queries")}
                 for m, r in rs.items()} for b, rs in report["rows"].items()}
-    return json_safe({"methods": methods, "benchmarks": report["benchmarks"], "rows": rows,
+    return json_safe({"methods": report["methods"], "benchmarks": report["benchmarks"], "rows": rows,
                       "figures": expected.figures_of(report), "table": S.markdown(report)})

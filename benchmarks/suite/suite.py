@@ -233,13 +233,21 @@ def _reranked(cands, probs) -> dict[str, list[tuple[str, float]]]:
     return {q: [(s, 1.0 - p0) for s, p0, _ in sorted(v, key=lambda t: (t[1], t[2]))] for q, v in out.items()}
 
 
-def build_reranker(name: str, params: dict | None = None):
+def build_reranker(reranker, params: dict | None = None):
+    """A fresh reranker: from its configuration (a :class:`SuiteMethod`'s, built as it is), or from a name and
+    ``params`` configured here."""
     from detection.methods import registry
 
-    return registry.build_config(registry.configure(name, dict(params or {}), kind="reranker"))
+    config = reranker if isinstance(reranker, registry.MethodConfig) else \
+        registry.configure(reranker, dict(params or {}), kind="reranker")
+    return registry.build_config(config)
 
 
-def rerank_within(bench: SuiteBenchmark, first: str, reranker: str, depth: int, cache: dict,
+def _reranker_name(reranker) -> str:
+    return reranker if isinstance(reranker, str) else reranker.name
+
+
+def rerank_within(bench: SuiteBenchmark, first: str, reranker, depth: int, cache: dict,
                   params: dict | None = None, progress=None) -> Ranked:
     cands = candidates(bench, first, depth, cache)
     y = labels_of(bench, cands)
@@ -258,11 +266,11 @@ def rerank_within(bench: SuiteBenchmark, first: str, reranker: str, depth: int, 
         out.update(_reranked(cands.subset(te), rr.predict_proba(cands.subset(te), X=None if X is None else X[te])))
         folds.append({"fold": f, "trained_on_queries": len(rr.training_queries), "held_out": len(held)})
         if progress:
-            progress(f"{bench.name} {first}>{reranker}: fold {f} done")
+            progress(f"{bench.name} {first}>{_reranker_name(reranker)}: fold {f} done")
     return Ranked(out, {"mode": "within", "benchmark": bench.name, "folds": folds, "leaked_queries": leaks})
 
 
-def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker: str, depth: int, cache: dict,
+def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker, depth: int, cache: dict,
              params: dict | None = None):
     """One reranker trained on every query of ``benches`` (their candidates stacked; each benchmark's features
     with its own pool's statistics). Returns (reranker, model card)."""
@@ -292,12 +300,12 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker: str, depth
     rr.first_stage = first
     rr.first_stage_config = {b["benchmark"]: b["first_stage_config"] for b in card}
     rr.label_distribution = label_shares(decide(rr._predict(rr.clf, X, g), rr.thresholds))
-    return rr, {"first_stage": first, "depth": depth, "reranker": reranker, "trained_on": card,
+    return rr, {"first_stage": first, "depth": depth, "reranker": _reranker_name(reranker), "trained_on": card,
                 "features": rr.feature_names,
                 "training_query_ids": {b.name: list(b.query_ids) for b in benches}}
 
 
-def rerank_transfer(test: SuiteBenchmark, train: Sequence[SuiteBenchmark], first: str, reranker: str, depth: int,
+def rerank_transfer(test: SuiteBenchmark, train: Sequence[SuiteBenchmark], first: str, reranker, depth: int,
                     cache: dict, params: dict | None = None) -> Ranked:
     rr, card = train_on(train, first, reranker, depth, cache, params)
     leaks = len(set(test.query_ids) & {q for b in train for q in b.query_ids})
@@ -339,6 +347,116 @@ def parse_reranked(spec: str) -> tuple[str, str, dict, bool]:
             raise ValueError(f"method {spec!r}: reranker parameter {item!r} is not key=value")
         params[key.strip()] = value.strip()
     return m["first"], m["name"], params, bool(m["lobo"])
+
+
+MODES = ("retriever", "rrf", "rerank", "file")
+
+
+@dataclass(frozen=True)
+class SuiteMethod:
+    """One row of the suite, configured once (:func:`configure_method`): ``display`` is its method string (the
+    table's row name, as typed), ``mode`` one of :data:`MODES`, ``firsts`` the first stage's configurations (one
+    retriever, or an ``rrf:`` fusion's parts; ``registry.MethodConfig``), ``reranker`` the reranker's and
+    ``lobo`` leave one benchmark out. A job carries :meth:`to_json`; its worker reads it back with
+    :meth:`from_json` (each configuration's digest checked by ``registry.carried_config``, not validated again)."""
+
+    display: str
+    mode: str
+    firsts: tuple = ()
+    reranker: object = None
+    lobo: bool = False
+
+    @property
+    def first(self) -> str:
+        """The first stage's retriever name (a reranked row's, a plain row's)."""
+        return self.firsts[0].name
+
+    def to_json(self) -> dict:
+        if self.mode == "file":
+            raise ValueError(f"method {self.display!r}: another tool's file is read on the command line, never "
+                             "carried by a job")
+        return {"display": self.display, "mode": self.mode, "first": [c.to_json() for c in self.firsts],
+                "reranker": None if self.reranker is None else self.reranker.to_json(), "lobo": self.lobo}
+
+    @classmethod
+    def from_json(cls, data) -> SuiteMethod:
+        """What :meth:`to_json` wrote, as a worker reads it. A job row queued before suite jobs carried
+        configurations holds the method string instead: that one is configured here, once, and a part that no
+        longer configures fails with ``registry.carried_config``'s sentence (queue it again)."""
+        from detection.methods import registry
+
+        if isinstance(data, str):
+            if data.strip().startswith("file:"):  # a job never reads a path it was handed
+                raise registry.ParamError(f"a suite job never reads another tool's file ({_short_text(data)}): "
+                                          "score it from the command line")
+            return configure_method(data, carried=True)
+        keys = {"display", "mode", "first", "reranker", "lobo"}
+        if not isinstance(data, dict) or set(data) != keys or data["mode"] not in MODES[:3] \
+                or not isinstance(data["first"], list) or not isinstance(data["display"], str):
+            raise registry.ParamError(f"a suite job's method must be a JSON object with {', '.join(sorted(keys))} "
+                                      f"and a mode among {', '.join(MODES[:3])}: queue the job again")
+        firsts = tuple(registry.carried_config(c, kind="retriever") for c in data["first"])
+        reranker = None if data["reranker"] is None else registry.carried_config(data["reranker"], kind="reranker")
+        method = cls(data["display"], data["mode"], firsts, reranker, bool(data["lobo"]))
+        if _names(method.display) != _names(method):
+            raise registry.ParamError(f"the suite job's method {_short_text(method.display)} does not name the "
+                                      "configurations it carries: queue the job again")
+        return method
+
+
+def _short_text(text: str, n: int = 60) -> str:
+    return repr(text if len(text) <= n else text[:n] + "…")
+
+
+def _parts(spec: str) -> tuple[str, tuple[str, ...], str | None, dict, bool]:
+    """(mode, first-stage names, reranker name, its parameters as text, leave-one-out) of a method string
+    (parsing only: nothing is validated here)."""
+    if spec.startswith("file:"):
+        return ("file", (), None, {}, False)
+    head = spec.partition(">")[0]
+    fused = head.startswith("rrf:")
+    firsts = tuple(head[4:].split("+")) if fused else (head,)
+    if ">" not in spec:
+        return ("rrf" if fused else "retriever", firsts, None, {}, False)
+    _, name, params, lobo = parse_reranked(spec)
+    if fused:
+        raise ValueError("a reranker's first stage is one retriever, not a fusion")
+    return ("rerank", firsts, name, params, lobo)
+
+
+def _names(method: str | SuiteMethod) -> tuple:
+    """(mode, first-stage names, reranker name, leave-one-out) of a method string or a configured row."""
+    if isinstance(method, SuiteMethod):
+        return (method.mode, tuple(c.name for c in method.firsts),
+                None if method.reranker is None else method.reranker.name, method.lobo)
+    mode, firsts, reranker, _, lobo = _parts(method)
+    return (mode, firsts, reranker, lobo)
+
+
+def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
+    """A method string configured once: each retriever and the reranker through ``registry.configure`` (the
+    reranker with its ``(key=value,...)`` parameters), a file's format checked. ``UnknownMethod``/``ParamError``
+    name the part; a malformed string raises ``ValueError``. ``carried``: an old job row's string, each part
+    read through ``registry.carried_config`` (its old-shape sentence when it no longer configures)."""
+    from detection.methods import registry
+
+    spec = spec.strip()
+    mode, firsts, reranker, params, lobo = _parts(spec)
+    if mode == "file":
+        from .interchange import READERS
+
+        fmt = spec.split(":")[1] if spec.count(":") >= 2 else ""
+        if fmt not in READERS:
+            raise ValueError(f"write file:FORMAT:PATH with FORMAT one of {', '.join(READERS)}")
+        return SuiteMethod(spec, "file")
+
+    def config(name, kind, values=None):
+        if carried:
+            return registry.carried_config(name, kind=kind, legacy_params=values or {})
+        return registry.configure(name, values or {}, kind=kind)
+
+    return SuiteMethod(spec, mode, tuple(config(n, "retriever") for n in firsts),
+                       None if reranker is None else config(reranker, "reranker", params), lobo)
 
 
 def _with_tail(bench: SuiteBenchmark, res: Ranked, first: str, depth: int, cache: dict) -> Ranked:
@@ -400,25 +518,27 @@ def export(report_dir, bench: SuiteBenchmark, runs: dict[str, Ranked]) -> list[s
     return [f"{bench.name}/{f}" for f in files]
 
 
-def run_method(spec: str, bench: SuiteBenchmark, all_benches: dict[str, SuiteBenchmark], depth: int,
+def run_method(spec: str | SuiteMethod, bench: SuiteBenchmark, all_benches: dict[str, SuiteBenchmark], depth: int,
                cache: dict, progress=None, rerank_depth: int = 100) -> Ranked:
+    """One row on one benchmark; ``spec`` a configured :class:`SuiteMethod` (a method string is configured
+    here first)."""
+    m = spec if isinstance(spec, SuiteMethod) else configure_method(spec)
     t = time.perf_counter()
-    if ">" in spec:
-        first, name, params, lobo = parse_reranked(spec)
-        if lobo:
+    if m.mode == "rerank":
+        if m.lobo:
             others = [b for n, b in all_benches.items() if n != bench.name]
             if not others:
-                raise ValueError(f"{spec}: leave-one-benchmark-out needs a second benchmark")
-            res = rerank_transfer(bench, others, first, name, rerank_depth, cache, params)
+                raise ValueError(f"{m.display}: leave-one-benchmark-out needs a second benchmark")
+            res = rerank_transfer(bench, others, m.first, m.reranker, rerank_depth, cache)
         else:
-            res = rerank_within(bench, first, name, rerank_depth, cache, params, progress=progress)
-        res = _with_tail(bench, res, first, depth, cache)
-    elif spec.startswith("file:"):
-        res = imported(spec, bench)
-    elif spec.startswith("rrf:"):
-        res = Ranked(rrf(bench, spec[4:].split("+"), depth, cache))
+            res = rerank_within(bench, m.first, m.reranker, rerank_depth, cache, progress=progress)
+        res = _with_tail(bench, res, m.first, depth, cache)
+    elif m.mode == "file":
+        res = imported(m.display, bench)
+    elif m.mode == "rrf":
+        res = Ranked(rrf(bench, [c.name for c in m.firsts], depth, cache))
     else:
-        idx, sc = retrieve(bench, spec, depth, cache)
+        idx, sc = retrieve(bench, m.first, depth, cache)
         res = Ranked(_as_ranked(bench, idx, sc))
     res.seconds = time.perf_counter() - t
     return res
@@ -445,12 +565,18 @@ def score(bench: SuiteBenchmark, res: Ranked) -> dict:
     return row
 
 
-def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, depth: int = 1000,
+def run_suite(methods: Sequence[str | SuiteMethod], benchmarks: dict[str, SuiteBenchmark], *, depth: int = 1000,
               rerank_depth: int = 100, n_resamples: int = 10_000, progress=None, export_dir=None) -> dict:
-    """Every method on every benchmark; returns the report (``rows`` per benchmark and method, paired tests
-    against the first method)."""
+    """Every method on every benchmark; returns the report (``rows`` per benchmark and method string, paired
+    tests against the first method). ``methods``: configured :class:`SuiteMethod` rows (a job's, the command's),
+    or method strings configured here once."""
     if not methods:
         raise ValueError("no method given")
+    configured = {}
+    for m in methods:
+        m = m if isinstance(m, SuiteMethod) else configure_method(m)
+        configured[m.display] = m
+    methods = list(configured)
     cache: dict = {}
     report = {"schema": "similia.suite/1", "methods": list(methods), "depth": depth, "rerank_depth": rerank_depth,
               "benchmarks": {n: b.describe() for n, b in benchmarks.items()}, "rows": {}}
@@ -460,7 +586,7 @@ def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, 
             if progress:
                 progress(f"{name}: {spec}")
             try:
-                runs[spec] = run_method(spec, bench, benchmarks, depth, cache, progress, rerank_depth)
+                runs[spec] = run_method(configured[spec], bench, benchmarks, depth, cache, progress, rerank_depth)
             except ValueError as exc:
                 if not spec.startswith("file:") or "no row names" not in str(exc):
                     raise
@@ -470,7 +596,7 @@ def run_suite(methods: Sequence[str], benchmarks: dict[str, SuiteBenchmark], *, 
         if export_dir:
             report.setdefault("exported", []).extend(export(export_dir, bench, runs))
         base = methods[0]
-        unsupervised = [m for m in methods if m in rows and ">" not in m and not m.startswith("file:")]
+        unsupervised = [m for m in methods if m in rows and configured[m].mode in ("retriever", "rrf")]
         for spec in [m for m in methods[1:] if m in rows]:
             rows[spec]["vs_first"] = {m: MS.compare(rows[spec]["per_query"][m], rows[base]["per_query"][m],
                                                     n_resamples=n_resamples)

@@ -25,33 +25,15 @@ STANDARD_METHODS = ("bm25-lemma", "tesserae", "rrf:bm25-lemma+tesserae", "bm25-l
                     "bm25-lemma>feature-ltr", "bm25-lemma>feature-ltr@lobo")
 
 
-def validate_methods(methods) -> list[str]:
-    """Every part of every method string names a registered method of the right kind."""
-    from detection.methods import registry
-
+def configure_methods(methods) -> list[S.SuiteMethod]:
+    """Every method string configured once (:func:`.suite.configure_method`: every part a registered method of
+    the right kind, the reranker's parameters validated by the registry); the error names the method."""
     out = []
     for spec in methods:
-        spec = spec.strip()
-        if spec.startswith("file:"):
-            from .interchange import READERS
-
-            fmt = spec.split(":")[1] if spec.count(":") >= 2 else ""
-            if fmt not in READERS:
-                raise CommandInputError(f"method {spec!r}: write file:FORMAT:PATH with FORMAT one of "
-                                        f"{', '.join(READERS)}")
-            out.append(spec)
-            continue
-        first = spec.partition(">")[0]
-        firsts = first[4:].split("+") if first.startswith("rrf:") else [first]
         try:
-            for f in firsts:
-                registry.validate(f, {}, kind="retriever")
-            if ">" in spec:
-                _, name, params, _ = S.parse_reranked(spec)
-                registry.validate(name, params, kind="reranker")
+            out.append(S.configure_method(spec))
         except (KeyError, ValueError) as exc:
-            raise CommandInputError(f"method {spec!r}: {exc}") from None
-        out.append(spec)
+            raise CommandInputError(f"method {spec.strip()!r}: {exc}") from None
     if not out:
         raise CommandInputError("no method given")
     return out
@@ -107,10 +89,11 @@ def run_suite_command(*, methods=None, benchmarks=None, corpus_dir=None, output=
         out.write(f"{spec['name']}: {'drift in ' + str(len(problems)) + ' figures' if problems else 'all figures hold'}"
                   f" ({time.perf_counter() - t:.0f} s)\n")
         return 1 if problems else 0
-    methods = validate_methods(methods or STANDARD_METHODS)
+    configured = configure_methods(methods or STANDARD_METHODS)
+    methods = [m.display for m in configured]
     names = list(benchmarks or S.BENCHMARKS)
     try:
-        report = S.run_suite(methods, _benchmarks(names, corpus_dir, stored), progress=prog, export_dir=export)
+        report = S.run_suite(configured, _benchmarks(names, corpus_dir, stored), progress=prog, export_dir=export)
     except (ValueError, OSError) as exc:  # an unreadable or malformed imported file: the message names the line
         raise CommandInputError(str(exc)) from None
     for line in report.get("skipped", []):

@@ -88,14 +88,21 @@ def _update_strings(h, values: Sequence[str]) -> None:
 
 
 def cache_key(method: str, params: dict | None, source_ids: Sequence[str], source_texts: Sequence[str]) -> str:
-    """The hex sha256 naming the index ``method`` with ``params`` fits on these sources."""
+    """The hex sha256 naming the index ``method`` with ``params`` (configured here) fits on these sources."""
+    from .. import registry
+
+    return config_cache_key(registry.configure(method, params or {}), source_ids, source_texts)
+
+
+def config_cache_key(config, source_ids: Sequence[str], source_texts: Sequence[str]) -> str:
+    """The hex sha256 naming the index a configured method fits on these sources: keyed on the
+    ``MethodConfig``'s digest (its name and validated parameters, defaults filled in), not validated again."""
     from .. import registry
 
     source_ids, source_texts = list(source_ids), list(source_texts)
     if len(source_ids) != len(source_texts):
         raise ValueError("source_ids and source_texts differ in length")
-    head = {"method": method, "params": registry.validate(method, params or {}),
-            "fixed": dict(registry.get_spec(method).fixed), "format": index_files.FORMAT_VERSION,
+    head = {"config": config.digest, "fixed": dict(registry.get_spec(config.name).fixed), "format": index_files.FORMAT_VERSION,
             "code": _code_version(), **_content_version()}
     h = hashlib.sha256(json.dumps(head, sort_keys=True, separators=(",", ":"), default=str).encode())
     _update_strings(h, source_ids)

@@ -237,3 +237,21 @@ def test_a_reranked_row_is_compared_with_every_unsupervised_row(loci_small):
     assert c["n_queries"] == len(loci_small.query_ids)
     assert abs(c["delta"] - (rows["bm25-lemma>feature-ltr"]["mean"]["RR@10"] - rows["tfidf-surface"]["mean"]["RR@10"])) < 1e-12
     assert "vs" not in rows["tfidf-surface"]  # the unsupervised rows keep their one comparison with the first
+
+
+@needs_data
+def test_a_carried_reranked_row_runs_as_its_string_does(loci_small):
+    """A suite job's row read back from its configurations (``SuiteMethod.from_json``) scores as the string does,
+    under the string's row name; the reranker is built from the carried configuration (its text parameters were
+    typed once, when configured)."""
+    spec = "bm25-lemma>feature-logreg(C=0.5)"
+    carried = S.SuiteMethod.from_json(S.configure_method(spec).to_json())
+    assert carried.reranker.params["C"] == 0.5 and carried.mode == "rerank" and not carried.lobo
+    kw = dict(depth=100, rerank_depth=20, n_resamples=200)
+    by_string = S.run_suite(["bm25-lemma", spec], {"loci-similes": loci_small}, **kw)["rows"]["loci-similes"]
+    rep = S.run_suite([S.configure_method("bm25-lemma"), carried], {"loci-similes": loci_small}, **kw)
+    assert rep["methods"] == ["bm25-lemma", spec]
+    rows = rep["rows"]["loci-similes"]
+    for m in ("bm25-lemma", spec):
+        assert rows[m]["mean"] == by_string[m]["mean"] and rows[m]["per_query"] == by_string[m]["per_query"]
+    assert rows[spec]["training"]["mode"] == "within" and rows[spec]["training"]["leaked_queries"] == 0

@@ -149,6 +149,30 @@ def test_feature_reranker_beats_bm25_on_held_out_folds_and_never_trains_on_them(
     assert rep["sweep"]["all"][0]["k"] == 1 and "rer" in rep["sweep"]["all"][0]
 
 
+def test_a_stored_reranker_configuration_is_built_as_it_is_not_configured_again():
+    """An evaluation run hands its stored reranker ``MethodConfig`` to ``evaluate_rerank``: built per fold as it is
+    (the same figures as the name configured once), and a configuration stored before a range narrowed is not
+    refused by a second validation."""
+    from benchmarks.loci import data, method_adapters, splits
+    from benchmarks.loci.rerank_eval import evaluate_rerank
+
+    bench = data.load_default_545()
+    split = splits.split_from_file(bench, "ref_type")
+
+    def rerank(reranker, params=None):
+        return evaluate_rerank(bench, split, method_adapters.EngineRetrieverMethod("bm25-lemma"), reranker, params,
+                               k=10, ks=(1, 10), pool="gold")
+
+    config = registry.configure("feature-logreg", {"C": "0.5"}, kind="reranker")
+    by_config, by_name = rerank(config), rerank("feature-logreg", {"C": "0.5"})
+    assert by_config["rerank"] == by_name["rerank"] and by_config["thresholds"] == by_name["thresholds"]
+    assert by_config["reranker"] == by_name["reranker"] == {"name": "feature-logreg", "params": dict(config.params)}
+    with pytest.raises(registry.ParamError, match="C"):
+        registry.configure("feature-logreg", {"C": 1e5}, kind="reranker")
+    older = registry.MethodConfig("feature-logreg", "reranker", {**config.params, "C": 1e5})
+    assert rerank(older)["reranker"]["params"]["C"] == 1e5
+
+
 def test_a_stored_feature_model_reranks_by_name_and_knows_its_training_queries(tmp_path):
     from detection.methods.infrastructure import model_store
 
