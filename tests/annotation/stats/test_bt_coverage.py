@@ -154,9 +154,9 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
     per cell here (~1 min). One seed's coverage spreads widely: `perf/bt_coverage_99.py --seeds 30` measured, for
     19.09 · gold under adaptive selection, mean 0.947, SD 0.055 over seeds, lowest 0.808, 3 of 30 below 0.85 (the
     near-rank exploration); 0.936, SD 0.056, lowest 0.778 with uniform exploration (the selection of before, same
-    run), so the exploration does not bias coverage. Most of one batch's spread is the sampler's: on this test's
+    run), so the exploration does not bias coverage. Part of one batch's spread is Monte Carlo: on this test's
     gold/adaptive batch, Gibbs seeds 0–7 give 0.74–0.96 (the gap of the far-ahead group above the bulk mixes slowly;
-    docs/statistics.md). Hence per cell ≥ 0.75 (below every one of the 60 seeds measured, about 3 SD under the mean),
+    with better-mixing moves 0.82–0.96, mean 0.88: the rest is the batch's posterior; docs/statistics.md). Hence per cell ≥ 0.75 (below every one of the 60 seeds measured, about 3 SD under the mean),
     the mixture above one normal on that batch by more than 0.1 (seed 7: 0.808 against 0.657; 0.947 against 0.587
     on the mean over seeds), and the pooled share of the 8 cells within 0.89–0.99 (mean ~0.945 ± 3 × 0.055 / √8;
     seed 7 pooled 0.915, with narrow/adaptive 0.879 and gold/adaptive 0.808)."""
