@@ -116,9 +116,9 @@ def main() -> None:
     ap.add_argument("--truths", default="narrow,prior,wide,gold,gold-calibrated")
     ap.add_argument("--designs", default="adaptive,exhaustive")
     ap.add_argument("--fits", default=",".join(FITS), help="which fits (mixture always; one normal, approximation)")
-    ap.add_argument("--explore", default="near",
-                    help="adaptive exploration, comma-separated, each a row of the same run: near (the service's "
-                         "draw among near posterior ranks once the batch has an order) and/or uniform (before)")
+    ap.add_argument("--explore", default="uniform",
+                    help="adaptive exploration, comma-separated, each a row of the same run: uniform (the service's) "
+                         "and/or near (among near posterior ranks once the batch has an order, explore_window)")
     ap.add_argument("--write", type=Path)
     ap.add_argument("--cost", action="store_true", help="only the cost of exact draws for the stop rule and claims")
     args = ap.parse_args()
@@ -132,7 +132,7 @@ def main() -> None:
     t0 = time.perf_counter()
     names = tuple(x.strip() for x in args.fits.split(","))
     variants = [(d, e) for d in args.designs.split(",")
-                for e in (args.explore.split(",") if d == "adaptive" else ["near"])]
+                for e in (args.explore.split(",") if d == "adaptive" else ["uniform"])]
     for truth_name in args.truths.split(","):
         for design, explore in variants:
             budget = args.adaptive_budget if design == "adaptive" else n * (n - 1)
@@ -151,7 +151,7 @@ def main() -> None:
                 for name, (lo, hi, secs) in fits(counts, seed, args.draws, names).items():
                     ok = (lo <= truth) & (truth <= hi)
                     hits.setdefault(name, []).append((ok.mean(), ok[ends].mean(), secs))
-            label = design if design != "adaptive" or args.explore == "near" else f"adaptive, {explore} exploration"
+            label = design if design != "adaptive" or args.explore == "uniform" else f"adaptive, {explore} exploration"
             row = f"{truth_name} / {label} ({np.mean(judged):.0f} judgements)"
             figures[row] = {}
             for name, vals in hits.items():

@@ -393,7 +393,8 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     # Twice what the set needs, in preference order: pairs locked by a concurrent request are skipped.
     order = adaptive.choose_pairs(state.post, ia, ib, min(2 * limit, len(free)),
                                   explore_share=project.adaptive_explore_share, rng=np_rng, gain=state.gain[free_at],
-                                  explore_window=adaptive.explore_window(state.live, len(state.post.mean)))
+                                  explore_window=(adaptive.explore_window(state.live, len(state.post.mean))
+                                                  if adaptive.LOCAL_EXPLORE else None))
     n_explore = int(round(limit * project.adaptive_explore_share))
     # keep the requested exploration share among the first `limit`: the random picks come last in `order`
     wanted = [int(pks[x]) for x in order]
