@@ -2,8 +2,10 @@
 
 Each job takes a project id, loads the project and hands the work to the module that does it:
 `annotation.analytics` (the full agreement and score report), `annotation.plan` (budget simulation,
-`annotation.stats.plan_budget`) and `annotation.batch_create` (a batch above
-settings.SIMILIA_BATCH_JOB_PAIRS pairs, `annotation.services.projects`).
+`annotation.stats.plan_budget`), `annotation.batch_create` (a batch above
+settings.SIMILIA_BATCH_JOB_PAIRS pairs, `annotation.services.projects`) and `annotation.stop_check` (the exact
+draws behind an adaptive batch's stop rule, `annotation.services.adaptive_batches.stop_check`, enqueued by the
+next-set request so that it never makes them itself).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from django.conf import settings
 from annotation import stats
 from annotation.analytics import analytics_store, project_report_parts
 from annotation.models import Batch, BatchCandidate, Pair, Project
+from annotation.services.adaptive_batches import STOP_JOB, stop_check
 from annotation.services.projects import batch_start, pairs_insert
 from annotation.services.simulation import NO_GOLD_SD, calibrated_scale, noise_calibration
 from annotation.stats.pair_selection import compare_designs
@@ -50,6 +53,19 @@ def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
     analytics_store(job=job, project=project, pieces=pieces)
     job.log(f"{summary['n_judgements']} judgements, {summary['n_rows']} candidate rows in {len(pieces)} batch(es)")
     return summary
+
+
+@job_kind(STOP_JOB, queue="cpu", description="Check an adaptive batch's stop rule on exact posterior draws.",
+          visible=project_job_visible, manageable=project_job_manageable)
+def stop_check_job(job, *, project_id: int, batch_id: int) -> dict:
+    """The batch's adjacent-order probabilities from exact draws; the next-set path reads the result (the batch takes
+    no new pairs once they all reach the project's threshold)."""
+    batch = Batch.objects.get(pk=batch_id, project_id=project_id)
+    job.progress(0.1, "exact posterior draws")
+    result = stop_check(batch)
+    job.log(f"{result['judgements']} judgements; least certain adjacent order "
+            f"{min(result['p_next']) if result['p_next'] else float('nan'):.3f}")
+    return result
 
 
 @job_kind("annotation.plan", queue="cpu", description="Simulate annotation budgets for a project.",

@@ -104,6 +104,8 @@ def design_part(args) -> dict:
     curves = {"random": [], **{f"adaptive/{c}": [] for c in criteria}}
     if args.uniform_explore:
         curves[f"adaptive/{criteria[0]}, uniform exploration"] = []
+    if args.near_explore:
+        curves[f"adaptive/{criteria[0]}, near-rank exploration"] = []
     ex_j, ex_r = [], []
     t0 = time.perf_counter()
     for seed in range(args.seeds):
@@ -116,6 +118,10 @@ def design_part(args) -> dict:
             curves[f"adaptive/{c}"].append(simulate_design(
                 theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
                 explore_share=args.explore, criterion=c)["spearman"])
+        if args.near_explore:
+            curves[f"adaptive/{criteria[0]}, near-rank exploration"].append(simulate_design(
+                theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
+                explore_share=args.explore, criterion=criteria[0], local_explore=True)["spearman"])
         if args.uniform_explore:
             curves[f"adaptive/{criteria[0]}, uniform exploration"].append(simulate_design(
                 theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
@@ -218,7 +224,11 @@ def main() -> None:
     parser.add_argument("--noise", choices=("calibrated", "demo"), default="calibrated")
     parser.add_argument("--criteria", default="hybrid", help="adaptive criteria, comma-separated")
     parser.add_argument("--uniform-explore", action="store_true",
-                        help="also the first criterion with the exploration share drawn uniformly (the previous rule)")
+                        help="also the first criterion with the exploration share drawn uniformly (the service's rule "
+                             "again, so since issue 26's last round the same as the default rows)")
+    parser.add_argument("--near-explore", action="store_true",
+                        help="also the first criterion with the exploration drawn among near posterior ranks "
+                             "(pair_selection.explore_window; off in the service: it lowered interval coverage)")
     parser.add_argument("--expected", type=Path, default=None,
                         help="write the figures to this YAML file (perf/expected/annotation/adaptive_design.yaml)")
     parser.add_argument("--explore", type=float, default=0.2)

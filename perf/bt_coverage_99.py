@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_bench import GOLD_SCALE, gold_theta  # noqa: E402
 
+FITS = ("mixture", "one normal", "approximation")
 CALIBRATED_SCALE = 19.09  # calibrate_strength_scale(gold, DBBE_AGREEMENT, annotator_scales(11)), perf/adaptive_bench.py
 
 
@@ -49,17 +50,18 @@ def truth_of(name: str, seed: int, gold: np.ndarray) -> np.ndarray:
     return {"gold": GOLD_SCALE, "gold-calibrated": CALIBRATED_SCALE}[name] * gold
 
 
-def fits(counts: np.ndarray, seed: int, draws: int) -> dict:
+def fits(counts: np.ndarray, seed: int, draws: int, names: tuple[str, ...] = FITS) -> dict:
     from annotation.stats.bt_bayes import _gibbs_draws, bradley_terry_posterior
 
     out = {}
     t = time.perf_counter()
     post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=draws, seed=seed)
     out["mixture"] = (post.lower, post.upper, time.perf_counter() - t)
-    t = time.perf_counter()
-    one = _gibbs_draws(counts, draws, np.random.default_rng(seed), components=1)
-    lo, hi = np.quantile(one, [0.025, 0.975], axis=0)
-    out["one normal"] = (lo, hi, time.perf_counter() - t)
+    if "one normal" in names:
+        t = time.perf_counter()
+        one = _gibbs_draws(counts, draws, np.random.default_rng(seed), components=1)
+        lo, hi = np.quantile(one, [0.025, 0.975], axis=0)
+        out["one normal"] = (lo, hi, time.perf_counter() - t)
     t = time.perf_counter()
     approx = bradley_terry_posterior(counts, n_draws=0)
     out["approximation"] = (approx.lower, approx.upper, time.perf_counter() - t)
@@ -113,6 +115,10 @@ def main() -> None:
     ap.add_argument("--adaptive-budget", type=int, default=1500)
     ap.add_argument("--truths", default="narrow,prior,wide,gold,gold-calibrated")
     ap.add_argument("--designs", default="adaptive,exhaustive")
+    ap.add_argument("--fits", default=",".join(FITS), help="which fits (mixture always; one normal, approximation)")
+    ap.add_argument("--explore", default="uniform",
+                    help="adaptive exploration, comma-separated, each a row of the same run: uniform (the service's) "
+                         "and/or near (among near posterior ranks once the batch has an order, explore_window)")
     ap.add_argument("--write", type=Path)
     ap.add_argument("--cost", action="store_true", help="only the cost of exact draws for the stop rule and claims")
     args = ap.parse_args()
@@ -124,8 +130,11 @@ def main() -> None:
     n = len(gold)
     figures: dict[str, dict] = {}
     t0 = time.perf_counter()
+    names = tuple(x.strip() for x in args.fits.split(","))
+    variants = [(d, e) for d in args.designs.split(",")
+                for e in (args.explore.split(",") if d == "adaptive" else ["uniform"])]
     for truth_name in args.truths.split(","):
-        for design in args.designs.split(","):
+        for design, explore in variants:
             budget = args.adaptive_budget if design == "adaptive" else n * (n - 1)
             hits: dict[str, list] = {}
             judged = []
@@ -133,21 +142,27 @@ def main() -> None:
                 theta = truth_of(truth_name, seed, gold)
                 truth = theta - theta.mean()
                 sim = simulate_design(theta, "adaptive" if design == "adaptive" else "exhaustive",
-                                      annotator_scales=np.ones(11), budget=budget, seed=seed, return_counts=True)
+                                      annotator_scales=np.ones(11), budget=budget, seed=seed, return_counts=True,
+                                      local_explore=explore == "near")
                 counts = sim["counts"]
                 judged.append(counts.sum())
                 order = np.argsort(-truth)
                 ends = np.r_[order[:10], order[-10:]]
-                for name, (lo, hi, secs) in fits(counts, seed, args.draws).items():
+                for name, (lo, hi, secs) in fits(counts, seed, args.draws, names).items():
                     ok = (lo <= truth) & (truth <= hi)
                     hits.setdefault(name, []).append((ok.mean(), ok[ends].mean(), secs))
-            row = f"{truth_name} / {design} ({np.mean(judged):.0f} judgements)"
+            label = design if design != "adaptive" or args.explore == "uniform" else f"adaptive, {explore} exploration"
+            row = f"{truth_name} / {label} ({np.mean(judged):.0f} judgements)"
             figures[row] = {}
             for name, vals in hits.items():
                 v = np.array(vals)
                 figures[row][f"{name}: all"] = round(float(v[:, 0].mean()), 3)
                 figures[row][f"{name}: 10 strongest + 10 weakest"] = round(float(v[:, 1].mean()), 3)
                 figures[row][f"{name}: s per fit"] = round(float(v[:, 2].mean()), 3)
+                if len(v) > 1:  # the spread over seeds: what a one-seed test can expect to see
+                    figures[row][f"{name}: SD over seeds"] = round(float(v[:, 0].std(ddof=1)), 3)
+                    figures[row][f"{name}: lowest seed"] = round(float(v[:, 0].min()), 3)
+            print(f"  mixture per seed: {' '.join(f'{x[0]:.3f}' for x in hits['mixture'])}", flush=True)
             print(f"{row}: " + "; ".join(f"{name} {np.mean([x[0] for x in vals]):.3f} (ends "
                                           f"{np.mean([x[1] for x in vals]):.3f}, {np.mean([x[2] for x in vals]):.2f} s)"
                                           for name, vals in hits.items())

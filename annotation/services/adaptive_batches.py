@@ -225,8 +225,40 @@ def exact_adjacent(counts: np.ndarray) -> dict | None:
     return out
 
 
+STOP_JOB = "annotation.stop_check"
+
+
+def stop_check(batch: Batch) -> dict:
+    """The stop rule's exact check of a batch as it stands (the `annotation.stop_check` job's work, off the annotator's
+    request): its live judgements' count matrix, 600 exact draws, and each adjacent order's share of them. Returns
+    ``{"judgements": N, "p_next": [...]}`` (the finite adjacent probabilities; empty with fewer than two judgements)."""
+    counts = batch_counts(batch)[0]
+    exact = exact_adjacent(counts)
+    p_next = [] if exact is None else [float(x) for x in exact["p_next"] if np.isfinite(x)]
+    return {"judgements": int(round(counts.sum())), "p_next": p_next}
+
+
+def queued_stop_check(batch: Batch, judged: int, threshold: float) -> dict | None:
+    """The next-set path's exact figures: the latest finished `annotation.stop_check` of the batch (``{"judgements",
+    "p_next"}``, possibly from a few judgements ago), or None while none has finished. Makes no draws: when no check is
+    queued or running and none finished, or the last one said "not settled" at least `STOP_RECHECK` judgements ago,
+    it enqueues one (a Job, sent when the request's transaction commits)."""
+    from jobs.models import Job
+    from jobs.services import job_create
+
+    rows = list(Job.objects.filter(kind=STOP_JOB, params__batch_id=batch.pk).order_by("-pk")
+                .values_list("status", "result")[:20])
+    pending = any(status in (Job.Status.QUEUED, Job.Status.RUNNING) for status, _ in rows)
+    done = next((result for status, result in rows if status == Job.Status.SUCCEEDED and result), None)
+    settled = done is not None and bool(done["p_next"]) and min(done["p_next"]) >= threshold
+    stale = done is None or (not settled and judged - int(done["judgements"]) >= STOP_RECHECK)
+    if stale and not pending:
+        job_create(kind=STOP_JOB, params={"project_id": batch.project_id, "batch_id": batch.pk})
+    return done
+
+
 def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None,
-                previous: dict | None = None) -> dict:
+                previous: dict | None = None, exact_source=None) -> dict:
     """How close the batch is to the lead's stop rule: judgements against the budget, the smallest adjacent-rank
     posterior probability against the threshold, and whether the batch takes new pairs (`stopped`).
 
@@ -237,7 +269,12 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
     hold. So a dashboard read costs a Laplace fit per batch, plus draws (cached per batch state) only for batches
     close to settled. `previous` (the batch's last status, in the next-set path) spaces the draws: after draws that
     said "not settled" the next ones wait for `STOP_RECHECK` more judgements, so a request pays for them at most once
-    per that many judgements."""
+    per that many judgements.
+
+    `exact_source` (the next-set path: `queued_stop_check` of the batch) replaces the inline draws by the latest
+    finished exact check, made by a job; the rule then holds only on that check's draws (``"exact_at"`` says at how
+    many judgements it was made), and while none has finished the Laplace figures are shown and the rule does not
+    hold."""
     judged = int(round(counts.sum()))
     threshold = project.stop_adjacent_probability
     out = {"judgements": judged, "budget": project.stop_budget, "threshold": threshold,
@@ -251,7 +288,13 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
     probs = adaptive.adjacent_order_probabilities(post if post is not None else adaptive.posterior(counts))[1]
     how = "laplace"
     recent = out["exact_at"] is not None and 0 <= judged - out["exact_at"] < STOP_RECHECK
-    if compared.all() and probs.min() >= threshold - STOP_GATE and not (previous is not None and recent):
+    gate = compared.all() and probs.min() >= threshold - STOP_GATE
+    if gate and exact_source is not None:  # the job's draws: nothing computed here
+        done = exact_source(judged)
+        if done is not None and done["p_next"]:
+            probs, how, out["exact_at"] = np.asarray(done["p_next"], float), "exact", int(done["judgements"])
+        out["exact_pending"] = done is None or int(done["judgements"]) < judged  # a newer check may come
+    elif gate and not (previous is not None and recent):
         out["exact_at"] = judged
         exact = exact_adjacent(counts)
         if exact is not None:
@@ -325,11 +368,15 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     versions = _versions(batch)
     with _STATE_LOCK, _one_blas_thread():
         state, _, pairs = _state(batch, versions)
-        if state.post is None or adaptive.needs_refit(state.live, state.fitted_at):
+        refit = state.post is None or adaptive.needs_refit(state.live, state.fitted_at)
+        if refit:
             state.post = adaptive.refit(state.counts, state.post)
             state.gain = adaptive.CRITERIA[adaptive.DEFAULT_CRITERION](state.post, pairs[:, 1], pairs[:, 2])
             state.fitted_at = state.live
-            state.stop = stop_status(project, state.counts, state.post, previous=state.stop)
+        if refit or state.stop.get("exact_pending"):  # between refits only to look for a check's newer result
+            state.stop = stop_status(project, state.counts, state.post, previous=state.stop,
+                                     exact_source=lambda judged: queued_stop_check(batch, judged,
+                                                                                  project.stop_adjacent_probability))
         stop = state.stop
     if stop["stopped"] or (project.stop_budget is not None and state.live >= project.stop_budget):
         # The rule closes the batch once no pair waits for its second judgement (those are still served).
@@ -346,7 +393,8 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
     # Twice what the set needs, in preference order: pairs locked by a concurrent request are skipped.
     order = adaptive.choose_pairs(state.post, ia, ib, min(2 * limit, len(free)),
                                   explore_share=project.adaptive_explore_share, rng=np_rng, gain=state.gain[free_at],
-                                  explore_window=adaptive.explore_window(state.live, len(state.post.mean)))
+                                  explore_window=(adaptive.explore_window(state.live, len(state.post.mean))
+                                                  if adaptive.LOCAL_EXPLORE else None))
     n_explore = int(round(limit * project.adaptive_explore_share))
     # keep the requested exploration share among the first `limit`: the random picks come last in `order`
     wanted = [int(pks[x]) for x in order]

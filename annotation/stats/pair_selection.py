@@ -202,6 +202,12 @@ def expected_misorder_reduction(post: Posterior) -> np.ndarray:
 # 99 candidates (ranks ~33 apart on average) told almost nothing: perf/adaptive_bench.py measured ρ +0.002–0.003 at
 # 800–1,200 judgements for the local draw against the uniform one (share 0.2, 20 seeds, docs/statistics.md).
 EXPLORE_RANK_WINDOW = 4
+# Off in the service and the simulation: with a narrow true spread (θ ~ N(0, 1), 99 candidates, 1,500 judgements) the
+# near-rank draw left the far-apart orders to the posterior's overall scale, which the exact draws then stretched:
+# interval coverage 0.922 over 30 seeds (lowest seeds 0.606, 0.808, 0.808) against 0.941 (lowest 0.889) with uniform
+# exploration in the same run (perf/bt_coverage_99.py --explore near,uniform; docs/statistics.md), for a ρ gain of
+# 0.0005–0.0023 at 500–1,450 judgements. `explore_window()` stays for `local_explore=True` / `LOCAL_EXPLORE`.
+LOCAL_EXPLORE = False
 YOUNG_JUDGEMENTS_PER_CANDIDATE = 2  # below this many judgements per candidate the posterior's order means little
 
 
@@ -339,7 +345,7 @@ DESIGNS = ("exhaustive", "random", "adaptive")
 def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndarray, budget: int, seed: int,
                     set_size: int = 10, overlap_per_set: int = 3, explore_share: float = 0.2,
                     checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION,
-                    local_explore: bool = True) -> dict:
+                    local_explore: bool = LOCAL_EXPLORE) -> dict:
     """Serve sets of `set_size` to annotators in turn until `budget` judgements, under `design`:
 
     - ``exhaustive``: fresh pairs in a random permutation of all C(n, 2) (the Swaelens et al. design: every pair);
@@ -347,7 +353,7 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
       kept separate so that the figures name both);
     - ``adaptive``: fresh pairs by `choose_pairs` under `criterion` from the posterior, refitted when `needs_refit`
       says so, as the service does; the exploration share drawn among near ranks once the batch is no longer young
-      (`explore_window`; `local_explore=False`: uniformly, as before).
+      (`explore_window`) with `local_explore=True`; uniformly by default (`LOCAL_EXPLORE`, as the service).
 
     In every design `overlap_per_set` of each set's pairs are second judgements by another annotator of pairs judged
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with

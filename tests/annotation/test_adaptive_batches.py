@@ -297,6 +297,16 @@ def test_the_cached_structure_follows_a_pair_marked_as_attention_check(lead_user
         assert not Assignment.objects.filter(pair=target).exists()
 
 
+def _run_stop_checks(batch) -> int:
+    """Run the batch's queued stop-rule checks with the job runner (a worker's part; tests send no messages)."""
+    from annotation.services.adaptive_batches import STOP_JOB
+    from jobs.models import Job
+    from jobs.runner import run_job
+
+    queued = Job.objects.filter(kind=STOP_JOB, params__batch_id=batch.pk, status=Job.Status.QUEUED)
+    return sum(run_job(pk) == "succeeded" for pk in queued.values_list("pk", flat=True))
+
+
 def _settings(**kw):
     return Project(name="p", set_size=10, overlap_per_set=3, overlap_mode="adaptive", **kw)
 
@@ -337,14 +347,19 @@ def test_stop_rule_settledness_comes_from_exact_draws_and_is_cached_per_state():
 
 @pytest.mark.django_db
 def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_user, annotators, client):
-    """Ten candidates answered by their number (a known order): the batch closes by the probability rule, decided on
-    exact draws, before every pair was served, and the dashboard's stop card says so."""
-    project, batch = _adaptive_project(lead_user, annotators[:2], n=11, stop_adjacent_probability=0.7)
+    """Twelve candidates answered by their number (a known order): the batch closes by the probability rule, decided on
+    exact draws, before every pair was served, and the dashboard's stop card says so. (The draws are the
+    `annotation.stop_check` jobs' that the requests queue: the job runner runs them between sets here. The request
+    that queues a check still serves its set, so the rule acts one set later than when the draws ran inline: with ten
+    candidates, 45 pairs, that set took the last free pair.)"""
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=13, stop_adjacent_probability=0.7)
     for _ in range(10):
         batch.refresh_from_db()
         if batch.status != Batch.Status.OPEN:
             break
-        _take_turns(batch, annotators[:2], 1)
+        for user in annotators[:2]:
+            _take_turns(batch, [user], 1)
+            _run_stop_checks(batch)
     batch.refresh_from_db()
     counts, verses = batch_counts(batch)
     status = stop_status(project, counts)
@@ -377,3 +392,45 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     for above, below in zip(ranked, ranked[1:]):
         if above["order_claim"]:
             assert _strength_of(above["candidate_id"]) > _strength_of(below["candidate_id"])
+
+
+@pytest.mark.django_db
+def test_next_set_request_makes_no_exact_draws_the_stop_check_job_does(lead_user, annotators, monkeypatch):
+    """Issue 26: the next-set request paid ~2 s at 99 candidates for the stop rule's exact draws once the batch came near
+    its threshold. Now `set_next` only reads the latest `annotation.stop_check` job's result and queues one; the draws
+    run in the job (a worker). Counted on the real sampler: none in the requests, one per job run."""
+    from annotation.services import adaptive_batches
+    from jobs.models import Job
+
+    made = []
+    real = adaptive_batches.bradley_terry_posterior
+
+    def counting(*args, **kwargs):
+        made.append(kwargs.get("exact"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(adaptive_batches, "bradley_terry_posterior", counting)
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=11, stop_adjacent_probability=0.7)
+    checks = Job.objects.filter(kind=adaptive_batches.STOP_JOB, params__batch_id=batch.pk)
+    for _ in range(10):  # until the Laplace gate passes and a request queues a check
+        if checks.exists():
+            break
+        _take_turns(batch, annotators[:2], 1)
+    assert checks.count() == 1 and checks.get().status == Job.Status.QUEUED and made == []
+    _take_turns(batch, annotators[:2], 2)  # a check queued: none added, still no draws, the batch still open
+    assert checks.count() == 1 and made == []
+    assert Batch.objects.get(pk=batch.pk).status == Batch.Status.OPEN
+    assert _run_stop_checks(batch) == 1  # the worker's part: the draws
+    done = checks.get()
+    assert made == [True] and done.status == Job.Status.SUCCEEDED
+    assert done.result["judgements"] > 0 and len(done.result["p_next"]) == 9
+    before = len(made)
+    for _ in range(6):  # the next requests read its result (the rule holds only on those draws), none made in them
+        if Batch.objects.get(pk=batch.pk).status != Batch.Status.OPEN:
+            break
+        _take_turns(batch, annotators[:2], 1)
+    assert len(made) == before
+    if min(done.result["p_next"]) >= 0.7:
+        assert Batch.objects.get(pk=batch.pk).status == Batch.Status.CLOSED
+    else:
+        assert checks.count() >= 1 and Batch.objects.get(pk=batch.pk).status == Batch.Status.OPEN

@@ -150,8 +150,16 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
     """Issue 26: at 99 candidates one learnt normal prior pulled the far-ahead candidates of a gold-shaped truth towards
     the bulk (θ = 19.09 · the DBBE gold of reference 16977 1: coverage 0.58, strongest 10 about 0.03). The learnt
     mixture prior of the exact sampler keeps 95 ± 2 % over narrow (SD 1), prior-SD (3), wide (5) and gold-shaped
-    truths, under adaptive (1,500 judgements) and exhaustive (every pair) selection. One seed per cell here (~1 min);
-    `perf/bt_coverage_99.py` runs 12 (docs/statistics.md)."""
+    truths, under adaptive (1,500 judgements) and exhaustive (every pair) selection on average over seeds; one seed
+    per cell here (~1 min). One seed's coverage spreads widely: `perf/bt_coverage_99.py --seeds 30`, adaptive selection
+    with uniform exploration (the service's): 19.09 · gold mean 0.936, SD 0.056, lowest 0.778; wide 0.944, 0.052,
+    0.798; narrow 0.941, 0.029, 0.889 (exhaustive, 12 seeds: lowest 0.869–0.919). The near-rank exploration of the
+    previous round failed this test (gold/adaptive 0.808 at seed 7; over 30 seeds gold 0.947 and wide 0.948, no bias,
+    but narrow 0.922 with a seed at 0.616, a stretched posterior) and is off (`pair_selection.LOCAL_EXPLORE`). Part of
+    one batch's spread is Monte Carlo (the near-rank gold batch: 0.74–0.96 over Gibbs seeds 0–7). Hence per cell
+    ≥ 0.75 (below every seed measured with uniform exploration, about 3 SD under the means), the mixture above one
+    normal on gold/adaptive by more than 0.1 (seed 7: 0.990 against 0.525), and the 8 cells pooled within 0.89–0.99
+    (mean ~0.945 ± 3 × 0.055 / √8; seed 7: 0.941)."""
     import csv
     from pathlib import Path
 
@@ -166,6 +174,7 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
     truths = {"narrow": np.random.default_rng(1).normal(0, 1, 99), "prior": np.random.default_rng(2).normal(0, 3, 99),
               "wide": np.random.default_rng(3).normal(0, 5, 99), "gold": 19.09 * gold}
     hits = total = 0
+    cells = {}
     for name, theta in truths.items():
         truth = theta - theta.mean()
         for design, budget in (("adaptive", 1500), ("exhaustive", 99 * 98)):
@@ -174,7 +183,7 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
             post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=400, seed=7)
             ok = (post.lower <= truth) & (truth <= post.upper)
             print(f"99 candidates, {name} / {design}: exact {ok.mean():.3f}")
-            assert ok.mean() >= 0.85, (name, design, ok.mean())
+            cells[name, design] = ok.mean()
             hits += int(ok.sum())
             total += 99
             if name == "gold" and design == "adaptive":  # the one-normal prior of before, same judgements
@@ -182,5 +191,7 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
                 lo, hi = np.quantile(one, [0.025, 0.975], axis=0)
                 old = ((lo <= truth) & (truth <= hi)).mean()
                 print(f"  one normal: {old:.3f}")
-                assert old < 0.8 and ok.mean() - old > 0.2
-    assert 0.93 <= hits / total <= 0.97, hits / total
+                assert old < 0.8 and ok.mean() - old > 0.1
+    print(f"pooled {hits / total:.3f}")
+    assert min(cells.values()) >= 0.75, cells
+    assert 0.89 <= hits / total <= 0.99, hits / total
