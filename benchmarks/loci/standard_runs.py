@@ -13,9 +13,10 @@ import json
 import time
 from pathlib import Path
 
+from detection.latin import overlap
 from detection.methods import registry
 
-from . import data, lexical, matching, method_adapters, splits
+from . import data, matching, method_adapters, splits
 from . import report as R
 from .evaluate import evaluate_pairwise, evaluate_retrieval
 
@@ -24,14 +25,14 @@ LEXICAL = ("tfidf-surface", "tfidf-lemma", "tfidf-lemma-12", "bm25-surface", "bm
 
 def reftype_and_audit(bench: data.Benchmark) -> tuple[dict, dict]:
     """Rule agreement with the gold types and the lexical-overlap audit (lemmas and surface forms)."""
-    an_q = {s.seg_id: lexical.analyse(s.text) for s in bench.queries if s.seg_id in set(bench.citing_query_ids())}
-    an_s = {s.seg_id: lexical.analyse(s.text) for s in bench.sources if s.seg_id in set(bench.cited_source_ids())}
-    rt = {"both": lexical.reference_type_agreement(bench, an_q, an_s),
-          "query_side": lexical.reference_type_agreement(bench, an_q, an_s, sides="query"),
-          "either_side": lexical.reference_type_agreement(bench, an_q, an_s, sides="either")}
+    an_q = {s.seg_id: overlap.analyse(s.text) for s in bench.queries if s.seg_id in set(bench.citing_query_ids())}
+    an_s = {s.seg_id: overlap.analyse(s.text) for s in bench.sources if s.seg_id in set(bench.cited_source_ids())}
+    rt = {"both": overlap.reference_type_agreement(bench, an_q, an_s),
+          "query_side": overlap.reference_type_agreement(bench, an_q, an_s, sides="query"),
+          "either_side": overlap.reference_type_agreement(bench, an_q, an_s, sides="either")}
     pairs = [(an_q[g.query_id], an_s[g.source_id]) for g in bench.gold]
     labels = [g.label for g in bench.gold]
-    aud = {"lemma": lexical.audit(pairs, labels), "surface": lexical.audit(pairs, labels, surface=True)}
+    aud = {"lemma": overlap.audit(pairs, labels), "surface": overlap.audit(pairs, labels, surface=True)}
     for a in aud.values():
         a.pop("per_pair")
     return rt, aud
