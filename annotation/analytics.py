@@ -148,7 +148,7 @@ def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray
 
 
 def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-               workers: int = 1) -> list[dict]:
+               workers: int = 1, exact: bool | None = None) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
     as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
     interval (Laplace posterior, see annotation/stats/bt_bayes.py) and rank.
@@ -157,14 +157,21 @@ def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: di
     left out of the ranking; with one judgement in a batch the intervals are None ("undefined").
     ``n_boot`` is kept for the API's signature: the posterior needs no resampling (it sets the number
     of posterior draws for rank intervals). ``aware``: ``{batch index: strengths}`` of the
-    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``.
+    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``. ``exact``: exact posterior draws
+    (seconds per batch at 99 candidates); default ``data.adaptive``. Requests pass False (`LIVE_APPROXIMATE`): the
+    exact draws are the analytics job's.
     """
-    return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, aware=aware, workers=workers)
-            for row in rows]
+    return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, aware=aware, workers=workers,
+                                             exact=exact) for row in rows]
+
+
+# A request's live scores of an adaptive batch: the importance/Laplace posterior instead of the exact draws, said so.
+LIVE_APPROXIMATE = ("approximate interval, computed for this request: exact posterior draws for adaptive batches are "
+                    "made by the analytics job (the stored scores)")
 
 
 def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-                     workers: int = 1) -> list[list[dict]]:
+                     workers: int = 1, exact: bool | None = None) -> list[list[dict]]:
     """:func:`score_rows`, one list per batch of `data.batches`; `workers` > 1 fits batches in that
     many threads (numpy's linear algebra releases the GIL)."""
     if not data.batches:
@@ -172,7 +179,8 @@ def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, awa
     seen = _annotators_per_candidate(data.judgements, len(data.batches))
 
     def one(bi: int) -> list[dict]:
-        return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware)
+        return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware,
+                                 exact=data.adaptive if exact is None else exact)
 
     if workers > 1 and len(data.batches) > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -183,13 +191,14 @@ def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, awa
 
 
 def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: int, seed: int,
-                      aware: dict | None) -> list[dict]:
+                      aware: dict | None, exact: bool) -> list[dict]:
     j = data.judgements
     batch = data.batches[bi]
     cands = data.candidates[bi]
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
-    post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=data.adaptive)
+    post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=exact)
+    note = LIVE_APPROXIMATE if data.adaptive and not exact and not post.reason else post.reason
     claims = (order_claims(post.strengths, post.draws, post.weights) if post.draws is not None
               else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
     wins = counts.sum(axis=1)
@@ -219,7 +228,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,
             "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
             "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
-            "interval_note": post.reason if compared else "never compared: no strength, rank or interval",
+            "interval_note": note if compared else "never compared: no strength, rank or interval",
         })
     return json_safe(rows)
 
@@ -529,3 +538,30 @@ def analytics_store(*, job, project: Project, pieces: list[dict]) -> None:
                              row_offset=piece["row_offset"], n_rows=len(piece["scores"]), scores=piece["scores"],
                              triads=piece["triads"], details=json_safe(piece["details"]))
         for position, piece in enumerate(pieces)], batch_size=200)
+
+
+ANALYTICS_JOB = "annotation.analytics"
+
+
+def analytics_in_progress(project: Project):
+    """The project's analytics job queued or running (the newest), or None."""
+    from jobs.models import Job
+
+    return (Job.objects.filter(kind=ANALYTICS_JOB, params__project_id=project.pk,
+                               status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+            .defer("log", "result").order_by("-created").first())
+
+
+def analytics_enqueue(project: Project, *, owner=None):
+    """The project's analytics job in progress, or a new one (sent when the transaction commits): one at a time per
+    project (the project row is locked while looking). Returns (job, created)."""
+    from django.db import transaction
+
+    from jobs.services import job_create
+
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        running = analytics_in_progress(project)
+        if running is not None:
+            return running, False
+        return job_create(kind=ANALYTICS_JOB, params={"project_id": project.pk}, owner=owner), True

@@ -181,7 +181,7 @@ class LiveScoreRows:
         if not ids:
             return []
         data = analytics.load_project_data(self.project, **dict(self.filters, batch_ids=ids))
-        rows = analytics.score_rows(data, n_boot=self.n_boot)
+        rows = analytics.score_rows(data, n_boot=self.n_boot, exact=False)  # exact draws: the analytics job's
         return rows[start - first: None if stop is None else stop - first]
 
 
@@ -207,8 +207,11 @@ class ScorePagination(Pagination):
             "computed_at": {"type": "string", "format": "date-time", "nullable": True,
                             "description": "stored scores: when they were computed (null when live)"},
             "job": {"type": "integer", "nullable": True, "description": "stored scores: the analytics job"},
+            "pending_job": {"type": "integer", "nullable": True, "description": (
+                "the project's analytics job queued or running, if any (an adaptive project's live scores, whose "
+                "intervals are approximate, queue one when no stored scores exist; read again when it finished)")},
         })
-        described["required"] = [*described["required"], "source", "n_boot", "computed_at", "job"]
+        described["required"] = [*described["required"], "source", "n_boot", "computed_at", "job", "pending_job"]
         return described
 
 
@@ -216,7 +219,9 @@ class ProjectScoresApi(_ExportBase):
     """Scores from the last analytics run (the dashboard's "Recompute"), a page at a time, when no
     judgement filter and no other `n_boot` is asked for; otherwise computed now for the batches of
     the requested page only, with at most SIMILIA_EXPORT_MAX_REFITS bootstrap refits per request.
-    Responses say which (`source`, `computed_at`, `n_boot`; CSV: `X-Similia-*` headers)."""
+    Responses say which (`source`, `computed_at`, `n_boot`; CSV: `X-Similia-*` headers). A request makes no exact
+    posterior draws: an adaptive project's live rows carry approximate intervals (`analytics.LIVE_APPROXIMATE` in
+    `interval_note`) and `pending_job` names the analytics job that stores the exact ones."""
 
     csv_columns = analytics.SCORE_COLUMNS
     pagination_class = ScorePagination
@@ -250,11 +255,16 @@ class ProjectScoresApi(_ExportBase):
                 f"{budget:,} are computed in a request (setting SIMILIA_EXPORT_MAX_REFITS). Ask for fewer, filter by "
                 "batch, or recompute on the dashboard and read the stored result (no filters, no n_boot)."]})
         rows.n_boot = n_boot if n_boot is not None else min(200, budget // n_batches)
-        return self.respond_rows(rows, source="live", n_boot=rows.n_boot, job=None)
+        # An adaptive project's live rows have approximate intervals (no exact draws in a request): with nothing
+        # stored and nothing filtered, queue the analytics job that stores the exact ones.
+        pending = analytics.analytics_in_progress(project)
+        if pending is None and job is None and not filtered and project.overlap_mode == Project.OverlapMode.ADAPTIVE:
+            pending = analytics.analytics_enqueue(project)[0]
+        return self.respond_rows(rows, source="live", n_boot=rows.n_boot, job=None, pending=pending)
 
-    def respond_rows(self, rows, *, source: str, n_boot: int, job: Job | None):
+    def respond_rows(self, rows, *, source: str, n_boot: int, job: Job | None, pending: Job | None = None):
         about = {"source": source, "n_boot": n_boot, "computed_at": job.finished.isoformat() if job else None,
-                 "job": job.pk if job else None}
+                 "job": job.pk if job else None, "pending_job": pending.pk if pending else None}
         if self.request.accepted_renderer.format == "csv":
             response = Response(rows[0:None])
         else:

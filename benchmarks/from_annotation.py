@@ -12,12 +12,13 @@ from benchmarks.services.gold import GoldImportError
 
 
 def gold_rows_from_batch(batch: Batch) -> list[dict]:
-    """The batch's candidates with a normalised score (wins / the batch's largest win count)."""
+    """The batch's candidates with a normalised score (wins / the batch's largest win count): counts only, so no exact
+    posterior draws in this request even for an adaptive batch."""
     data = analytics.load_project_data(batch.project, batch_ids=[batch.pk])
     return [
         {"reference_id": r["reference_id"], "candidate_id": r["candidate_id"], "reference_text": r["reference_text"],
          "candidate_text": r["candidate_text"], "score": r["normalized_score"]}
-        for r in analytics.score_rows(data, n_boot=0) if r["normalized_score"] is not None
+        for r in analytics.score_rows(data, n_boot=0, exact=False) if r["normalized_score"] is not None
     ]
 
 

@@ -1,5 +1,6 @@
-"""What the next-set request pays for the stop rule once a 99-candidate adaptive batch is near its threshold: the exact
-draws made inline (before) against reading the latest `annotation.stop_check` job's result and queueing one (now).
+"""What the next-set request and the dashboard's stop-rule card pay for the stop rule once a 99-candidate adaptive batch
+is near its threshold: the exact draws made inline (before) against reading the latest `annotation.stop_check` job's
+result and queueing one (now).
 
 Usage: .venv/bin/python perf/stop_rule_request.py [--reps 5] [--budget 1500]
 
@@ -12,6 +13,13 @@ database, each the call `adaptive_fresh` makes (`adaptive_batches.stop_status` w
 * ``job result``: with `exact_source=queued_stop_check`, as it does now: the look-up of the batch's latest check
   and, when none is queued, the Job row it queues (inside a transaction rolled back afterwards, so the job is not run
   here; the message to the broker, sent on commit, is not timed).
+
+and the dashboard card's call (`stop_status` without the selection's fit: the card fits the Laplace posterior itself):
+
+* ``card inline draws``: `stop_status(project, counts)`, as the card did (cache cleared);
+* ``card stored check``: with the source `stored_stop_status` gives it (`read_stop_check`: the latest stored check
+  and the one in progress, a check queued when stale), as it does now. The count matrix's read from the database is the
+  same in both and not timed.
 
 Prints medians of wall and CPU time and the same-run ratio.
 """
@@ -52,7 +60,8 @@ def main() -> None:
                       .encode(), filename="v.json", create_batches=False)
         batch = batch_create(project=project, reference_id="9 0", candidate_ids=[f"9 {k}" for k in range(1, 100)],
                              seed=1, name="b")
-        times: dict[str, list] = {"inline draws": [], "job result": []}
+        times: dict[str, list] = {"inline draws": [], "job result": [], "card inline draws": [],
+                                  "card stored check": []}
         for rep in range(args.reps):
             theta = np.random.default_rng(rep).normal(0, 2, 99)
             counts = ps.simulate_design(theta, "adaptive", annotator_scales=np.ones(11), budget=args.budget, seed=rep,
@@ -71,13 +80,27 @@ def main() -> None:
                 times["job result"].append((time.perf_counter() - t, time.process_time() - c))
                 transaction.set_rollback(True)
             assert inline["posterior"] == "exact" and queued["exact_pending"], (inline, queued)
+            with ab._EXACT_LOCK:
+                ab._EXACT.clear()
+            t, c = time.perf_counter(), time.process_time()
+            card = ab.stop_status(project, counts)
+            times["card inline draws"].append((time.perf_counter() - t, time.process_time() - c))
+            with transaction.atomic():
+                t, c = time.perf_counter(), time.process_time()
+                stored = ab.stop_status(project, counts, exact_source=lambda judged: (
+                    ab.read_stop_check(batch, judged, project.stop_adjacent_probability).done))
+                times["card stored check"].append((time.perf_counter() - t, time.process_time() - c))
+                transaction.set_rollback(True)
+            assert card["posterior"] == "exact" and stored["exact_pending"], (card, stored)
             print(f"rep {rep}: inline {times['inline draws'][-1][0]:.3f} s, job result "
-                  f"{times['job result'][-1][0] * 1e3:.2f} ms", flush=True)
+                  f"{times['job result'][-1][0] * 1e3:.2f} ms; card inline {times['card inline draws'][-1][0]:.3f} s, "
+                  f"card stored check {times['card stored check'][-1][0] * 1e3:.2f} ms", flush=True)
         med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in times.items()}
         for k, (wall, cpu) in med.items():
             print(f"{k}: wall median {wall * 1e3:.1f} ms, CPU median {cpu * 1e3:.1f} ms")
-        print(f"inline draws / job result, same run: wall {med['inline draws'][0] / med['job result'][0]:.0f}x, "
-              f"CPU {med['inline draws'][1] / med['job result'][1]:.0f}x")
+        for before, now in (("inline draws", "job result"), ("card inline draws", "card stored check")):
+            print(f"{before} / {now}, same run: wall {med[before][0] / med[now][0]:.0f}x, "
+                  f"CPU {med[before][1] / med[now][1]:.0f}x")
 
 
 if __name__ == "__main__":

@@ -238,23 +238,42 @@ def stop_check(batch: Batch) -> dict:
     return {"judgements": int(round(counts.sum())), "p_next": p_next}
 
 
-def queued_stop_check(batch: Batch, judged: int, threshold: float) -> dict | None:
-    """The next-set path's exact figures: the latest finished `annotation.stop_check` of the batch (``{"judgements",
-    "p_next"}``, possibly from a few judgements ago), or None while none has finished. Makes no draws: when no check is
-    queued or running and none finished, or the last one said "not settled" at least `STOP_RECHECK` judgements ago,
-    it enqueues one (a Job, sent when the request's transaction commits)."""
+class StopCheck(NamedTuple):
+    """What the `annotation.stop_check` jobs of a batch say now: the latest finished check's result (``{"judgements",
+    "p_next"}``, None while none finished), when it finished, and the check queued or running (``{"pk", "status",
+    "progress", "progress_message"}``, None when none is)."""
+    done: dict | None
+    finished: object | None
+    pending: dict | None
+
+
+def read_stop_check(batch: Batch, judged: int, threshold: float) -> StopCheck:
+    """The latest stored exact check of the batch and the one in progress; makes no draws. Enqueues a check (a Job,
+    sent when the request's transaction commits) when the stored one is stale and none is queued or running: none
+    finished, or the last said "not settled" at least `STOP_RECHECK` judgements ago. The next-set path and the
+    dashboard's stop-rule card read through here, so both show and act on the same draws."""
     from jobs.models import Job
     from jobs.services import job_create
 
     rows = list(Job.objects.filter(kind=STOP_JOB, params__batch_id=batch.pk).order_by("-pk")
-                .values_list("status", "result")[:20])
-    pending = any(status in (Job.Status.QUEUED, Job.Status.RUNNING) for status, _ in rows)
-    done = next((result for status, result in rows if status == Job.Status.SUCCEEDED and result), None)
+                .values("pk", "status", "result", "finished", "progress", "progress_message")[:20])
+    pending = next(({k: row[k] for k in ("pk", "status", "progress", "progress_message")} for row in rows
+                    if row["status"] in (Job.Status.QUEUED, Job.Status.RUNNING)), None)
+    last = next((row for row in rows if row["status"] == Job.Status.SUCCEEDED and row["result"]), None)
+    done = last["result"] if last else None
     settled = done is not None and bool(done["p_next"]) and min(done["p_next"]) >= threshold
     stale = done is None or (not settled and judged - int(done["judgements"]) >= STOP_RECHECK)
-    if stale and not pending:
-        job_create(kind=STOP_JOB, params={"project_id": batch.project_id, "batch_id": batch.pk})
-    return done
+    if stale and pending is None:
+        job = job_create(kind=STOP_JOB, params={"project_id": batch.project_id, "batch_id": batch.pk})
+        pending = {"pk": job.pk, "status": job.status, "progress": job.progress, "progress_message": ""}
+    return StopCheck(done, last["finished"] if last else None, pending)
+
+
+def queued_stop_check(batch: Batch, judged: int, threshold: float) -> dict | None:
+    """The next-set path's exact figures: the latest finished `annotation.stop_check` of the batch (``{"judgements",
+    "p_next"}``, possibly from a few judgements ago), or None while none has finished; queues one when it is stale
+    (`read_stop_check`)."""
+    return read_stop_check(batch, judged, threshold).done
 
 
 def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None,
@@ -304,6 +323,25 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
         out.update(stopped=True, reason=f"every adjacent pair ordered with posterior probability ≥ {threshold:g} "
                                         f"(exact draws)")
     return out
+
+
+def stored_stop_status(project: Project, batch: Batch) -> dict:
+    """`stop_status` of a batch for a page or API read (the dashboard's stop-rule card): live counts and the Laplace
+    gate (milliseconds), and in place of inline draws the latest stored `annotation.stop_check` result
+    (`read_stop_check`, which queues a check when it is stale). Adds ``"exact_finished"`` (when the shown draws were
+    made, None when none are shown) and ``"exact_job"`` (the check queued or running: pk, status, progress, message; None
+    when none is). Makes no draws."""
+    seen: list[StopCheck] = []
+
+    def source(judged: int) -> dict | None:
+        seen.append(read_stop_check(batch, judged, project.stop_adjacent_probability))
+        return seen[-1].done
+
+    status = stop_status(project, batch_counts(batch)[0], exact_source=source)
+    check = seen[0] if seen else None
+    status["exact_finished"] = check.finished if check is not None and status["posterior"] == "exact" else None
+    status["exact_job"] = check.pending if check is not None else None
+    return status
 
 
 def _free_mask(batch: Batch, state: _BatchState, pairs: np.ndarray, versions: _Versions | None = None) -> np.ndarray:

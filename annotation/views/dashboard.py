@@ -5,7 +5,6 @@ import datetime as dt
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -14,12 +13,11 @@ from annotation import analytics, selectors
 from annotation.dashboard_selectors import batch_progress
 from annotation.models import AnalyticsBatchResult, Batch, Project
 from annotation.modes import mode_for
-from annotation.services.adaptive_batches import batch_counts, stop_status
+from annotation.services.adaptive_batches import stored_stop_status
 from annotation.services.study import STUDY_COLUMNS, study_on, study_rows
 from core.csv_export import SPREADSHEET, csv_text
 from frontend import svg
 from jobs.models import Job
-from jobs.services import job_create
 
 
 def _project(request, pk: int) -> Project:
@@ -29,11 +27,9 @@ def _project(request, pk: int) -> Project:
 
 def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
     """(last succeeded analytics job, job in progress) for the project."""
-    jobs = Job.objects.filter(kind="annotation.analytics", params__project_id=project.pk).defer("log")
+    jobs = Job.objects.filter(kind=analytics.ANALYTICS_JOB, params__project_id=project.pk).defer("log")
     done = jobs.filter(status=Job.Status.SUCCEEDED).order_by("-finished").first()
-    running = jobs.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).defer("result").order_by(
-        "-created").first()
-    return done, running
+    return done, analytics.analytics_in_progress(project)
 
 
 def _section(rows: list[dict]) -> dict:
@@ -92,11 +88,14 @@ def _stored_piece(job: Job, batch_id: int) -> dict | None:
 
 
 def adaptive_stop_rows(project: Project, limit: int = 100) -> list[dict]:
-    """Per batch of an adaptive project (first `limit` by id): how close it is to the lead's stop rule, live."""
+    """Per batch of an adaptive project (first `limit` by id): how close it is to the lead's stop rule. Live counts and
+    the quick Laplace figures; the exact figures are the latest stored `annotation.stop_check` result, with the check
+    in progress (queued here when the stored one is stale): the page makes no posterior draws."""
     rows = []
     for batch in Batch.objects.filter(project=project).order_by("pk")[:limit]:
-        status = stop_status(project, batch_counts(batch)[0])
-        rows.append(dict(status, batch=batch.name, open=batch.status == Batch.Status.OPEN,
+        status = stored_stop_status(project, batch)
+        behind = status["judgements"] - status["exact_at"] if status["exact_finished"] is not None else None
+        rows.append(dict(status, batch=batch.name, open=batch.status == Batch.Status.OPEN, exact_behind=behind,
                          budget_share=status["judgements"] / project.stop_budget if project.stop_budget else None))
     return rows
 
@@ -209,10 +208,7 @@ def progress(request, pk: int):
 @require_POST
 def recompute(request, pk: int):
     project = _project(request, pk)
-    with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).first()  # one recompute at a time
-        _, running = last_analytics(project)
-        if running is None:
-            job_create(kind="annotation.analytics", params={"project_id": project.pk}, owner=request.user)
-            messages.success(request, "Recomputation started; this page shows its progress.")
+    _, created = analytics.analytics_enqueue(project, owner=request.user)  # one recompute at a time
+    if created:
+        messages.success(request, "Recomputation started; this page shows its progress.")
     return redirect("annotation:dashboard", pk=pk)
