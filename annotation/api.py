@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -54,11 +55,22 @@ class ProjectInputSerializer(serializers.ModelSerializer):
 
 
 class ProjectUpdateInputSerializer(serializers.ModelSerializer):
-    """Settings of an existing project (the name stays)."""
+    """A new name and/or settings of an existing project; fields left out keep their values. A new name follows the
+    rename's rules and service (`curation.project_rename`, as POST `projects/<id>/rename/`): letters, digits, - and _,
+    at most 100, unique (a taken name answers 409); the project's id, batches, judgements and exports follow it."""
+
+    name = serializers.CharField(max_length=100, required=False, help_text=(
+        "new name: 1 to 100 letters, digits, '-' or '_', unique among projects"))
 
     class Meta:
         model = Project
-        fields = _PROJECT_SETTINGS
+        fields = ["name", *_PROJECT_SETTINGS]
+
+    def validate_name(self, value: str) -> str:
+        problem = curation.project_name_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value.strip()
 
 
 class MemberInputSerializer(serializers.Serializer):
@@ -257,10 +269,19 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(request=ProjectUpdateInputSerializer, responses=ProjectOutputSerializer)
     def patch(self, request, pk: int):
+        """Rename the project and/or change its settings (the project's leads; a member who may only read it gets
+        403). A new name goes through the rename service; all of it is saved or none."""
         project = _project_for(request, pk, manage=True)
         serializer = ProjectUpdateInputSerializer(project, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        project = project_services.project_update(project=project, **serializer.validated_data)
+        data = dict(serializer.validated_data)
+        name = data.pop("name", None)
+        with transaction.atomic():
+            if data:
+                project = project_services.project_update(project=project, **data)
+            if name is not None:
+                project = curation.project_rename(project=project, actor=request.user, name=name,
+                                                  title=project.title)
         return Response(ProjectOutputSerializer(project).data)
 
     @extend_schema(request=None, responses={200: DoneSerializer})

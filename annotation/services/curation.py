@@ -38,13 +38,24 @@ def _count(n: int, what: str) -> str:
 # --- projects -------------------------------------------------------------------------------------
 
 @transaction.atomic
+def project_name_problem(name: str) -> str | None:
+    """What is wrong with `name` (stripped) as a project's name, or None: the one rule the rename service, the
+    project PATCH's field check and the page share (uniqueness is checked by the service, 409)."""
+    name = name.strip()
+    if not _SLUG.fullmatch(name) or len(name) > 100:
+        return "1 to 100 letters, digits, '-' or '_'."
+    return None
+
+
 def project_rename(*, project: Project, actor, name: str, title: str = "") -> Project:
     """A new name (a slug, unique) and title. Everything follows the project: its pages and API use its id;
-    `export_scores --project` and `import_verses --project` take the new name."""
+    `export_scores --project` and `import_verses --project` take the new name. The API's POST `…/rename/` and PATCH
+    on the project both call it."""
     check_can_manage(project=project, user=actor)
     name, title = name.strip(), title.strip()
-    if not _SLUG.fullmatch(name) or len(name) > 100:
-        raise AnnotationError("name: 1 to 100 letters, digits, '-' or '_'.")
+    problem = project_name_problem(name)
+    if problem:
+        raise AnnotationError(f"name: {problem}")
     if len(title) > 200:
         raise AnnotationError("title: at most 200 characters.")
     if Project.objects.filter(name=name).exclude(pk=project.pk).exists():

@@ -125,6 +125,32 @@ def test_rename_archive_unarchive_and_delete_a_project(two_leads, annotators):
     assert not Project.objects.filter(pk=empty.pk).exists() and not Verse.objects.filter(project_id=empty.pk).exists()
 
 
+def test_patch_on_a_project_renames_it_through_the_rename_service(two_leads, annotators):
+    """PATCH on a project takes `name` as PATCH on a batch does, with the rename's rule and service: the owner renames
+    (with a setting in the same request), a member who may only read the project gets 403, a bad name a field error,
+    a taken one 409; a refused request saves nothing of it. POST `…/rename/` still works."""
+    owner, _, project, _, _ = two_leads
+    url = f"/api/v1/projects/{project.pk}/"
+    reader = _client(annotators[0])  # a member of the project: may read it, not change it
+    assert reader.get(url).status_code == 200
+    refused = reader.patch(url, {"name": "mine"}, format="json")
+    assert refused.status_code == 403 and "detail" in refused.json()
+    renamed = owner.patch(url, {"name": "byz-3", "set_size": 6}, format="json")
+    assert renamed.status_code == 200
+    assert (renamed.json()["name"], renamed.json()["set_size"], renamed.json()["title"]) == ("byz-3", 6, "small")
+    bad = owner.patch(url, {"name": "a b", "set_size": 8}, format="json")
+    assert bad.status_code == 400 and bad.json() == {"name": ["1 to 100 letters, digits, '-' or '_'."]}
+    too_long = owner.patch(url, {"name": "x" * 101}, format="json")
+    assert too_long.status_code == 400 and list(too_long.json()) == ["name"]
+    taken = owner.patch(url, {"name": "theirs", "set_size": 9}, format="json")
+    assert taken.status_code == 409 and taken.json()["detail"] == "name: a project named 'theirs' exists already."
+    project.refresh_from_db()
+    assert (project.name, project.set_size, project.title) == ("byz-3", 6, "small")  # nothing of the refused ones
+    assert Project.objects.filter(name="mine").count() == 0
+    again = owner.post(f"/api/v1/projects/{project.pk}/rename/", {"name": "byz-4"}, format="json")
+    assert again.status_code == 200 and again.json()["name"] == "byz-4"
+
+
 def test_rename_close_and_delete_batches(two_leads):
     owner, _, project, batch, _ = two_leads
     changed = owner.patch(f"/api/v1/batches/{batch.pk}/", {"name": "first", "status": "closed"}, format="json")

@@ -229,6 +229,13 @@ def test_the_leads_actions_answer_as_described(client_for, users):
     p, spare = project.pk, Verse.objects.get(project=project, verse_id="1 4").pk
     check("post", "/api/v1/projects/{id}/rename/", lead.post(f"/api/v1/projects/{p}/rename/", {"name": "lead-2"},
                                                              format="json"))
+    # a project is renamed by PATCH too, as a batch is: its body describes `name` (the rename's rule in words)
+    patch = check.schema["paths"]["/api/v1/projects/{id}/"]["patch"]
+    body = patch["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    name = check.schema["components"]["schemas"][body]["properties"]["name"]
+    assert name["type"] == "string" and name["maxLength"] == 100 and "letters, digits" in name["description"]
+    assert check("patch", "/api/v1/projects/{id}/", lead.patch(f"/api/v1/projects/{p}/", {"name": "lead-3"},
+                                                               format="json"))["name"] == "lead-3"
     for plan in ("archive-plan", "delete-plan"):
         check("get", f"/api/v1/projects/{{id}}/{plan}/", lead.get(f"/api/v1/projects/{p}/{plan}/"))
     assert check("post", "/api/v1/projects/{id}/archive/", lead.post(f"/api/v1/projects/{p}/archive/"))["archived_at"]
@@ -258,7 +265,7 @@ def test_the_leads_actions_answer_as_described(client_for, users):
     check("delete", "/api/v1/batches/{id}/", lead.delete(f"/api/v1/batches/{batch.pk}/"))
     assert not Batch.objects.filter(pk=batch.pk).exists()
     check("delete", "/api/v1/projects/{id}/", lead.delete(f"/api/v1/projects/{p}/"))
-    assert len(check.checked) == 19
+    assert len(check.checked) == 20
 
 
 @pytest.mark.django_db
