@@ -15,15 +15,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def no_eager_jobs():
-    """Jobs sent for real (the embedded broker; nobody consumes), as in production, not run at commit by the test
-    settings' eager mode: the check stays queued until the test runs it as a worker would."""
-    from config.celery import app
+    """Jobs sent for real, as in production, not run at commit by the test settings' eager mode: the check stays
+    queued until the test runs it as a worker would. The messages go to an in-process broker nobody consumes (not
+    CI's Redis, where a later worker could pick them up)."""
+    from tests.celery_broker import broker_at
 
-    app.conf.task_always_eager = False
-    try:
+    with broker_at("memory://"):
         yield
-    finally:
-        app.conf.task_always_eager = True
 
 
 def test_stop_card_shows_computing_then_the_exact_figures(live_server, page, make_user, no_eager_jobs):
