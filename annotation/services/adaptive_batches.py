@@ -202,6 +202,13 @@ def batch_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
 STOP_DRAWS = 600
 STOP_GATE = 0.1
 STOP_RECHECK = 50
+
+
+def recheck_spacing(n_candidates: int) -> int:
+    """Judgements after a "not settled" exact check before the next one: `STOP_RECHECK`, or a twentieth of the
+    batch's pairs when that is fewer (a 12-candidate batch has 66 pairs: a check every 3 judgements, not every 50,
+    which the batch might never get before its pairs run out)."""
+    return max(1, min(STOP_RECHECK, n_candidates * (n_candidates - 1) // 2 // 20))
 _EXACT: OrderedDict[bytes, dict] = OrderedDict()
 _EXACT_LOCK = threading.Lock()
 
@@ -250,7 +257,7 @@ class StopCheck(NamedTuple):
 def read_stop_check(batch: Batch, judged: int, threshold: float) -> StopCheck:
     """The latest stored exact check of the batch and the one in progress; makes no draws. Enqueues a check (a Job,
     sent when the request's transaction commits) when the stored one is stale and none is queued or running: none
-    finished, or the last said "not settled" at least `STOP_RECHECK` judgements ago. The next-set path and the
+    finished, or the last said "not settled" at least `recheck_spacing` judgements ago. The next-set path and the
     dashboard's stop-rule card read through here, so both show and act on the same draws."""
     from jobs.models import Job
     from jobs.services import job_create
@@ -262,7 +269,8 @@ def read_stop_check(batch: Batch, judged: int, threshold: float) -> StopCheck:
     last = next((row for row in rows if row["status"] == Job.Status.SUCCEEDED and row["result"]), None)
     done = last["result"] if last else None
     settled = done is not None and bool(done["p_next"]) and min(done["p_next"]) >= threshold
-    stale = done is None or (not settled and judged - int(done["judgements"]) >= STOP_RECHECK)
+    stale = done is None or (not settled
+                             and judged - int(done["judgements"]) >= recheck_spacing(batch.n_candidates))
     if stale and pending is None:
         job = job_create(kind=STOP_JOB, params={"project_id": batch.project_id, "batch_id": batch.pk})
         pending = {"pk": job.pk, "status": job.status, "progress": job.progress, "progress_message": ""}
@@ -287,7 +295,7 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
     threshold; until then the Laplace figures are reported (``"posterior": "laplace"``) and the rule does not
     hold. So a dashboard read costs a Laplace fit per batch, plus draws (cached per batch state) only for batches
     close to settled. `previous` (the batch's last status, in the next-set path) spaces the draws: after draws that
-    said "not settled" the next ones wait for `STOP_RECHECK` more judgements, so a request pays for them at most once
+    said "not settled" the next ones wait for `recheck_spacing` more judgements, so a request pays for them at most once
     per that many judgements.
 
     `exact_source` (the next-set path: `queued_stop_check` of the batch) replaces the inline draws by the latest
@@ -306,7 +314,8 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
         return out
     probs = adaptive.adjacent_order_probabilities(post if post is not None else adaptive.posterior(counts))[1]
     how = "laplace"
-    recent = out["exact_at"] is not None and 0 <= judged - out["exact_at"] < STOP_RECHECK
+    recent = (out["exact_at"] is not None
+              and 0 <= judged - out["exact_at"] < recheck_spacing(counts.shape[0]))
     gate = compared.all() and probs.min() >= threshold - STOP_GATE
     if gate and exact_source is not None:  # the job's draws: nothing computed here
         done = exact_source(judged)

@@ -46,11 +46,12 @@ def _strength_of(verse_id):
     return int(verse_id.split()[1])
 
 
-def _take_turns(batch, users, rounds, strength=_strength, check=None):
-    """Each user in turn takes a set and answers it by `strength`, `rounds` times; `check(set)` first if given."""
+def _take_turns(batch, users, rounds, strength=_strength, check=None, rng=None):
+    """Each user in turn takes a set and answers it by `strength`, `rounds` times; `check(set)` first if given; `rng`
+    (a `random.Random`) makes the scheduler's draws repeatable."""
     for _ in range(rounds):
         for user in users:
-            annotation_set = set_next(batch=batch, annotator=user)
+            annotation_set = set_next(batch=batch, annotator=user, rng=rng)
             if annotation_set is None:
                 continue
             if check:
@@ -337,12 +338,18 @@ def test_stop_rule_settledness_comes_from_exact_draws_and_is_cached_per_state():
     strict = stop_status(strict_project, clear)  # the gate passes, the draws say no
     assert status["threshold"] == 0.85 and not strict["stopped"] and strict["n_unsettled"] >= 1
     assert strict["posterior"] == "exact" and strict["exact_at"] == 30
-    # in the next-set path the draws that said no are not repeated for the next STOP_RECHECK judgements
-    more = clear.copy()
-    more[0, 1] += 10
+    # in the next-set path the draws that said no are not repeated for the next `recheck_spacing` judgements (50, or
+    # a twentieth of the pairs in a small batch: here 6 candidates, 15 pairs, so the next judgement already may)
+    from annotation.services.adaptive_batches import STOP_RECHECK, recheck_spacing
     from annotation.stats import pair_selection
-    spaced = stop_status(strict_project, more, pair_selection.posterior(more), previous=strict)
+
+    assert recheck_spacing(6) == 1 and recheck_spacing(13) == 3 and recheck_spacing(99) == STOP_RECHECK == 50
+    spaced = stop_status(strict_project, clear, pair_selection.posterior(clear), previous=strict)
     assert spaced["posterior"] == "laplace" and spaced["exact_at"] == 30 and not spaced["stopped"]
+    more = clear.copy()
+    more[0, 5] += recheck_spacing(6)  # the clearest pair: the Laplace gate still passes
+    again = stop_status(strict_project, more, pair_selection.posterior(more), previous=strict)
+    assert again["posterior"] == "exact" and again["exact_at"] == 30 + recheck_spacing(6)
 
 
 @pytest.mark.django_db
@@ -351,14 +358,20 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     exact draws, before every pair was served, and the dashboard's stop card says so. (The draws are the
     `annotation.stop_check` jobs' that the requests queue: the job runner runs them between sets here. The request
     that queues a check still serves its set, so the rule acts one set later than when the draws ran inline: with ten
-    candidates, 45 pairs, that set took the last free pair.)"""
-    project, batch = _adaptive_project(lead_user, annotators[:2], n=13, stop_adjacent_probability=0.7)
+    candidates, 45 pairs, that set took the last free pair.) The scheduler's draws are seeded: unseeded, the Laplace
+    gate (threshold − 0.1) passed only once all 66 pairs were served in about 1 run in 6 at a threshold of 0.7, and
+    1 in 16 at 0.65 (measured), and the batch then closes on its last pair, not before."""
+    import random
+
+    threshold = 0.65
+    project, batch = _adaptive_project(lead_user, annotators[:2], n=13, stop_adjacent_probability=threshold)
+    rng = random.Random(26)
     for _ in range(10):
         batch.refresh_from_db()
         if batch.status != Batch.Status.OPEN:
             break
         for user in annotators[:2]:
-            _take_turns(batch, [user], 1)
+            _take_turns(batch, [user], 1, rng=rng)
             _run_stop_checks(batch)
     batch.refresh_from_db()
     counts, verses = batch_counts(batch)
@@ -366,7 +379,7 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     assert batch.status == Batch.Status.CLOSED
     assert Pair.objects.filter(batch=batch, taken=0).exists()  # closed before every pair was served
     assert status["stopped"] and status["posterior"] == "exact" and "exact draws" in status["reason"]
-    assert status["min_adjacent"] >= 0.7
+    assert status["min_adjacent"] >= threshold
     client.force_login(lead_user)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
     assert "(exact)" in html and "stopped: every adjacent pair ordered" in html
