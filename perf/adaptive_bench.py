@@ -13,7 +13,9 @@ the overlap judgements), random pairs and adaptive pairs under each criterion. P
 against judgements per design (mean and SD over seeds), adaptive − random at each budget with the worst seed (the
 named alternative: random pairs at equal budget, same run), and the judgements each mean curve needs to reach the
 exhaustive design's final ρ (and that ρ − 0.005, − 0.01), as a share of the 4,851 pairs and of the exhaustive
-design's judgements.
+design's judgements. `--oracle gain,wrong` adds the oracle design (`simulate_design(..., "oracle")`): the same
+annotators, sets and estimator, the fresh pairs chosen knowing the true strengths, the upper bound on what any
+selection reaches.
 
 Latency part (Django, a throw-away SQLite test database): a 100-candidate adaptive batch (4,950 pairs), 20
 annotators; every annotator takes sets in turn and answers them; prints the median and p95 in-process time of
@@ -106,6 +108,9 @@ def design_part(args) -> dict:
         curves[f"adaptive/{criteria[0]}, uniform exploration"] = []
     if args.near_explore:
         curves[f"adaptive/{criteria[0]}, near-rank exploration"] = []
+    oracle_rules = [r for r in args.oracle.split(",") if r]
+    for rule in oracle_rules:
+        curves[f"oracle/{rule} (knows θ)"] = []
     ex_j, ex_r = [], []
     t0 = time.perf_counter()
     for seed in range(args.seeds):
@@ -126,6 +131,10 @@ def design_part(args) -> dict:
             curves[f"adaptive/{criteria[0]}, uniform exploration"].append(simulate_design(
                 theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
                 explore_share=args.explore, criterion=criteria[0], local_explore=False)["spearman"])
+        for rule in oracle_rules:
+            curves[f"oracle/{rule} (knows θ)"].append(simulate_design(
+                theta, "oracle", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
+                oracle_rule=rule)["spearman"])
         print(f"  seed {seed}: exhaustive ρ {ex_r[-1]:.4f} at {ex_j[-1]} judgements "
               f"({time.perf_counter() - t0:.0f} s so far)", flush=True)
     ex_j, ex_r = np.array(ex_j), np.array(ex_r)
@@ -229,6 +238,10 @@ def main() -> None:
     parser.add_argument("--near-explore", action="store_true",
                         help="also the first criterion with the exploration drawn among near posterior ranks "
                              "(pair_selection.explore_window; off in the service: it lowered interval coverage)")
+    parser.add_argument("--oracle", default="",
+                        help="also the oracle design under these rules (comma-separated, pair_selection.ORACLE_RULES: "
+                             "gain, wrong): pairs chosen knowing the true strengths, an upper bound on any selection, "
+                             "not a product design")
     parser.add_argument("--expected", type=Path, default=None,
                         help="write the figures to this YAML file (perf/expected/annotation/adaptive_design.yaml)")
     parser.add_argument("--explore", type=float, default=0.2)
