@@ -73,6 +73,56 @@ def fisher_bound(theta: np.ndarray, scales: np.ndarray, exhaustive_judgements: f
     return float((per_item / info.max(1)).sum() / 2)
 
 
+ESTIMATORS = ("posterior mode, prior N(0, 3²) (the curves' estimator)", "Laplace posterior: mean rank",
+              "exact posterior: mean rank", "exact posterior: mean strength",
+              "exact posterior: mode at the learnt prior SD (the dashboard's strengths)")
+
+
+def estimates(counts: np.ndarray, seed: int) -> list[np.ndarray]:
+    """Scores in the order of `ESTIMATORS` (higher = stronger) from one count matrix: the Laplace posterior of the
+    selection (fixed prior SD 3; 1,000 normal draws for its mean rank) and the exact Pólya-Gamma draws that the
+    dashboard uses for adaptive projects (`bradley_terry_posterior(exact=True)`, learnt mixture prior, 1,000 draws)."""
+    from annotation.stats.bt_bayes import _ranks, bradley_terry_posterior
+    from annotation.stats.pair_selection import posterior
+
+    post = posterior(counts)
+    rng = np.random.default_rng(seed)
+    chol = np.linalg.cholesky(post.cov + 1e-12 * np.eye(len(post.mean)))
+    laplace = post.mean + rng.standard_normal((1000, len(post.mean))) @ chol.T
+    exact = bradley_terry_posterior(counts, exact=True, gibbs_draws=1000, n_draws=0, seed=seed)
+    return [post.mean, -_ranks(laplace).mean(0), -_ranks(exact.draws).mean(0), exact.draws.mean(0), exact.strengths]
+
+
+def estimator_part(theta, scales, seeds: int, quarter: int, oracle_rules: list[str]) -> dict:
+    """Spearman ρ with θ of each estimator (`ESTIMATORS`) for the exhaustive design's final counts and for random,
+    adaptive and oracle pairs at `quarter` judgements: is the posterior mode the best ranking for both designs?"""
+    from scipy.stats import spearmanr
+
+    from annotation.stats.pair_selection import simulate_design
+
+    n = len(theta)
+    designs = {"exhaustive (all pairs + overlap)": dict(design="random", budget=n * (n - 1)),
+               f"random, {quarter:,} judgements": dict(design="random", budget=quarter),
+               f"adaptive, {quarter:,} judgements": dict(design="adaptive", budget=quarter),
+               **{f"oracle/{r}, {quarter:,} judgements": dict(design="oracle", oracle_rule=r, budget=quarter)
+                  for r in oracle_rules}}
+    rho = {d: [] for d in designs}
+    t0 = time.perf_counter()
+    for seed in range(seeds):
+        for d, kw in designs.items():
+            counts = simulate_design(theta, annotator_scales=scales, seed=seed, return_counts=True, **kw)["counts"]
+            rho[d].append([spearmanr(e, theta).statistic for e in estimates(counts, seed)])
+        print(f"  estimators, seed {seed} ({time.perf_counter() - t0:.0f} s so far)", flush=True)
+    out = {}
+    print(f"\nρ by estimator (mean ± SD over {seeds} seeds; in brackets: − the posterior mode's ρ, same seeds)")
+    for d, rows in rho.items():
+        r = np.array(rows)
+        out[d] = {e: f"{r[:, k].mean():.4f} ± {r[:, k].std():.4f}" + (
+            f" ({(r[:, k] - r[:, 0]).mean():+.4f})" if k else "") for k, e in enumerate(ESTIMATORS)}
+        print(f"{d}: " + " | ".join(f"{e.split(' (')[0]} {v}" for e, v in out[d].items()))
+    return out
+
+
 def design_part(args) -> dict:
     from annotation.stats.pair_selection import (
         DBBE_AGREEMENT,
@@ -98,7 +148,7 @@ def design_part(args) -> dict:
     budget = args.budget
     quarter = int(n_pairs * 0.25)  # 25 % of the pairs (the issue's 4,851-judgement exhaustive design)
     checkpoints = sorted({*range(250, min(budget, 3000) + 1, 250), *range(3500, budget + 1, 500), budget,
-                          *range(800, min(budget, 1600) + 1, 50), quarter} - {0})
+                          *range(300, min(budget, 1600) + 1, 50), quarter} - {0})
     criteria = args.criteria.split(",")
     print(f"reference {ref}: {n} candidates, {n_pairs} pairs, θ = {scale:.2f} · gold (SD {theta.std():.2f}); "
           f"noise {how}; 11 annotators s = 0.5 … 1.5, sets of 10 with 3 overlap; explore share "
@@ -168,10 +218,19 @@ def design_part(args) -> dict:
                      if at else f"not within {budget:,}")
             print(f"{design}: mean curve reaches {label} ({goal:.4f}) at {at} judgements ({share})")
             reach[design][label] = f"{at} ({share})" if at else f"not within {budget:,}"
-    return {"reference": ref, "candidates": n, "pairs": n_pairs, "strength_scale": round(scale, 2),
-            "noise": how, "seeds": args.seeds, "explore_share": args.explore,
-            "exhaustive": {"judgements": round(float(ex_j.mean())), "rho": f"{ex_r.mean():.4f} ± {ex_r.std():.4f}"},
-            "fisher_bound_judgements": round(bound), "reaches": reach, "curves": rows}
+    figures = {"reference": ref, "candidates": n, "pairs": n_pairs, "strength_scale": round(scale, 2),
+               "noise": how, "seeds": args.seeds, "explore_share": args.explore,
+               "exhaustive": {"judgements": round(float(ex_j.mean())),
+                              "rho": f"{ex_r.mean():.4f} ± {ex_r.std():.4f}"},
+               "fisher_bound_judgements": round(bound), "reaches": reach}
+    if quarter in checkpoints:
+        k = checkpoints.index(quarter)
+        figures[f"at {quarter:,} judgements (25 % of the pairs)"] = {
+            d: f"{np.mean([c[k] for c in curves[d]]):.4f} ± {np.std([c[k] for c in curves[d]]):.4f}" for d in names}
+    if args.estimators:
+        figures["estimators"] = estimator_part(theta, scales, args.seeds, quarter, oracle_rules)
+    figures["curves"] = rows
+    return figures
 
 
 def latency_part(args) -> None:
@@ -242,6 +301,9 @@ def main() -> None:
                         help="also the oracle design under these rules (comma-separated, pair_selection.ORACLE_RULES: "
                              "gain, wrong): pairs chosen knowing the true strengths, an upper bound on any selection, "
                              "not a product design")
+    parser.add_argument("--estimators", action="store_true",
+                        help="also Spearman ρ by estimator (posterior mode, posterior mean rank, exact draws) for the "
+                             "exhaustive design and for random, adaptive and oracle pairs at 25 %% of the pairs")
     parser.add_argument("--expected", type=Path, default=None,
                         help="write the figures to this YAML file (perf/expected/annotation/adaptive_design.yaml)")
     parser.add_argument("--explore", type=float, default=0.2)
