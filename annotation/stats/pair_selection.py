@@ -392,7 +392,7 @@ def oracle_gain_pairs(post: Posterior, theta: np.ndarray, scale: float, i: np.nd
 def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndarray, budget: int, seed: int,
                     set_size: int = 10, overlap_per_set: int = 3, explore_share: float = 0.2,
                     checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION,
-                    local_explore: bool = LOCAL_EXPLORE, oracle_rule: str = "gain") -> dict:
+                    local_explore: bool = LOCAL_EXPLORE, oracle_rule: str = "gain", trace: list | None = None) -> dict:
     """Serve sets of `set_size` to annotators in turn until `budget` judgements, under `design`:
 
     - ``exhaustive``: fresh pairs in a random permutation of all C(n, 2) (the Swaelens et al. design: every pair);
@@ -409,7 +409,8 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with
     probability σ((θ_i − θ_j) / s_k). Returns ``{"judgements": [...], "spearman": [...]}`` at the checkpoints
     (Spearman of the Laplace posterior mode with θ), and with `return_counts` the final count matrix and, per
-    judgement, (annotator, i, j, i_won)."""
+    judgement, (annotator, i, j, i_won). `trace` (adaptive and oracle designs), a list to which every pair chosen by
+    the criterion (not the exploration share) is appended as (judgements so far, i, j, posterior mode θ_i − θ_j)."""
     rng = np.random.default_rng(seed)
     n = len(theta)
     iu, ju = np.triu_indices(n, 1)
@@ -472,6 +473,10 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
                     picks.append(p)
         if not picks and not second:
             break
+        if trace is not None and design in ("adaptive", "oracle") and done > 0:
+            n_chosen_by_gain = n_fresh - (0 if design == "oracle" else min(int(round(n_fresh * explore_share)), n_fresh))
+            trace.extend((done, int(iu[p]), int(ju[p]), float(post.mean[iu[p]] - post.mean[ju[p]]))
+                         for p in picks[:n_chosen_by_gain])
         promote = max(overlap_per_set - len(second), 0)
         for p in picks:
             fresh_mask[p] = False
