@@ -17,10 +17,12 @@ p(1 − p) about d. Criteria (`CRITERIA`, the default `DEFAULT_CRITERION` = "hyb
 
 A set takes its pairs greedily by the criterion as a matching (no candidate twice in one set; ASAP's batch mode uses
 a spanning tree for the same reason: spread the questions), plus a share of random pairs for exploration (so that a
-misfit posterior cannot starve a region of the graph): uniform while the batch is young, then among candidates a few
-posterior ranks apart (`explore_window`), where a random pair can still change the ranking. The fit is cached between sets and refitted when
+misfit posterior cannot starve a region of the graph), drawn uniformly (a draw among candidates a few posterior ranks
+apart, `explore_window`, is kept but off: `LOCAL_EXPLORE`). The fit is cached between sets and refitted when
 `needs_refit` says so (the service `annotation/services/adaptive_batches.py` and the simulation here follow the same
-rule). Pure numpy; the scheduler and the design simulation (`simulate_design`) both call `choose_pairs`.
+rule). Pure numpy; the scheduler and the design simulation (`simulate_design`) both call `choose_pairs`. The
+simulation's ``oracle`` design (`oracle_gain_pairs`) chooses with the true strengths: an upper bound on what any
+selection reaches (perf/adaptive_bench.py --oracle), never the service's rule.
 
 Noise calibration (`calibrate_strength_scale`): strengths θ = c · shape with c chosen so that two simulated annotators
 agree on a random pair as often as real ones did: the DBBE STS gold's published agreement (`DBBE_AGREEMENT`) or a
