@@ -248,3 +248,26 @@ def test_the_oracle_picks_the_pair_the_posterior_has_wrong_and_ignores_true_ties
         oracle_gain_pairs(post, theta, 1.0, iu, ju, "psychic")
     with pytest.raises(ValueError, match="unknown design"):
         simulate_design(theta, "psychic", annotator_scales=np.ones(2), budget=10, seed=0)
+
+
+@pytest.mark.parametrize("design", ["adaptive", "oracle"])
+def test_the_trace_lists_the_pairs_chosen_by_the_criterion(design):
+    """`trace` (what perf/adaptive_bench.py compares between the oracle and the service's criterion) holds the fresh
+    pairs chosen by the criterion, with the posterior mode's difference at the time: all of them in the oracle
+    design, all but the exploration share (1 of the 7 fresh pairs of a set) in the adaptive one."""
+    theta = np.random.default_rng(5).normal(0, 2, 25)
+    trace: list = []
+    out = simulate_design(theta, design, annotator_scales=np.ones(3), budget=200, seed=4, return_counts=True,
+                          trace=trace)
+    judged = {(i, j) for _, i, j, _ in out["log"]}
+    assert trace and all((i, j) in judged and i < j for _, i, j, _ in trace)
+    assert len({(i, j) for _, i, j, _ in trace}) == len(trace)  # each fresh pair once
+    first_seen: dict = {}
+    for n_done, (_, i, j, _) in enumerate(out["log"]):
+        first_seen.setdefault((i, j), n_done)
+    fresh_after_the_first_set = sum(at >= 10 for at in first_seen.values())  # the first set is random in every design
+    if design == "oracle":
+        assert len(trace) == fresh_after_the_first_set
+    else:  # a fifth of each set's fresh pairs (rounded: 1 of 7, 2 of 10) is exploration
+        assert 0.75 * fresh_after_the_first_set < len(trace) < 0.9 * fresh_after_the_first_set
+    assert all(np.isfinite(d) for *_, d in trace) and [t[0] for t in trace] == sorted(t[0] for t in trace)
