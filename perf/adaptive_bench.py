@@ -227,8 +227,9 @@ def design_part(args) -> dict:
     bound = fisher_bound(theta, scales, float(ex_j.mean()))
     print(f"\nexhaustive: ρ {ex_r.mean():.4f} ± {ex_r.std():.4f} with {ex_j.mean():.0f} judgements "
           f"({n_pairs} pairs + overlap judgements)")
-    print(f"Fisher bound: {bound:,.0f} judgements ({bound / n_pairs:.0%} of {n_pairs:,}, {bound / ex_j.mean():.0%} of "
-          f"{ex_j.mean():,.0f}) give every candidate the exhaustive design's information, each comparison at its best")
+    print(f"Fisher heuristic: {bound:,.0f} judgements ({bound / n_pairs:.0%} of {n_pairs:,}, {bound / ex_j.mean():.0%} "
+          f"of {ex_j.mean():,.0f}) give every candidate the exhaustive design's information, each comparison at its "
+          "best (the precision of every strength; not a bound on ρ: see the oracle rows)")
     names = list(curves)
     print(f"{'judgements':>10} | " + " | ".join(f"{d[:17]:>17}" for d in names) + f" | {names[1]} − random "
           "(worst seed)")
