@@ -13,7 +13,9 @@ the overlap judgements), random pairs and adaptive pairs under each criterion. P
 against judgements per design (mean and SD over seeds), adaptive − random at each budget with the worst seed (the
 named alternative: random pairs at equal budget, same run), and the judgements each mean curve needs to reach the
 exhaustive design's final ρ (and that ρ − 0.005, − 0.01), as a share of the 4,851 pairs and of the exhaustive
-design's judgements.
+design's judgements. `--oracle gain,wrong` adds the oracle design (`simulate_design(..., "oracle")`): the same
+annotators, sets and estimator, the fresh pairs chosen knowing the true strengths, the upper bound on what any
+selection reaches.
 
 Latency part (Django, a throw-away SQLite test database): a 100-candidate adaptive batch (4,950 pairs), 20
 annotators; every annotator takes sets in turn and answers them; prints the median and p95 in-process time of
@@ -60,7 +62,11 @@ def first_reaching(js, rhos, target):
 def fisher_bound(theta: np.ndarray, scales: np.ndarray, exhaustive_judgements: float) -> float:
     """Judgements an ideal design needs to give every candidate the Fisher information about its strength that the
     exhaustive design gives it, if each of its comparisons went to the candidate's most informative partner:
-    Σ_i I_ex(i) / best(i) / 2, I_ex(i) = (exhaustive judgements / pairs) Σ_j I_ij, I_ij = mean_k σ'(Δ_ij/s_k)/s_k²."""
+    Σ_i I_ex(i) / best(i) / 2, I_ex(i) = (exhaustive judgements / pairs) Σ_j I_ij, I_ij = mean_k σ'(Δ_ij/s_k)/s_k².
+
+    A heuristic about per-candidate information, not a bound on Spearman's ρ: ρ depends on the order only, and a
+    design need not match the exhaustive precision of every strength to match its ranking. The oracle rows
+    (`--oracle`) measure what a selection can reach instead (docs/statistics.md)."""
     from scipy.special import expit
 
     d = theta[:, None] - theta[None, :]
@@ -69,6 +75,87 @@ def fisher_bound(theta: np.ndarray, scales: np.ndarray, exhaustive_judgements: f
     n = len(theta)
     per_item = info.sum(1) * exhaustive_judgements / (n * (n - 1) / 2)
     return float((per_item / info.max(1)).sum() / 2)
+
+
+ESTIMATORS = ("posterior mode, prior N(0, 3²) (the curves' estimator)", "Laplace posterior: mean rank",
+              "exact posterior: mean rank", "exact posterior: mean strength",
+              "exact posterior: mode at the learnt prior SD (the dashboard's strengths)")
+
+
+def estimates(counts: np.ndarray, seed: int) -> list[np.ndarray]:
+    """Scores in the order of `ESTIMATORS` (higher = stronger) from one count matrix: the Laplace posterior of the
+    selection (fixed prior SD 3; 1,000 normal draws for its mean rank) and the exact Pólya-Gamma draws that the
+    dashboard uses for adaptive projects (`bradley_terry_posterior(exact=True)`, learnt mixture prior, 1,000 draws)."""
+    from annotation.stats.bt_bayes import _ranks, bradley_terry_posterior
+    from annotation.stats.pair_selection import posterior
+
+    post = posterior(counts)
+    rng = np.random.default_rng(seed)
+    chol = np.linalg.cholesky(post.cov + 1e-12 * np.eye(len(post.mean)))
+    laplace = post.mean + rng.standard_normal((1000, len(post.mean))) @ chol.T
+    exact = bradley_terry_posterior(counts, exact=True, gibbs_draws=1000, n_draws=0, seed=seed)
+    return [post.mean, -_ranks(laplace).mean(0), -_ranks(exact.draws).mean(0), exact.draws.mean(0), exact.strengths]
+
+
+def estimator_part(theta, scales, seeds: int, quarter: int, oracle_rules: list[str]) -> dict:
+    """Spearman ρ with θ of each estimator (`ESTIMATORS`) for the exhaustive design's final counts and for random,
+    adaptive and oracle pairs at `quarter` judgements: is the posterior mode the best ranking for both designs?"""
+    from scipy.stats import spearmanr
+
+    from annotation.stats.pair_selection import simulate_design
+
+    n = len(theta)
+    designs = {"exhaustive (all pairs + overlap)": dict(design="random", budget=n * (n - 1)),
+               f"random, {quarter:,} judgements": dict(design="random", budget=quarter),
+               f"adaptive, {quarter:,} judgements": dict(design="adaptive", budget=quarter),
+               **{f"oracle/{r}, {quarter:,} judgements": dict(design="oracle", oracle_rule=r, budget=quarter)
+                  for r in oracle_rules}}
+    rho = {d: [] for d in designs}
+    t0 = time.perf_counter()
+    for seed in range(seeds):
+        for d, kw in designs.items():
+            counts = simulate_design(theta, annotator_scales=scales, seed=seed, return_counts=True, **kw)["counts"]
+            rho[d].append([spearmanr(e, theta).statistic for e in estimates(counts, seed)])
+        print(f"  estimators, seed {seed} ({time.perf_counter() - t0:.0f} s so far)", flush=True)
+    out = {}
+    print(f"\nρ by estimator (mean ± SD over {seeds} seeds; in brackets: − the posterior mode's ρ, same seeds)")
+    for d, rows in rho.items():
+        r = np.array(rows)
+        out[d] = {e: f"{r[:, k].mean():.4f} ± {r[:, k].std():.4f}" + (
+            f" ({(r[:, k] - r[:, 0]).mean():+.4f})" if k else "") for k, e in enumerate(ESTIMATORS)}
+        print(f"{d}: " + " | ".join(f"{e.split(' (')[0]} {v}" for e, v in out[d].items()))
+    return out
+
+
+def picks_part(theta, scales, seeds: int, quarter: int, rule: str) -> dict:
+    """What the oracle picks that the posterior criterion misses: for the pairs chosen by the criterion (exploration
+    picks left out) in two windows of the first `quarter` judgements, the share the current posterior mode orders
+    against the truth, the median true gap |θ_i − θ_j|, the share of true ties and the median true rank distance."""
+    from annotation.stats.pair_selection import midranks, simulate_design
+
+    ranks = midranks(theta)
+    windows = ((0, 600), (600, quarter))
+    out = {}
+    print(f"\npairs chosen by the criterion (exploration left out), {seeds} seeds")
+    for label, kw in (("adaptive", dict(design="adaptive")), (f"oracle/{rule}", dict(design="oracle", oracle_rule=rule))):
+        trace: list = []
+        for seed in range(seeds):
+            simulate_design(theta, annotator_scales=scales, budget=quarter, seed=seed, trace=trace, **kw)
+        t = np.array(trace)
+        done, i, j, d = t[:, 0], t[:, 1].astype(int), t[:, 2].astype(int), t[:, 3]
+        true = theta[i] - theta[j]
+        for lo, hi in windows:
+            w = (done >= lo) & (done < hi)
+            untied = w & (true != 0)
+            row = {"pairs": int(w.sum()),
+                   "ordered wrongly by the current mode": round(float(np.mean(np.sign(d[untied]) != np.sign(true[untied]))), 3),
+                   "median true gap |θ_i − θ_j|": round(float(np.median(np.abs(true[w]))), 2),
+                   "true gap < 0.5": round(float(np.mean(np.abs(true[w]) < 0.5)), 3),
+                   "tied in the truth": round(float(np.mean(true[w] == 0)), 3),
+                   "median true rank distance": float(np.median(np.abs(ranks[i[w]] - ranks[j[w]])))}
+            out[f"{label}, judgements {lo}–{hi}"] = row
+            print(f"{label}, judgements {lo}–{hi}: " + "; ".join(f"{k} {v}" for k, v in row.items()))
+    return out
 
 
 def design_part(args) -> dict:
@@ -96,7 +183,7 @@ def design_part(args) -> dict:
     budget = args.budget
     quarter = int(n_pairs * 0.25)  # 25 % of the pairs (the issue's 4,851-judgement exhaustive design)
     checkpoints = sorted({*range(250, min(budget, 3000) + 1, 250), *range(3500, budget + 1, 500), budget,
-                          *range(800, min(budget, 1600) + 1, 50), quarter} - {0})
+                          *range(300, min(budget, 1600) + 1, 50), quarter} - {0})
     criteria = args.criteria.split(",")
     print(f"reference {ref}: {n} candidates, {n_pairs} pairs, θ = {scale:.2f} · gold (SD {theta.std():.2f}); "
           f"noise {how}; 11 annotators s = 0.5 … 1.5, sets of 10 with 3 overlap; explore share "
@@ -106,6 +193,9 @@ def design_part(args) -> dict:
         curves[f"adaptive/{criteria[0]}, uniform exploration"] = []
     if args.near_explore:
         curves[f"adaptive/{criteria[0]}, near-rank exploration"] = []
+    oracle_rules = [r for r in args.oracle.split(",") if r]
+    for rule in oracle_rules:
+        curves[f"oracle/{rule} (knows θ)"] = []
     ex_j, ex_r = [], []
     t0 = time.perf_counter()
     for seed in range(args.seeds):
@@ -126,6 +216,10 @@ def design_part(args) -> dict:
             curves[f"adaptive/{criteria[0]}, uniform exploration"].append(simulate_design(
                 theta, "adaptive", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
                 explore_share=args.explore, criterion=criteria[0], local_explore=False)["spearman"])
+        for rule in oracle_rules:
+            curves[f"oracle/{rule} (knows θ)"].append(simulate_design(
+                theta, "oracle", annotator_scales=scales, budget=budget, seed=seed, checkpoints=checkpoints,
+                oracle_rule=rule)["spearman"])
         print(f"  seed {seed}: exhaustive ρ {ex_r[-1]:.4f} at {ex_j[-1]} judgements "
               f"({time.perf_counter() - t0:.0f} s so far)", flush=True)
     ex_j, ex_r = np.array(ex_j), np.array(ex_r)
@@ -133,8 +227,9 @@ def design_part(args) -> dict:
     bound = fisher_bound(theta, scales, float(ex_j.mean()))
     print(f"\nexhaustive: ρ {ex_r.mean():.4f} ± {ex_r.std():.4f} with {ex_j.mean():.0f} judgements "
           f"({n_pairs} pairs + overlap judgements)")
-    print(f"Fisher bound: {bound:,.0f} judgements ({bound / n_pairs:.0%} of {n_pairs:,}, {bound / ex_j.mean():.0%} of "
-          f"{ex_j.mean():,.0f}) give every candidate the exhaustive design's information, each comparison at its best")
+    print(f"Fisher heuristic: {bound:,.0f} judgements ({bound / n_pairs:.0%} of {n_pairs:,}, {bound / ex_j.mean():.0%} "
+          f"of {ex_j.mean():,.0f}) give every candidate the exhaustive design's information, each comparison at its "
+          "best (the precision of every strength; not a bound on ρ: see the oracle rows)")
     names = list(curves)
     print(f"{'judgements':>10} | " + " | ".join(f"{d[:17]:>17}" for d in names) + f" | {names[1]} − random "
           "(worst seed)")
@@ -159,10 +254,21 @@ def design_part(args) -> dict:
                      if at else f"not within {budget:,}")
             print(f"{design}: mean curve reaches {label} ({goal:.4f}) at {at} judgements ({share})")
             reach[design][label] = f"{at} ({share})" if at else f"not within {budget:,}"
-    return {"reference": ref, "candidates": n, "pairs": n_pairs, "strength_scale": round(scale, 2),
-            "noise": how, "seeds": args.seeds, "explore_share": args.explore,
-            "exhaustive": {"judgements": round(float(ex_j.mean())), "rho": f"{ex_r.mean():.4f} ± {ex_r.std():.4f}"},
-            "fisher_bound_judgements": round(bound), "reaches": reach, "curves": rows}
+    figures = {"reference": ref, "candidates": n, "pairs": n_pairs, "strength_scale": round(scale, 2),
+               "noise": how, "seeds": args.seeds, "explore_share": args.explore,
+               "exhaustive": {"judgements": round(float(ex_j.mean())),
+                              "rho": f"{ex_r.mean():.4f} ± {ex_r.std():.4f}"},
+               "fisher_bound_judgements": round(bound), "reaches": reach}
+    if quarter in checkpoints:
+        k = checkpoints.index(quarter)
+        figures[f"at {quarter:,} judgements (25 % of the pairs)"] = {
+            d: f"{np.mean([c[k] for c in curves[d]]):.4f} ± {np.std([c[k] for c in curves[d]]):.4f}" for d in names}
+    if oracle_rules:
+        figures["what the oracle picks"] = picks_part(theta, scales, args.seeds, quarter, oracle_rules[0])
+    if args.estimators:
+        figures["estimators"] = estimator_part(theta, scales, args.seeds, quarter, oracle_rules)
+    figures["curves"] = rows
+    return figures
 
 
 def latency_part(args) -> None:
@@ -229,6 +335,13 @@ def main() -> None:
     parser.add_argument("--near-explore", action="store_true",
                         help="also the first criterion with the exploration drawn among near posterior ranks "
                              "(pair_selection.explore_window; off in the service: it lowered interval coverage)")
+    parser.add_argument("--oracle", default="",
+                        help="also the oracle design under these rules (comma-separated, pair_selection.ORACLE_RULES: "
+                             "gain, wrong): pairs chosen knowing the true strengths, an upper bound on any selection, "
+                             "not a product design")
+    parser.add_argument("--estimators", action="store_true",
+                        help="also Spearman ρ by estimator (posterior mode, posterior mean rank, exact draws) for the "
+                             "exhaustive design and for random, adaptive and oracle pairs at 25 %% of the pairs")
     parser.add_argument("--expected", type=Path, default=None,
                         help="write the figures to this YAML file (perf/expected/annotation/adaptive_design.yaml)")
     parser.add_argument("--explore", type=float, default=0.2)

@@ -17,10 +17,12 @@ p(1 − p) about d. Criteria (`CRITERIA`, the default `DEFAULT_CRITERION` = "hyb
 
 A set takes its pairs greedily by the criterion as a matching (no candidate twice in one set; ASAP's batch mode uses
 a spanning tree for the same reason: spread the questions), plus a share of random pairs for exploration (so that a
-misfit posterior cannot starve a region of the graph): uniform while the batch is young, then among candidates a few
-posterior ranks apart (`explore_window`), where a random pair can still change the ranking. The fit is cached between sets and refitted when
+misfit posterior cannot starve a region of the graph), drawn uniformly (a draw among candidates a few posterior ranks
+apart, `explore_window`, is kept but off: `LOCAL_EXPLORE`). The fit is cached between sets and refitted when
 `needs_refit` says so (the service `annotation/services/adaptive_batches.py` and the simulation here follow the same
-rule). Pure numpy; the scheduler and the design simulation (`simulate_design`) both call `choose_pairs`.
+rule). Pure numpy; the scheduler and the design simulation (`simulate_design`) both call `choose_pairs`. The
+simulation's ``oracle`` design (`oracle_gain_pairs`) chooses with the true strengths: an upper bound on what any
+selection reaches (perf/adaptive_bench.py --oracle), never the service's rule.
 
 Noise calibration (`calibrate_strength_scale`): strengths θ = c · shape with c chosen so that two simulated annotators
 agree on a random pair as often as real ones did: the DBBE STS gold's published agreement (`DBBE_AGREEMENT`) or a
@@ -41,6 +43,7 @@ from .bt_bayes import bt_map
 
 __all__ = ["Posterior", "posterior", "expected_information_gain", "expected_misorder_reduction", "choose_pairs",
            "adjacent_order_probabilities", "adjacent_rank_claims", "simulate_design", "compare_designs", "DESIGNS",
+           "ORACLE_RULES", "oracle_gain_pairs", "midranks",
            "CRITERIA", "explore_window", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT"]
 
 SELECTION_PRIOR_SD = 3.0
@@ -341,11 +344,57 @@ def adjacent_rank_claims(counts: np.ndarray, strengths: np.ndarray, prior_sd: fl
 
 DESIGNS = ("exhaustive", "random", "adaptive")
 
+# The oracle design (simulation only, never the service): pairs chosen knowing the true strengths, an upper bound on
+# what any selection reaches with this estimator, noise and agreement design (perf/adaptive_bench.py --oracle).
+ORACLE_RULES = ("gain", "wrong")
+
+
+def midranks(theta: np.ndarray) -> np.ndarray:
+    """Average ranks of `theta` (1 = smallest; tied values share their mean rank), as Spearman's ρ ranks the truth."""
+    from scipy.stats import rankdata
+
+    return rankdata(np.asarray(theta, float))
+
+
+def oracle_gain_pairs(post: Posterior, theta: np.ndarray, scale: float, i: np.ndarray, j: np.ndarray, rule: str,
+                      ranks: np.ndarray | None = None) -> np.ndarray:
+    """What one more comparison of each pair (i[k], j[k]) by an annotator of noise `scale` is worth to Spearman's ρ,
+    judged with the TRUE strengths `theta` (the oracle design; `ranks`: `midranks(theta)`, computed once).
+
+    Every pair is weighted by w = |midrank_i − midrank_j| of the truth: exchanging two neighbours of the estimate
+    changes Σ rank_est · midrank_true, the numerator of ρ, by exactly that, and it is 0 for candidates tied in the
+    truth (their order cannot change ρ). With Δ, v the posterior mean and variance of θ_i − θ_j and s = sign of the
+    true difference, the posterior probability of the wrong order is P = Φ(−s Δ / √v). Rules (`ORACLE_RULES`):
+
+    * ``wrong``: w · P, the pairs whose true order the posterior most likely gets wrong, weighted by their effect on ρ;
+    * ``gain``: w · (P − E[P']), the expected fall of that probability after one comparison (the Newton update of
+      `misorder_reduction_pairs`), the expectation over the outcome taken with the annotator's TRUE choice
+      probability σ((θ_i − θ_j) / scale) rather than the posterior's: a pair the posterior has wrong gains when the
+      annotator is likely to say so."""
+    if rule not in ORACLE_RULES:
+        raise ValueError(f"unknown oracle rule {rule!r}: one of {', '.join(ORACLE_RULES)}")
+    theta = np.asarray(theta, float)
+    ranks = midranks(theta) if ranks is None else ranks
+    delta, v = _difference(post, i, j)
+    true = theta[i] - theta[j]
+    sign = np.sign(true)
+    weight = np.abs(ranks[i] - ranks[j])
+    wrong = ndtr(-sign * delta / np.sqrt(v))
+    if rule == "wrong":
+        return weight * wrong
+    p = expit(delta)  # the estimator's model of the outcome, which its update uses
+    q = expit(true / scale)  # the annotator's real chance of choosing i
+    v_new = v / (1.0 + p * (1.0 - p) * v)
+    s_new = np.sqrt(v_new)
+    after = (q * ndtr(-sign * (delta + v_new * (1.0 - p)) / s_new)
+             + (1.0 - q) * ndtr(-sign * (delta - v_new * p) / s_new))
+    return weight * (wrong - after)
+
 
 def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndarray, budget: int, seed: int,
                     set_size: int = 10, overlap_per_set: int = 3, explore_share: float = 0.2,
                     checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION,
-                    local_explore: bool = LOCAL_EXPLORE) -> dict:
+                    local_explore: bool = LOCAL_EXPLORE, oracle_rule: str = "gain", trace: list | None = None) -> dict:
     """Serve sets of `set_size` to annotators in turn until `budget` judgements, under `design`:
 
     - ``exhaustive``: fresh pairs in a random permutation of all C(n, 2) (the Swaelens et al. design: every pair);
@@ -353,13 +402,17 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
       kept separate so that the figures name both);
     - ``adaptive``: fresh pairs by `choose_pairs` under `criterion` from the posterior, refitted when `needs_refit`
       says so, as the service does; the exploration share drawn among near ranks once the batch is no longer young
-      (`explore_window`) with `local_explore=True`; uniformly by default (`LOCAL_EXPLORE`, as the service).
+      (`explore_window`) with `local_explore=True`; uniformly by default (`LOCAL_EXPLORE`, as the service);
+    - ``oracle`` (not a product design: an upper bound): fresh pairs chosen knowing θ and the arriving annotator's
+      noise, by `oracle_gain_pairs` under `oracle_rule`, from the same posterior refitted before every set, with the
+      same matching and no exploration.
 
     In every design `overlap_per_set` of each set's pairs are second judgements by another annotator of pairs judged
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with
     probability σ((θ_i − θ_j) / s_k). Returns ``{"judgements": [...], "spearman": [...]}`` at the checkpoints
     (Spearman of the Laplace posterior mode with θ), and with `return_counts` the final count matrix and, per
-    judgement, (annotator, i, j, i_won)."""
+    judgement, (annotator, i, j, i_won). `trace` (adaptive and oracle designs), a list to which every pair chosen by
+    the criterion (not the exploration share) is appended as (judgements so far, i, j, posterior mode θ_i − θ_j)."""
     rng = np.random.default_rng(seed)
     n = len(theta)
     iu, ju = np.triu_indices(n, 1)
@@ -378,6 +431,9 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     post = gain = fitted_at = None
     annotator = 0
     done = 0
+    if design not in (*DESIGNS, "oracle"):
+        raise ValueError(f"unknown design {design!r}: one of {', '.join(DESIGNS)}, oracle")
+    true_ranks = midranks(theta) if design == "oracle" else None
 
     def judge(k: int, p: int) -> None:
         i, j = int(iu[p]), int(ju[p])
@@ -394,7 +450,14 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
         for w in second:
             waiting.remove(w)
         n_fresh = size - len(second)
-        if design == "adaptive" and done > 0:
+        if design == "oracle" and done > 0:
+            post = refit(counts, post)
+            avail = np.flatnonzero(fresh_mask)
+            gain = oracle_gain_pairs(post, theta, float(annotator_scales[k]), iu[avail], ju[avail], oracle_rule,
+                                     true_ranks)
+            picks = [int(avail[x]) for x in choose_pairs(post, iu[avail], ju[avail], n_fresh, explore_share=0.0,
+                                                         rng=rng, gain=gain)]
+        elif design == "adaptive" and done > 0:
             if post is None or needs_refit(done, fitted_at):  # as the service: a cached fit, refreshed
                 post = refit(counts, post)
                 gain = CRITERIA[criterion](post, iu, ju)
@@ -412,6 +475,10 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
                     picks.append(p)
         if not picks and not second:
             break
+        if trace is not None and design in ("adaptive", "oracle") and done > 0:
+            n_chosen_by_gain = n_fresh - (0 if design == "oracle" else min(int(round(n_fresh * explore_share)), n_fresh))
+            trace.extend((done, int(iu[p]), int(ju[p]), float(post.mean[iu[p]] - post.mean[ju[p]]))
+                         for p in picks[:n_chosen_by_gain])
         promote = max(overlap_per_set - len(second), 0)
         for p in picks:
             fresh_mask[p] = False

@@ -58,7 +58,7 @@ def test_adjacent_probabilities_rise_with_evidence():
     assert p_many.mean() > p_once.mean() + 0.05
 
 
-@pytest.mark.parametrize("design", ["random", "adaptive"])
+@pytest.mark.parametrize("design", ["random", "adaptive", "oracle"])
 def test_design_simulation_keeps_the_agreement_design(design):
     """Sets of 10 with 3 second judgements by another annotator; nobody judges a pair twice; fresh pairs are
     judged once before their repeat."""
@@ -214,3 +214,60 @@ def test_exploration_draws_near_ranks_once_the_batch_has_an_order():
     picks = choose_pairs(post, iu[others], ju[others], k, explore_share=share, rng=np.random.default_rng(3),
                          explore_window=1)
     assert len(picks) == len(set(picks)) == k
+
+
+def test_the_oracle_picks_the_pair_the_posterior_has_wrong_and_ignores_true_ties():
+    """The oracle design (an upper bound, simulation only) knows θ: of five candidates, the record puts 0 above 1
+    (3:0) although 1 is truly far stronger; 2 and 3 are tied in the truth and never met (as uncertain as a pair can
+    be, so the posterior's own criterion wants them); 4 is far below everything and settled."""
+    from annotation.stats.pair_selection import ORACLE_RULES, hybrid_gain_pairs, midranks, oracle_gain_pairs
+
+    theta = np.array([0.0, 3.0, 1.0, 1.0, -6.0])
+    c = _counts(5, [(0, 1, 3), (0, 4, 5), (1, 4, 5), (2, 4, 5), (3, 4, 5), (1, 2, 1), (2, 0, 1), (1, 3, 1),
+                    (3, 0, 1)])
+    post = posterior(c)
+    assert post.mean[0] > post.mean[1]  # the posterior has 0 and 1 the wrong way round
+    iu, ju = np.triu_indices(5, 1)
+    pair = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(iu, ju))}
+    own = hybrid_gain_pairs(post, iu, ju)
+    assert own[pair[2, 3]] > own[pair[0, 1]]  # the posterior's criterion prefers the never-met true tie
+    np.testing.assert_array_equal(midranks(theta), [2, 5, 3.5, 3.5, 1])
+    for rule in ORACLE_RULES:
+        gain = oracle_gain_pairs(post, theta, 1.0, iu, ju, rule)
+        assert gain[pair[2, 3]] == 0.0  # tied in the truth: their order cannot change Spearman's ρ
+        assert int(np.argmax(gain)) == pair[0, 1]
+        assert gain[pair[0, 4]] < 0.01 * gain[pair[0, 1]]  # settled and right
+        picks = choose_pairs(post, iu, ju, 2, explore_share=0.0, rng=np.random.default_rng(0), gain=gain)
+        assert picks[0] == pair[0, 1] and pair[2, 3] not in picks
+    # "gain" takes the expectation with the annotator's real choice probability: the same wrong pair is worth more
+    # to a careful annotator (scale 0.5) than to a sloppy one (scale 4), who is likelier to confirm the error.
+    careful = oracle_gain_pairs(post, theta, 0.5, iu, ju, "gain")[pair[0, 1]]
+    sloppy = oracle_gain_pairs(post, theta, 4.0, iu, ju, "gain")[pair[0, 1]]
+    assert careful > sloppy > 0
+    with pytest.raises(ValueError, match="oracle rule"):
+        oracle_gain_pairs(post, theta, 1.0, iu, ju, "psychic")
+    with pytest.raises(ValueError, match="unknown design"):
+        simulate_design(theta, "psychic", annotator_scales=np.ones(2), budget=10, seed=0)
+
+
+@pytest.mark.parametrize("design", ["adaptive", "oracle"])
+def test_the_trace_lists_the_pairs_chosen_by_the_criterion(design):
+    """`trace` (what perf/adaptive_bench.py compares between the oracle and the service's criterion) holds the fresh
+    pairs chosen by the criterion, with the posterior mode's difference at the time: all of them in the oracle
+    design, all but the exploration share (1 of the 7 fresh pairs of a set) in the adaptive one."""
+    theta = np.random.default_rng(5).normal(0, 2, 25)
+    trace: list = []
+    out = simulate_design(theta, design, annotator_scales=np.ones(3), budget=200, seed=4, return_counts=True,
+                          trace=trace)
+    judged = {(i, j) for _, i, j, _ in out["log"]}
+    assert trace and all((i, j) in judged and i < j for _, i, j, _ in trace)
+    assert len({(i, j) for _, i, j, _ in trace}) == len(trace)  # each fresh pair once
+    first_seen: dict = {}
+    for n_done, (_, i, j, _) in enumerate(out["log"]):
+        first_seen.setdefault((i, j), n_done)
+    fresh_after_the_first_set = sum(at >= 10 for at in first_seen.values())  # the first set is random in every design
+    if design == "oracle":
+        assert len(trace) == fresh_after_the_first_set
+    else:  # a fifth of each set's fresh pairs (rounded: 1 of 7, 2 of 10) is exploration
+        assert 0.75 * fresh_after_the_first_set < len(trace) < 0.9 * fresh_after_the_first_set
+    assert all(np.isfinite(d) for *_, d in trace) and [t[0] for t in trace] == sorted(t[0] for t in trace)
