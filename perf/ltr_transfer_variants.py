@@ -81,6 +81,15 @@ def design(d: dict, rows: np.ndarray, v: dict) -> tuple[np.ndarray, list[str]]:
     if v.get("ranks"):
         X = np.hstack([X, _per_query(d["X"][rows][:, chan], g, lambda b: channel_ranks(b, v["ranks"]))])
         cols += [names[i] + "_" + v["ranks"] for i in chan]
+    if v.get("profiles"):  # the fused score under each text type's profile, from the channel signals (no label)
+        from detection.methods.lexical.multichannel import CONTEXT, PROFILES
+
+        ch = d["X"][rows][:, chan]
+        for prof in ("verse", "prose"):
+            w = [CONTEXT[prof] if n == "channel_context" else PROFILES[prof].get(n.removeprefix("channel_"), 0.0)
+                 for n in (names[i] for i in chan)]
+            X = np.hstack([X, (ch @ np.asarray(w))[:, None]])
+            cols.append(f"fused_{prof}")
     if v.get("n_channels"):
         X = np.hstack([X, (d["X"][rows][:, chan] > 0).sum(axis=1, keepdims=True)])
         cols += ["n_channels"]
@@ -90,7 +99,7 @@ def design(d: dict, rows: np.ndarray, v: dict) -> tuple[np.ndarray, list[str]]:
 
 
 def signs_of(cols: list[str]) -> list[int]:
-    up = {"retrieval_score", "retrieval_score_rel", "retrieval_rank_inv", "n_channels"}
+    up = {"retrieval_score", "retrieval_score_rel", "retrieval_rank_inv", "n_channels", "fused_verse", "fused_prose"}
     return [1 if (n in up or n.startswith("channel_")) else -1 if n == "retrieval_log_rank" else 0 for n in cols]
 
 
@@ -178,6 +187,7 @@ def variants() -> list[tuple[str, dict]]:
         ("monotone train_depth 20 C=0.01", {**lin, "C": 1e-2, "monotone": True, "train_depth": 20}),
         ("max_negatives 10 C=0.01", {**lin, "C": 1e-2, "max_negatives": 10}),
     ]
+    out += [(f"+ both profiles' fused scores C={c:g}", {**lin, "C": c, "profiles": True}) for c in (1e-4, 1e-3, 1e-2)]
     out += [(f"z-scores clipped to ±3 C={c:g}", {**lin, "C": c, "clip": 3}) for c in (1e-4, 1e-3, 1e-2)]
     out += [("z-scores clipped to ±2 C=0.01", {**lin, "C": 1e-2, "clip": 2}),
             ("clipped ±3 monotone C=0.01", {**lin, "C": 1e-2, "clip": 3, "monotone": True}),
