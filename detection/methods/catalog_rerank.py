@@ -92,7 +92,11 @@ register(MethodSpec(
             Param("query_norm", "bool", True, "features as z-scores among the same query's candidates (chosen by "
                   "measurement: it transfers across benchmarks, docs/benchmark_suite.md)"),
             Param("anchor", "bool", False, "the first stage's score keeps an unpenalised weight: the ranker starts "
-                  "from the first stage's order and C pulls the other weights towards it")) + _FEATURES,
+                  "from the first stage's order and C pulls the other weights towards it"),
+            Param("monotone", "bool", False, "the weights of the first stage's own evidence (its score, 1/rank, each "
+                  "channel's score) stay >= 0: a better channel score never lowers a candidate"),
+            Param("train_depth", "int", None, "pair only the candidates within this first-stage rank in training "
+                  "(null: every candidate)", min=1, max=1000, nullable=True)) + _FEATURES,
     internal=("cache_dir", "featurizer")))
 register(MethodSpec(
     "lexical-rule", "reranker", _lexical_rule,

@@ -13,6 +13,11 @@ Training (one call to :meth:`PairwiseLinearRanker.fit` with the candidates' quer
    pairs, a one-feature logistic regression); the type split ``P(cf. | reference)`` is a logistic regression on
    the positives' features (``cit.`` vs ``cf.``; the training share of ``cf.`` when one type is missing). The
    three columns are ``1 - p``, ``p (1 - q)``, ``p q``. Ranking by ``P(reference)`` is ranking by ``s``.
+3. **Options** (each measured for transfer across benchmarks, docs/benchmark_suite.md): ``anchor`` leaves the first
+   stage's score unpenalised (the ranker starts from the first stage's order); ``signs`` constrains columns'
+   weights to be non-negative (+1) or non-positive (-1), a monotone ranker (a better channel score never lowers a
+   candidate); ``train_depth`` pairs only the candidates within that first-stage rank (the depth that decides
+   R@10), a query without a positive there giving no pair.
 
 Nothing here imports Django; scikit-learn is imported inside ``fit`` only (predicting needs numpy).
 Licence: the code is ours (scikit-learn, BSD-3-Clause, does the logistic fits).
@@ -20,6 +25,7 @@ Licence: the code is ours (scikit-learn, BSD-3-Clause, does the logistic fits).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +44,7 @@ def _sigmoid(z):
 
 
 def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray, order: np.ndarray, *,
-                         max_negatives: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+                         max_negatives: int, seed: int, depth: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Differences ``x_pos - x_neg`` for the pairs of every query, and one weight per difference.
 
     Args:
@@ -48,6 +54,7 @@ def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray
         order: (n,) first-stage rank of each row (smaller = better); the hard negatives come first.
         max_negatives: negatives per positive, at most.
         seed: seeds the draw of negatives beyond the hard ones.
+        depth: only the rows of first-stage rank ``<= depth`` are paired (None: every row).
 
     Returns:
         (m, d) differences and (m,) weights (each query's weights sum to 1).
@@ -56,6 +63,8 @@ def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray
     diffs, weights = [], []
     for g in np.unique(groups):
         rows = np.flatnonzero(groups == g)
+        if depth is not None:
+            rows = rows[order[rows] <= depth]
         pos = rows[relevant[rows]]
         neg = rows[~relevant[rows]]
         if pos.size == 0 or neg.size == 0:
@@ -73,16 +82,24 @@ def pairwise_differences(X: np.ndarray, relevant: np.ndarray, groups: np.ndarray
     return np.vstack(diffs), np.concatenate(weights)
 
 
-def anchored_pairwise_fit(D: np.ndarray, weights: np.ndarray, C: float, anchor: int) -> np.ndarray:
+def anchored_pairwise_fit(D: np.ndarray, weights: np.ndarray, C: float, anchor: int | None,
+                          signs: Sequence[int] | None = None) -> np.ndarray:
     """``w`` minimising ``C * sum_i weights_i * 2 log(1 + exp(-D_i w)) + |w without w[anchor]|^2 / 2``: the same
     loss as the logistic regression on ``(D, 1)`` and ``(-D, 0)`` with the weights twice, except that the anchor's
-    weight is free (L-BFGS, from the anchor alone)."""
+    weight is free (L-BFGS, from the anchor alone; ``anchor`` None: every weight penalised, from 0). ``signs``: one
+    entry a column, +1 keeps its weight ``>= 0``, -1 ``<= 0``, 0 leaves it free (L-BFGS-B bounds)."""
     from scipy.optimize import minimize
 
-    if not 0 <= anchor < D.shape[1]:
+    if anchor is not None and not 0 <= anchor < D.shape[1]:
         raise ValueError(f"anchor column {anchor} outside the {D.shape[1]} features")
+    bounds = None
+    if signs is not None:
+        if len(signs) != D.shape[1] or any(x not in (-1, 0, 1) for x in signs):
+            raise ValueError(f"signs must give -1, 0 or +1 for each of the {D.shape[1]} features")
+        bounds = [(0.0, None) if x > 0 else (None, 0.0) if x < 0 else (None, None) for x in signs]
     mask = np.ones(D.shape[1])
-    mask[anchor] = 0.0
+    if anchor is not None:
+        mask[anchor] = 0.0
 
     def f(w):
         m = D @ w
@@ -91,8 +108,9 @@ def anchored_pairwise_fit(D: np.ndarray, weights: np.ndarray, C: float, anchor: 
         return loss, grad
 
     w0 = np.zeros(D.shape[1])
-    w0[anchor] = 1.0
-    res = minimize(f, w0, jac=True, method="L-BFGS-B", options={"maxiter": 1000})
+    if anchor is not None:
+        w0[anchor] = 1.0 if signs is None or signs[anchor] >= 0 else -1.0
+    res = minimize(f, w0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 1000})
     return res.x
 
 
@@ -102,11 +120,15 @@ class PairwiseLinearRanker:
     kind = "feature-ltr"
     uses_groups = True
 
-    def __init__(self, C: float = 1.0, max_negatives: int = 50, query_norm: bool = False, anchor: int | None = None):
+    def __init__(self, C: float = 1.0, max_negatives: int = 50, query_norm: bool = False, anchor: int | None = None,
+                 signs: Sequence[int] | None = None, train_depth: int | None = None):
         self.C, self.max_negatives, self.query_norm = float(C), int(max_negatives), bool(query_norm)
         # the column of the first stage's score: its weight is not penalised, so the ranker starts from the first
         # stage's order and the penalty pulls every other weight towards it (a small C: the first stage itself)
         self.anchor = None if anchor is None else int(anchor)
+        # per column +1 (weight >= 0), -1 (<= 0) or 0 (free); None: unconstrained
+        self.signs = None if signs is None else [int(x) for x in signs]
+        self.train_depth = None if train_depth is None else int(train_depth)
         self.w_ = None
 
     def _query_normalised(self, X: np.ndarray, groups) -> np.ndarray:
@@ -141,21 +163,23 @@ class PairwiseLinearRanker:
         self.scale_ = np.where(scale > 0, scale, 1.0)
         Z = (X - self.mean_) / self.scale_
         rel = y > 0
-        D, wts = pairwise_differences(Z, rel, groups, order, max_negatives=self.max_negatives, seed=seed)
+        D, wts = pairwise_differences(Z, rel, groups, order, max_negatives=self.max_negatives, seed=seed,
+                                      depth=self.train_depth)
         if D.shape[0] == 0:
             from .classifier import TrainingError
 
-            raise TrainingError("no query holds both a positive and a negative candidate: nothing to rank")
+            within = "" if self.train_depth is None else f" within first-stage rank {self.train_depth}"
+            raise TrainingError(f"no query holds both a positive and a negative candidate{within}: nothing to rank")
         Dx = np.vstack([D, -D])
         Dy = np.concatenate([np.ones(len(D)), np.zeros(len(D))])
         Dw = np.concatenate([wts, wts])
         with _one_thread():
-            if self.anchor is None:
+            if self.anchor is None and self.signs is None:
                 m = LogisticRegression(C=self.C, fit_intercept=False, max_iter=500, solver="lbfgs")
                 m.fit(Dx, Dy, sample_weight=Dw * (len(Dw) / Dw.sum()))
                 self.w_ = m.coef_[0].copy()
             else:
-                self.w_ = anchored_pairwise_fit(D, wts * (len(wts) / wts.sum()), self.C, self.anchor)
+                self.w_ = anchored_pairwise_fit(D, wts * (len(wts) / wts.sum()), self.C, self.anchor, self.signs)
             s = Z @ self.w_
             platt = LogisticRegression(C=1e4, max_iter=500, class_weight="balanced").fit(s[:, None], rel)
             self.platt_ = (float(platt.coef_[0, 0]), float(platt.intercept_[0]))
@@ -186,7 +210,7 @@ class PairwiseLinearRanker:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "C": self.C, "max_negatives": self.max_negatives, "query_norm": self.query_norm,
-                "anchor": self.anchor, "mean": self.mean_.tolist(),
+                "anchor": self.anchor, "signs": self.signs, "train_depth": self.train_depth, "mean": self.mean_.tolist(),
                 "scale": self.scale_.tolist(), "w": self.w_.tolist(), "platt": list(self.platt_),
                 "cf_prior": self.cf_prior_, "type_w": None if self.type_w_ is None else self.type_w_.tolist(),
                 "type_b": self.type_b_}
@@ -195,7 +219,8 @@ class PairwiseLinearRanker:
     def from_dict(cls, d: dict) -> PairwiseLinearRanker:
         if d.get("kind") != cls.kind:
             raise ValueError(f"not a {cls.kind} model file (kind {d.get('kind')!r})")
-        m = cls(d["C"], d["max_negatives"], bool(d.get("query_norm", False)), d.get("anchor"))
+        m = cls(d["C"], d["max_negatives"], bool(d.get("query_norm", False)), d.get("anchor"), d.get("signs"),
+                d.get("train_depth"))
         m.mean_, m.scale_, m.w_ = np.asarray(d["mean"]), np.asarray(d["scale"]), np.asarray(d["w"])
         m.platt_ = (float(d["platt"][0]), float(d["platt"][1]))
         m.cf_prior_ = float(d["cf_prior"])

@@ -80,7 +80,8 @@ class FeatureReranker:
                  gap: int = 3, tol: float = 0.01, C: float = 1.0, max_iter: int = 200, learning_rate: float = 0.1,
                  seed: int = 0, inner_folds: int = 4, vectors: str | None = None, cache_dir=None,
                  featurizer: PairFeaturizer | None = None, max_negatives: int = 50, query_norm: bool = False,
-                 first_stage_features: bool = True, anchor: bool = False):
+                 first_stage_features: bool = True, anchor: bool = False, monotone: bool = False,
+                 train_depth: int | None = None):
         if classifier not in CLASSIFIERS:
             raise RerankerError(f"classifier must be one of {', '.join(CLASSIFIERS)}")
         self.classifier_kind = classifier
@@ -89,6 +90,7 @@ class FeatureReranker:
         self.C, self.max_iter, self.learning_rate = C, max_iter, learning_rate
         self.inner_folds = inner_folds
         self.max_negatives, self.query_norm, self.anchor = max_negatives, query_norm, bool(anchor)
+        self.monotone, self.train_depth = bool(monotone), train_depth
         self.vectors = vectors or None  # a word-vector model: adds the SIF embedding cosine to the features
         self.cache_dir = cache_dir
         self.featurizer = featurizer
@@ -165,8 +167,16 @@ class FeatureReranker:
         if self.classifier_kind == "feature-ltr":
             anchor = self.feature_names.index("retrieval_score") if self.anchor else None
             return CLASSIFIERS["feature-ltr"](C=self.C, max_negatives=self.max_negatives, query_norm=self.query_norm,
-                                              anchor=anchor)
+                                              anchor=anchor, signs=self.monotone_signs() if self.monotone else None,
+                                              train_depth=self.train_depth)
         return CLASSIFIERS["feature-hgb"](max_iter=self.max_iter, learning_rate=self.learning_rate)
+
+    def monotone_signs(self) -> list[int]:
+        """Per feature: +1 for the first stage's own evidence (its score, the score's share of the query's best,
+        1/rank and every signal it gives, e.g. each channel's score), -1 for its log rank, 0 (free) for the pair
+        features: with ``monotone`` a better first-stage or channel score never lowers a candidate."""
+        up = {"retrieval_score", "retrieval_score_rel", "retrieval_rank_inv", *(self.extra_names or ())}
+        return [1 if n in up else -1 if n == "retrieval_log_rank" else 0 for n in self.feature_names]
 
     def _fit_classifier(self, X, y, groups, order):
         """A new classifier fitted on these rows; a ranker (``uses_groups``) also gets each row's query and

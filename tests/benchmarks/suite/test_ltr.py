@@ -255,3 +255,63 @@ def test_a_carried_reranked_row_runs_as_its_string_does(loci_small):
     for m in ("bm25-lemma", spec):
         assert rows[m]["mean"] == by_string[m]["mean"] and rows[m]["per_query"] == by_string[m]["per_query"]
     assert rows[spec]["training"]["mode"] == "within" and rows[spec]["training"]["leaked_queries"] == 0
+
+
+# ------------------------------------------------------------------ transfer options (issue 25, fourth round)
+@needs_data
+def test_a_monotone_ranker_never_weighs_a_channel_against_a_candidate(loci_small, tmp_path):
+    cands = S.candidates(loci_small, "channels", 30, {})
+    y = S.labels_of(loci_small, cands)
+    free = registry.build("feature-ltr", {"anchor": True, "C": 1.0}).prepare(loci_small.source_texts)
+    free.fit(cands, y)
+    names = free.feature_names
+    up = [names.index(n) for n in ("retrieval_score", "retrieval_score_rel", "retrieval_rank_inv",
+                                   *S.CHANNEL_SIGNALS)]
+    assert (free.clf.w_[up] < -1e-6).any()  # unconstrained, some channel weighs against its candidates here
+    mono = registry.build("feature-ltr", {"anchor": True, "C": 1.0, "monotone": True}).prepare(
+        loci_small.source_texts)
+    mono.fit(cands, y)
+    signs = mono.monotone_signs()
+    assert [signs[i] for i in up] == [1] * len(up) and signs[names.index("retrieval_log_rank")] == -1
+    assert signs[names.index("tfidf_lemma_1")] == 0
+    w = mono.clf.w_
+    assert (w[up] >= 0).all() and w[names.index("retrieval_log_rank")] <= 0
+    assert (w[[i for i, s in enumerate(signs) if s == 0]] != 0).any()  # the pair features stay free
+    # so raising one candidate's channel score never lowers its ranking score (the features are per-query z-scores)
+    X = mono.features(cands)
+    q0 = np.flatnonzero(cands.qi == cands.qi[0])
+    base = mono.clf.score(X[q0], groups=cands.qi[q0])
+    for col in (names.index("channel_rare"), names.index("channel_sound")):
+        bumped = X[q0].copy()
+        bumped[0, col] += 5.0
+        assert mono.clf.score(bumped, groups=cands.qi[q0])[0] >= base[0] - 1e-9
+    # stored with its constraint and loaded back as JSON
+    mono.save(tmp_path / "ltr-mono")
+    with model_store.using(tmp_path):
+        loaded = registry.build("feature-ltr", {"model": "ltr-mono"})
+    assert loaded.clf.signs == signs
+    assert np.allclose(loaded.predict_proba(cands), mono.predict_proba(cands), atol=1e-12)
+
+
+@needs_data
+def test_training_pairs_stop_at_the_depth_asked(loci_small):
+    cands = S.candidates(loci_small, "channels", 30, {})
+    y = S.labels_of(loci_small, cands)
+    rel, rank = y > 0, np.asarray(cands.rank)
+    X = np.column_stack([cands.score, rank]).astype(float)
+    D_all, _ = pairwise_differences(X, rel, cands.qi, rank, max_negatives=1000, seed=0)
+    D5, w5 = pairwise_differences(X, rel, cands.qi, rank, max_negatives=1000, seed=0, depth=5)
+    # every pair is (positive within rank 5) - (negative within rank 5): the rank column's difference stays within 4
+    assert len(D5) < len(D_all) and np.abs(D5[:, 1]).max() <= 4
+    expect = sum(int(rel[(cands.qi == q) & (rank <= 5)].sum() * (~rel[(cands.qi == q) & (rank <= 5)]).sum())
+                 for q in np.unique(cands.qi))
+    assert len(D5) == expect
+    n_queries = sum(1 for q in np.unique(cands.qi) if rel[(cands.qi == q) & (rank <= 5)].any()
+                    and (~rel[(cands.qi == q) & (rank <= 5)]).any())
+    assert np.isclose(w5.sum(), n_queries)
+    rr = registry.build("feature-ltr", {"anchor": True, "train_depth": 5}).prepare(loci_small.source_texts)
+    rr.fit(cands, y)
+    assert rr.clf.train_depth == 5 and len(rr.clf.w_) == len(rr.feature_names)
+    # a depth at which no query has both a positive and a negative is refused with the depth named
+    with pytest.raises(ValueError, match="within first-stage rank 1"):
+        PairwiseLinearRanker(train_depth=1).fit(X, y, groups=cands.qi, order=rank)

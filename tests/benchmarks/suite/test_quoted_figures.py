@@ -22,7 +22,9 @@ METHODS = {"bm25-lemma": "bm25-lemma", "rrf: bm25-lemma + tesserae": "rrf:bm25-l
            **{m: m for m in ("channels", "channels>feature-ltr@lobo",
                              "channels>feature-ltr(anchor=true,C=0.01)@lobo",
                              "channels>feature-ltr(anchor=true,C=0.0001)@lobo",
-                             "channels>feature-ltr(anchor=true,C=0.01)", "channels>feature-ltr(anchor=true,C=0.0001)")}}
+                             "channels>feature-ltr(anchor=true,C=0.01)", "channels>feature-ltr(anchor=true,C=0.0001)",
+                             "channels>feature-ltr(anchor=true,C=0.001)@lobo",
+                             "channels>feature-ltr(anchor=true,C=0.001)")}}
 TABLES = {  # header cells -> the stored figure each numeric column is
     "R@10 | MRR@10 | Δ R@10": ("R@10", "RR@10"),
     "R@1 | R@10 | R@100 | MRR@10 | nDCG@10 | fold sd": ("R@1", "R@10", "R@100", "RR@10", "nDCG@10", None,
