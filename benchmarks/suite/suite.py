@@ -152,13 +152,39 @@ class Ranked:
         return {q: [s for s, _ in v] for q, v in self.ranked.items()}
 
 
-def first_stage_params(bench: SuiteBenchmark, name: str) -> dict:
-    """The parameters a first stage runs with on ``bench``: its ``profile`` is the benchmark's text type when it
-    declares one (``channels``: verse or prose weights), else its defaults."""
+_WITH_PARAMS = re.compile(r"^(?P<name>[^()]+?)\s*(?:\((?P<params>[^()]*)\))?$")
+
+
+def _key_values(spec: str, text: str | None, what: str) -> dict[str, str]:
+    """``key=value,...`` of a method string's parentheses as text (validated later by the registry)."""
+    params = {}
+    for item in filter(None, (i.strip() for i in (text or "").split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"method {spec!r}: {what} parameter {item!r} is not key=value")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def split_first(first: str) -> tuple[str, dict[str, str]]:
+    """A first stage as written in a method string, ``NAME`` or ``NAME(key=value,...)``, as (name, its
+    parameters as text). ``channels(profile=prose)`` fixes the profile on every benchmark (without it, each
+    benchmark's text type picks it: :func:`first_stage_params`)."""
+    m = _WITH_PARAMS.match(first.strip())
+    if not m:
+        raise ValueError(f"first stage {first.strip()!r}: write NAME or NAME(key=value,...)")
+    return m["name"].strip(), _key_values(first.strip(), m["params"], "first stage")
+
+
+def first_stage_params(bench: SuiteBenchmark, first: str) -> dict:
+    """The parameters a first stage runs with on ``bench``: those written in its string
+    (``channels(profile=prose)``), and a ``profile`` it declares but was not given is the benchmark's text type
+    (``channels``: verse or prose weights); the rest its defaults."""
     from detection.methods import registry
 
+    name, given = split_first(first)
     declared = {p.name for p in registry.get_spec(name).params}
-    return {"profile": bench.text_type} if "profile" in declared else {}
+    return {**({"profile": bench.text_type} if "profile" in declared and "profile" not in given else {}), **given}
 
 
 def _neighbour_runs(bench: SuiteBenchmark) -> tuple[list[str], list[int]]:
@@ -170,14 +196,16 @@ def _neighbour_runs(bench: SuiteBenchmark) -> tuple[list[str], list[int]]:
 
 
 def retrieve(bench: SuiteBenchmark, name: str, k: int, cache: dict, *, signals: bool = False):
-    """(nq, k) indices into the pool and scores of retriever ``name`` (cached per benchmark and name), and with
+    """(nq, k) indices into the pool and scores of retriever ``name`` (a first stage as written, with its
+    parameters when given: :func:`split_first`; cached per benchmark and that string), and with
     ``signals`` the first stage's per-candidate signals (nq, k, m) and their names (``channels``: each
     channel's score; none for other retrievers)."""
-    key = (bench.name, name)
+    params = first_stage_params(bench, name)
+    key = (bench.name, split_first(name)[0], tuple(sorted(params.items())))  # channels(profile=verse) on verse
     if key not in cache or cache[key][0].shape[1] < min(k, len(bench.source_ids)):
         from benchmarks.loci.method_adapters import EngineRetrieverMethod
 
-        m = EngineRetrieverMethod(name, **first_stage_params(bench, name))
+        m = EngineRetrieverMethod(split_first(name)[0], **params)
         m.fit(bench.source_ids, bench.source_texts)
         # the first stage's signals (channels': each channel's score) by the one path training, detect and the
         # detection job use; verse queries are searched with their true neighbouring lines
@@ -212,7 +240,8 @@ def candidates(bench: SuiteBenchmark, first: str, depth: int, cache: dict):
 
     idx, sc, sig, names = retrieve(bench, first, depth, cache, signals=True)
     return P.from_topk(bench.query_ids, bench.query_texts, bench.source_ids, bench.source_texts, idx, sc,
-                       {"retriever": first, "retriever_params": first_stage_params(bench, first)}, sig, names)
+                       {"retriever": split_first(first)[0], "retriever_params": first_stage_params(bench, first)},
+                       sig, names)
 
 
 def labels_of(bench: SuiteBenchmark, cands) -> np.ndarray:
@@ -297,7 +326,7 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker, depth: int
     # thresholds of the 3-class decision on the training candidates themselves (no held-out data here)
     rr.thresholds = class_thresholds(rr._predict(rr.clf, X, g), y, rr.tol, {})
     rr.training_queries = {q for b in benches for q in b.query_ids}
-    rr.first_stage = first
+    rr.first_stage = split_first(first)[0]
     rr.first_stage_config = {b["benchmark"]: b["first_stage_config"] for b in card}
     rr.label_distribution = label_shares(decide(rr._predict(rr.clf, X, g), rr.thresholds))
     return rr, {"first_stage": first, "depth": depth, "reranker": _reranker_name(reranker), "trained_on": card,
@@ -340,13 +369,7 @@ def parse_reranked(spec: str) -> tuple[str, str, dict, bool]:
     m = _RERANKED.match(spec)
     if not m:
         raise ValueError(f"method {spec!r}: write FIRST>RERANKER, FIRST>RERANKER(key=value,...) or add @lobo")
-    params = {}
-    for item in filter(None, (m["params"] or "").split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"method {spec!r}: reranker parameter {item!r} is not key=value")
-        params[key.strip()] = value.strip()
-    return m["first"], m["name"], params, bool(m["lobo"])
+    return m["first"].strip(), m["name"], _key_values(spec, m["params"], "reranker"), bool(m["lobo"])
 
 
 MODES = ("retriever", "rrf", "rerank", "file")
@@ -367,9 +390,16 @@ class SuiteMethod:
     lobo: bool = False
 
     @property
+    def first_stages(self) -> tuple[str, ...]:
+        """Each first stage as the method string writes it (``channels`` or ``channels(profile=prose)``): what
+        :func:`retrieve` runs. Its parameters were validated with the row (``firsts``), and ``from_json`` holds the
+        string to the names of the configurations it carries."""
+        return _parts(self.display)[1]
+
+    @property
     def first(self) -> str:
-        """The first stage's retriever name (a reranked row's, a plain row's)."""
-        return self.firsts[0].name
+        """The first stage as written (a reranked row's, a plain row's): :attr:`first_stages`' first."""
+        return self.first_stages[0]
 
     def to_json(self) -> dict:
         if self.mode == "file":
@@ -430,7 +460,7 @@ def _names(method: str | SuiteMethod) -> tuple:
         return (method.mode, tuple(c.name for c in method.firsts),
                 None if method.reranker is None else method.reranker.name, method.lobo)
     mode, firsts, reranker, _, lobo = _parts(method)
-    return (mode, firsts, reranker, lobo)
+    return (mode, tuple(split_first(f)[0] for f in firsts), reranker, lobo)
 
 
 def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
@@ -455,7 +485,8 @@ def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
             return registry.carried_config(name, kind=kind, legacy_params=values or {})
         return registry.configure(name, values or {}, kind=kind)
 
-    return SuiteMethod(spec, mode, tuple(config(n, "retriever") for n in firsts),
+    firsts = tuple(split_first(f) for f in firsts)  # (name, its parameters as written), each validated here
+    return SuiteMethod(spec, mode, tuple(config(name, "retriever", given) for name, given in firsts),
                        None if reranker is None else config(reranker, "reranker", params), lobo)
 
 
@@ -536,7 +567,7 @@ def run_method(spec: str | SuiteMethod, bench: SuiteBenchmark, all_benches: dict
     elif m.mode == "file":
         res = imported(m.display, bench)
     elif m.mode == "rrf":
-        res = Ranked(rrf(bench, [c.name for c in m.firsts], depth, cache))
+        res = Ranked(rrf(bench, list(m.first_stages), depth, cache))
     else:
         idx, sc = retrieve(bench, m.first, depth, cache)
         res = Ranked(_as_ranked(bench, idx, sc))
