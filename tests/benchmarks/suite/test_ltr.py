@@ -315,3 +315,55 @@ def test_training_pairs_stop_at_the_depth_asked(loci_small):
     # a depth at which no query has both a positive and a negative is refused with the depth named
     with pytest.raises(ValueError, match="within first-stage rank 1"):
         PairwiseLinearRanker(train_depth=1).fit(X, y, groups=cands.qi, order=rank)
+
+
+# ------------------------------------------- a fixed first stage (issue 25: clean leave-one-benchmark-out)
+def test_a_first_stage_takes_declared_parameters_validated_by_the_registry():
+    spec = "channels(profile=prose)>feature-ltr(anchor=true,C=0.001)@lobo"
+    m = S.configure_method(spec)
+    assert m.first == "channels(profile=prose)" and m.firsts[0].name == "channels"
+    assert m.firsts[0].params["profile"] == "prose" and m.reranker.params["C"] == 0.001 and m.lobo
+    carried = S.SuiteMethod.from_json(m.to_json())  # a suite job's row runs the same fixed first stage
+    assert carried.first == "channels(profile=prose)" and carried.firsts[0].params["profile"] == "prose"
+    assert S.configure_method("rrf:channels(profile=verse)+bm25-lemma").first_stages == (
+        "channels(profile=verse)", "bm25-lemma")
+    assert S.split_first(" channels( profile = prose ,budget=50) ") == ("channels", {"profile": "prose",
+                                                                                    "budget": "50"})
+    verse = S.SuiteBenchmark("v", [], [], [], [], {}, {}, text_type="verse")
+    assert S.first_stage_params(verse, "channels") == {"profile": "verse"}  # the text type, when not given
+    assert S.first_stage_params(verse, "channels(profile=prose)") == {"profile": "prose"}
+    assert S.first_stage_params(verse, "bm25-lemma(k1=1.2)") == {"k1": "1.2"}
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("channels(profile=poetry)", "parameter 'profile': must be one of verse, prose, not 'poetry'"),
+    ("channels(profil=prose)>feature-ltr@lobo", "unknown parameter 'profil' for method 'channels'"),
+    ("channels(budget=0)", "parameter 'budget': must be ≥ 1, not 0"),
+    ("bm25-lemma(profile=prose)", "unknown parameter 'profile' for method 'bm25-lemma'"),
+    ("channels(profile)>feature-ltr", "first stage parameter 'profile' is not key=value"),
+    ("channels(profile=prose", "first stage 'channels(profile=prose': write NAME or NAME(key=value,...)"),
+])
+def test_a_bad_first_stage_parameter_is_refused_naming_the_method_and_the_parameter(spec, says):
+    from benchmarks.suite.suite_commands import configure_methods
+    from core.cli import CommandInputError
+
+    with pytest.raises(CommandInputError) as exc:
+        configure_methods([spec])
+    assert str(exc.value).startswith(f"method {spec!r}: ") and says in str(exc.value)
+
+
+@needs_data
+def test_a_fixed_profile_runs_on_every_benchmark_and_the_card_says_which(loci_small):
+    cache = {}
+    fixed = S.candidates(loci_small, "channels(profile=verse)", 20, cache)
+    shipped = S.candidates(loci_small, "channels", 20, cache)  # Loci Similes is prose: the prose profile
+    assert fixed.meta == {"retriever": "channels", "retriever_params": {"profile": "verse"}}
+    assert shipped.meta["retriever_params"] == {"profile": "prose"}
+    assert len({k for k in cache if k[0] == loci_small.name}) == 2
+    assert not np.array_equal(fixed.score, shipped.score)  # position and the verse weights score differently
+    assert S.candidates(loci_small, "channels(profile=prose)", 20, cache).score.tolist() == shipped.score.tolist()
+    assert len(cache) == 2  # the text type's profile written out is the same first stage (one cached search)
+    rr, card = S.train_on([loci_small], "channels(profile=verse)", "feature-ltr", 20, cache,
+                          {"anchor": True, "C": 0.001})
+    assert rr.first_stage == "channels" and card["trained_on"][0]["first_stage_config"] == {"profile": "verse"}
+    assert rr.first_stage_config == {loci_small.name: {"profile": "verse"}}
