@@ -25,6 +25,11 @@ METHODS = {"bm25-lemma": "bm25-lemma", "rrf: bm25-lemma + tesserae": "rrf:bm25-l
                              "channels>feature-ltr(anchor=true,C=0.01)", "channels>feature-ltr(anchor=true,C=0.0001)",
                              "channels>feature-ltr(anchor=true,C=0.001)@lobo",
                              "channels>feature-ltr(anchor=true,C=0.001)")}}
+# the clean leave-one-benchmark-out rows (perf/expected/suite_clean_lobo.yaml), named by their method strings with
+# that file's untuned fusion written "U"
+_CLEAN = yaml.safe_load((ROOT / "perf" / "expected" / "suite_clean_lobo.yaml").read_text(encoding="utf-8"))
+_U = next(m for m in _CLEAN["suite"]["methods"] if m.startswith("channels(profile=prose,candidates=fused"))
+METHODS.update({m.replace(_U, "U"): m for m in _CLEAN["suite"]["methods"] if m not in METHODS})
 TABLES = {  # header cells -> the stored figure each numeric column is
     "R@10 | MRR@10 | Δ R@10": ("R@10", "RR@10"),
     "R@1 | R@10 | R@100 | MRR@10 | nDCG@10 | fold sd": ("R@1", "R@10", "R@100", "RR@10", "nDCG@10", None,
