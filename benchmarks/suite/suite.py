@@ -428,10 +428,26 @@ class SuiteMethod:
         firsts = tuple(registry.carried_config(c, kind="retriever") for c in data["first"])
         reranker = None if data["reranker"] is None else registry.carried_config(data["reranker"], kind="reranker")
         method = cls(data["display"], data["mode"], firsts, reranker, bool(data["lobo"]))
-        if _names(method.display) != _names(method):
+        if _names(method.display) != _names(method) or not _written_as_carried(method):
             raise registry.ParamError(f"the suite job's method {_short_text(method.display)} does not name the "
                                       "configurations it carries: queue the job again")
         return method
+
+
+def _written_as_carried(method: SuiteMethod) -> bool:
+    """Each first-stage parameter the method string writes (what :func:`retrieve` runs) has the value of the
+    configuration the job carries."""
+    from detection.methods import registry
+
+    for text, config in zip(method.first_stages, method.firsts):
+        declared = {p.name: p for p in registry.get_spec(config.name).params}
+        for key, value in split_first(text)[1].items():
+            try:
+                if key not in declared or declared[key].coerce(value) != config.params.get(key):
+                    return False
+            except registry.ParamError:
+                return False
+    return True
 
 
 def _short_text(text: str, n: int = 60) -> str:

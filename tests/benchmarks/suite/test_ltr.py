@@ -367,3 +367,13 @@ def test_a_fixed_profile_runs_on_every_benchmark_and_the_card_says_which(loci_sm
                           {"anchor": True, "C": 0.001})
     assert rr.first_stage == "channels" and card["trained_on"][0]["first_stage_config"] == {"profile": "verse"}
     assert rr.first_stage_config == {loci_small.name: {"profile": "verse"}}
+
+
+def test_a_carried_row_whose_string_and_configuration_disagree_on_a_first_stage_parameter_is_refused():
+    data = S.configure_method("channels(profile=prose)>feature-ltr(anchor=true,C=0.001)@lobo").to_json()
+    data["display"] = "channels(profile=verse)>feature-ltr(anchor=true,C=0.001)@lobo"  # the config says prose
+    with pytest.raises(registry.ParamError, match="does not name the configurations it carries: queue the job"):
+        S.SuiteMethod.from_json(data)
+    data["display"] = "channels(budget=x)>feature-ltr(anchor=true,C=0.001)@lobo"
+    with pytest.raises(registry.ParamError, match="does not name the configurations it carries"):
+        S.SuiteMethod.from_json(data)
