@@ -293,15 +293,14 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
     (`post`, the selection's own in the next-set path, else fitted here in milliseconds) is the gate: the draws are
     made once every candidate is compared and every Laplace adjacent probability is within `STOP_GATE` of the
     threshold; until then the Laplace figures are reported (``"posterior": "laplace"``) and the rule does not
-    hold. So a dashboard read costs a Laplace fit per batch, plus draws (cached per batch state) only for batches
-    close to settled. `previous` (the batch's last status, in the next-set path) spaces the draws: after draws that
-    said "not settled" the next ones wait for `recheck_spacing` more judgements, so a request pays for them at most once
-    per that many judgements.
+    hold.
 
-    `exact_source` (the next-set path: `queued_stop_check` of the batch) replaces the inline draws by the latest
-    finished exact check, made by a job; the rule then holds only on that check's draws (``"exact_at"`` says at how
-    many judgements it was made), and while none has finished the Laplace figures are shown and the rule does not
-    hold."""
+    `exact_source` (what the service's callers pass: the next-set path's `queued_stop_check`, the dashboard's
+    `stored_stop_status`) replaces the draws by the latest finished exact check, made by a job; the rule then holds
+    only on that check's draws (``"exact_at"`` says at how many judgements it was made), and while none has finished
+    the Laplace figures are shown and the rule does not hold. Without it the draws are made here (cached per batch
+    state): the known-answer tests and `perf/stop_rule_request.py`'s "before" rows; `previous` (the batch's last
+    status) then spaces them, waiting `recheck_spacing` judgements after draws that said "not settled"."""
     judged = int(round(counts.sum()))
     threshold = project.stop_adjacent_probability
     out = {"judgements": judged, "budget": project.stop_budget, "threshold": threshold,
