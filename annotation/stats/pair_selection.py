@@ -21,8 +21,10 @@ misfit posterior cannot starve a region of the graph), drawn uniformly (a draw a
 apart, `explore_window`, is kept but off: `LOCAL_EXPLORE`). The fit is cached between sets and refitted when
 `needs_refit` says so (the service `annotation/services/adaptive_batches.py` and the simulation here follow the same
 rule). Pure numpy; the scheduler and the design simulation (`simulate_design`) both call `choose_pairs`. The
-simulation's ``oracle`` design (`oracle_gain_pairs`) chooses with the true strengths: an upper bound on what any
-selection reaches (perf/adaptive_bench.py --oracle), never the service's rule.
+simulation's ``oracle`` design (`oracle_gain_pairs`) chooses with the true strengths, never the service's rule. It is
+not an upper bound on what a selection from the data reaches: its choices depend on θ and on the outcomes so far,
+so θ leaks into the count matrix that the estimator reads as if the design were ignorable (with annotators who flip
+coins it still ranks well above chance; `rejudge` and perf/adaptive_bench.py's leak check measure this).
 
 Noise calibration (`calibrate_strength_scale`): strengths θ = c · shape with c chosen so that two simulated annotators
 agree on a random pair as often as real ones did: the DBBE STS gold's published agreement (`DBBE_AGREEMENT`) or a
@@ -43,7 +45,7 @@ from .bt_bayes import bt_map
 
 __all__ = ["Posterior", "posterior", "expected_information_gain", "expected_misorder_reduction", "choose_pairs",
            "adjacent_order_probabilities", "adjacent_rank_claims", "simulate_design", "compare_designs", "DESIGNS",
-           "ORACLE_RULES", "oracle_gain_pairs", "midranks",
+           "ORACLE_RULES", "oracle_gain_pairs", "midranks", "rejudge",
            "CRITERIA", "explore_window", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT"]
 
 SELECTION_PRIOR_SD = 3.0
@@ -344,8 +346,9 @@ def adjacent_rank_claims(counts: np.ndarray, strengths: np.ndarray, prior_sd: fl
 
 DESIGNS = ("exhaustive", "random", "adaptive")
 
-# The oracle design (simulation only, never the service): pairs chosen knowing the true strengths, an upper bound on
-# what any selection reaches with this estimator, noise and agreement design (perf/adaptive_bench.py --oracle).
+# The oracle design (simulation only, never the service): pairs chosen knowing the true strengths
+# (perf/adaptive_bench.py --oracle). Not an upper bound on data-driven selection: see the module docstring and
+# `rejudge`.
 ORACLE_RULES = ("gain", "wrong")
 
 
@@ -403,9 +406,9 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     - ``adaptive``: fresh pairs by `choose_pairs` under `criterion` from the posterior, refitted when `needs_refit`
       says so, as the service does; the exploration share drawn among near ranks once the batch is no longer young
       (`explore_window`) with `local_explore=True`; uniformly by default (`LOCAL_EXPLORE`, as the service);
-    - ``oracle`` (not a product design: an upper bound): fresh pairs chosen knowing θ and the arriving annotator's
-      noise, by `oracle_gain_pairs` under `oracle_rule`, from the same posterior refitted before every set, with the
-      same matching and no exploration.
+    - ``oracle`` (not a product design, and not a bound: θ leaks through it, `rejudge`): fresh pairs chosen
+      knowing θ and the arriving annotator's noise, by `oracle_gain_pairs` under `oracle_rule`, from the same
+      posterior refitted before every set, with the same matching and no exploration.
 
     In every design `overlap_per_set` of each set's pairs are second judgements by another annotator of pairs judged
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with
@@ -502,6 +505,29 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
         out["counts"] = counts
         out["log"] = log
     return out
+
+
+def rejudge(log: list[tuple[int, int, int, int]], theta: np.ndarray, annotator_scales: np.ndarray, seed: int,
+            upto: int | None = None) -> np.ndarray:
+    """The count matrix of the same comparisons (the `log` of `simulate_design(..., return_counts=True)`: annotator,
+    i, j, outcome) judged again by the same simulated annotators with fresh, independent outcomes (generator `seed`),
+    the first `upto` of them.
+
+    Why: a selection that depends only on earlier outcomes is ignorable for the likelihood, so estimating from its own
+    counts is fair. A selection that also depends on θ (the oracle) is not: it can ask, say, about the neighbours of a
+    candidate until the answers agree with the truth, and the counts then carry θ without the judgements holding
+    that information. Judged afresh, the same pairs carry only what comparisons of them tell; with annotators who
+    flip coins every design's re-judged ρ is about 0."""
+    theta = np.asarray(theta, float)
+    n = len(theta)
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n, n))
+    for k, i, j, _ in log[:upto]:
+        if rng.random() < expit((theta[i] - theta[j]) / annotator_scales[k]):
+            counts[i, j] += 1
+        else:
+            counts[j, i] += 1
+    return counts
 
 
 def compare_designs(theta: np.ndarray, *, annotator_scales: np.ndarray, seeds: int, target: float,
