@@ -14,8 +14,9 @@ pairs): ``adaptive`` for `--adaptive-budget` judgements, ``exhaustive`` until ev
 group of candidates far ahead of a bulk). Each batch is fitted three ways, the named alternatives in the same run:
 
 * ``mixture``: what the dashboard uses for adaptive batches, `bradley_terry_posterior(exact=True)`: Pólya-Gamma Gibbs
-  under the learnt three-component normal-mixture prior (`bt_bayes._gibbs_draws`);
-* ``one normal``: the same sampler with one component (θ ~ N(μ, s²), μ and s learnt): the prior of before;
+  under the learnt three-component normal-mixture prior (`bt_bayes._gibbs_draws`; centres N(0, 5²), spreads
+  Inverse-Gamma(1, 1));
+* ``one normal``: the same sampler with one component (θ ~ N(0, s²), s² ~ Inverse-Gamma(1, 4)): the prior of before;
 * ``approximation``: `bradley_terry_posterior()` without `exact` (what non-adaptive batches show: the Laplace fit at
   the Type-II ML prior SD at this size).
 
@@ -174,8 +175,11 @@ def main() -> None:
             "title": "Bradley–Terry interval coverage at 99 candidates",
             "description": (
                 "Share of the true (centred) strengths inside the nominal 95 % intervals, over seeds, for one "
-                "99-candidate batch judged by 11 simulated annotators of equal noise; written by the command "
-                "below (see its docstring and docs/statistics.md, 'Intervals at 99 candidates')."),
+                "99-candidate batch judged by 11 simulated annotators of equal noise: `mixture` is the exact sampler "
+                "the dashboard uses for adaptive batches (learnt three-component normal mixture, centres N(0, 5²), "
+                "spreads Inverse-Gamma(1, 1)), `one normal` the same sampler with one learnt normal, `approximation` "
+                "the fit non-adaptive batches show; written by the command below (see its docstring and "
+                "docs/statistics.md, 'Intervals at 99 candidates' and 'Priors of the mixture')."),
             "command": " ".join(["perf/bt_coverage_99.py", *sys.argv[1:]]),
             "measured": {"date": datetime.date.today().isoformat(), "seeds": args.seeds, "draws": args.draws,
                          "wall_s": round(time.perf_counter() - t0)},

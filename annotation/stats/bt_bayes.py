@@ -20,7 +20,9 @@ sampling): the approximations under-covered there (0.89–0.93; the test
 ``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``). From 60 compared candidates on, the
 exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 30 candidates),
 not one normal: one normal under-covered wide and gold-shaped truths at 99 candidates (θ = 19.09 · gold: 0.58;
-``test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped_truth``, perf/bt_coverage_99.py).
+``test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped_truth``, perf/bt_coverage_99.py). The
+mixture's centres have a N(0, 5²) prior and its spreads Inverse-Gamma(1, 1) (``MIX_CENTRE_SD``, ``MIX_A``/``MIX_B``):
+with the N(0, 10²) and (1, 4) of before, 6 · gold under adaptive selection covered 0.924 over 30 seeds.
 
 Candidates that were never compared have no strength, rank or interval (NaN) and are left out of the
 fit, so they do not sit at the prior mean and take a rank. With fewer than two judgements in a batch
@@ -165,15 +167,22 @@ def _importance_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator):
 
 
 # The exact sampler's prior (Pólya-Gamma Gibbs): a mixture of `PRIOR_COMPONENTS` normals whose weights, centres and
-# spreads are learnt from the batch, θ_i | z_i = k ~ N(μ_k, σ_k²), z_i ~ π, π ~ Dirichlet(1, …), μ_k ~ N(0, 10²),
-# σ_k² ~ Inverse-Gamma(1, 4) (the one normal's prior of before). One normal (the hierarchical N(0, s²) of before) pulled the few far-ahead candidates of
+# spreads are learnt from the batch, θ_i | z_i = k ~ N(μ_k, σ_k²), z_i ~ π, π ~ Dirichlet(1, …), μ_k ~ N(0, 5²),
+# σ_k² ~ Inverse-Gamma(1, 1). One normal (the hierarchical N(0, s²) of before) pulled the few far-ahead candidates of
 # a gold-shaped batch (a bulk of weak candidates and a group of strong ones) towards the bulk: 99 candidates at
 # 19.09 · gold covered 0.59 (strongest 10: 0.03); a component of their own leaves them where the data put them.
 # Every conditional stays conjugate, so the sampler is still exact (docs/statistics.md, "Intervals at 99 candidates").
 PRIOR_COMPONENTS = 3
-MIX_A, MIX_B = 1.0, 4.0  # σ_k² ~ Inverse-Gamma(1, 4): median σ_k ≈ 2.4; a narrower (2, 2) let components shrink
-# normal truths (30 candidates at SD 3: 0.88 against 0.95)
-MIX_CENTRE_SD = 10.0
+MIX_A, MIX_B = 1.0, 1.0  # σ_k² ~ Inverse-Gamma(1, 1): median σ_k ≈ 1.2. With the earlier (1, 4) (median 2.4, the
+# one normal's prior) 6 · gold under adaptive selection covered 0.924 over 30 seeds (now 0.948): the posterior spread
+# of θ ran wide on the worst seeds (SD 1.8–2.5 against a true 1.38), the top candidates' intervals up to 20 logits,
+# and the centred bulk's intervals fell below the truth.
+# A narrower (2, 2) let components shrink normal truths (30 candidates at SD 3: 0.88 against 0.95). One component
+# (below 60 candidates, or `components=1`) keeps (1, 4): HYPER_A, HYPER_B.
+MIX_CENTRE_SD = 5.0  # μ_k ~ N(0, 5²): a far-ahead group's gap above the bulk, which the data bound only from below,
+# wandered to 20+ logits under N(0, 10²) with the (1, 1) spreads (19.09 · gold, every pair judged, 12 seeds: 0.885,
+# one seed 0.384; with N(0, 5²) 0.951). A prior sized for log-strengths that span ±10 logits (the DBBE gold's 19.09
+# scale); groups much further apart are pulled in.
 MIN_PER_COMPONENT = 30  # a component per 30 compared candidates (at most `PRIOR_COMPONENTS`): 30 candidates keep one
 # normal, whose adaptive coverage was 0.94–0.96; three components there covered 0.88–0.90 at some spreads
 MIX_ALPHA = 1.0
@@ -215,8 +224,8 @@ def _loglik(theta, i, j, wins_i, wins_j) -> float:
 def _stretch(theta, mu, var, i, j, wins_i, wins_j, rng):
     """One Metropolis step stretching the whole picture about the mean m of θ by f = e^u, u ~ N(0, STRETCH_STEP²):
     θ → m + f(θ − m), μ → m + f(μ − m), σ² → f²σ². Within-component terms (θ − μ)²/σ² do not change; what does is the
-    likelihood, the centres' N(0, 10²) and the spreads' Inverse-Gamma(a, b) densities, the σ⁻¹ normalisers (f⁻ⁿ) and
-    the Jacobian f^(n − 1 + 3K). Single-site moves change the overall spread only slowly when most comparisons are
+    likelihood, the centres' N(0, MIX_CENTRE_SD²) and the spreads' Inverse-Gamma(MIX_A, MIX_B) densities, the σ⁻¹
+    normalisers (f⁻ⁿ) and the Jacobian f^(n − 1 + 3K). Single-site moves change the overall spread only slowly when most comparisons are
     near-certain (wide spreads: chains of one batch disagreed on coverage by 0.08)."""
     k = len(mu)
     u = rng.normal(0.0, STRETCH_STEP)
@@ -237,7 +246,9 @@ def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: in
     augmentation (Polson, Scott & Windle 2013). One sweep: for each compared pair ω ~ PG(n_ij, θ_i − θ_j); then
     θ | ω, z, μ, σ² ~ N(Q⁻¹r, Q⁻¹) with Q = Xᵀ diag(ω) X + diag(1/σ²_z), r = Xᵀ(y − n/2) + μ_z/σ²_z (X: rows
     e_i − e_j); then each z_i from its component probabilities, π from its Dirichlet, σ_k² from its Inverse-Gamma and
-    μ_k from its normal (the finite-mixture Gibbs sampler of Diebolt & Robert 1994). No approximation beyond Monte
+    μ_k from its normal (the finite-mixture Gibbs sampler of Diebolt & Robert 1994), then the component-shift and
+    stretch Metropolis moves. Spreads: Inverse-Gamma(MIX_A, MIX_B) = (1, 1) with several components, the one normal's
+    (HYPER_A, HYPER_B) = (1, 4) with one (below 60 candidates, `components=1`). No approximation beyond Monte
     Carlo error, so the intervals keep their level when the design chose pairs from earlier answers (adaptive
     selection), where the Laplace approximation was too narrow."""
     from polyagamma import random_polyagamma
@@ -255,7 +266,8 @@ def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: in
     k_all = max(1, min(components, n // MIN_PER_COMPONENT))
     z = np.minimum(theta.argsort().argsort() * k_all // n, k_all - 1)  # start: the fit's lower, middle, upper third
     mu = np.array([theta[z == k].mean() for k in range(k_all)]) if k_all > 1 else np.zeros(1)
-    var = np.full(k_all, MIX_B)
+    spread_a, spread_b = (MIX_A, MIX_B) if k_all > 1 else (HYPER_A, HYPER_B)
+    var = np.full(k_all, spread_b)
     pi = np.full(k_all, 1.0 / k_all)
     diag = np.arange(n)
     out = np.empty((n_draws, n))
@@ -276,7 +288,7 @@ def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: in
             z = np.minimum((rng.random(n)[:, None] * cum[:, -1:] > cum).sum(1), k_all - 1)
         nk = np.bincount(z, minlength=k_all)
         ss = np.bincount(z, (theta - mu[z]) ** 2, k_all)
-        var = 1.0 / rng.gamma(MIX_A + nk / 2.0, 1.0 / (MIX_B + ss / 2.0))
+        var = 1.0 / rng.gamma(spread_a + nk / 2.0, 1.0 / (spread_b + ss / 2.0))
         if k_all > 1:  # one component: θ ~ N(0, s²), the centre left at 0 (the likelihood ignores a common shift)
             pi = rng.dirichlet(MIX_ALPHA + nk)
             mprec = nk / var + 1.0 / MIX_CENTRE_SD ** 2
