@@ -1,7 +1,8 @@
 """Who am I, and token issue for API clients."""
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -9,9 +10,10 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.authentication import token_for
+from core.models import ApiToken
 from core.parsers import DepthLimitedJSONParser
 from core.roles import user_roles
+from core.services import token_issue
 from core.throttling import TokenFailureThrottle, token_limit
 
 
@@ -26,10 +28,12 @@ class MeApi(APIView):
         return Response({"username": user.username, "roles": sorted(user_roles(user)), "is_staff": user.is_staff})
 
 
+@method_decorator(never_cache, name="dispatch")  # Cache-Control: no-store: an answer may hold a key
 class TokenApi(ObtainAuthToken):
-    """POST username and password; returns the user's API token (send it as `Authorization: Token <key>`).
+    """POST username and password; returns a new API token (send it as `Authorization: Token <key>`), which
+    replaces the user's previous one. Only its digest is stored: keep the key, it is not shown again.
 
-    Too many wrong passwords from one address get 429 (core.throttling); an expired token is replaced.
+    Too many wrong passwords from one address get 429 (core.throttling).
     DELETE (authenticated) revokes the caller's own token: 204, and the key no longer authenticates."""
 
     throttle_classes = [TokenFailureThrottle]
@@ -41,11 +45,12 @@ class TokenApi(ObtainAuthToken):
             if "non_field_errors" in serializer.errors:  # the credentials were checked and are wrong
                 token_limit().record_failure(request)
             raise ValidationError(serializer.errors)
-        return Response({"token": token_for(serializer.validated_data["user"]).key})
+        return Response({"token": token_issue(user=serializer.validated_data["user"])})
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, *args, **kwargs):
+        """Revoke the caller's own token (send it, or be logged in): 204, and the key no longer authenticates."""
         if not request.user or not request.user.is_authenticated:
             raise NotAuthenticated("Send the token to revoke (Authorization: Token <key>) or log in.")
-        Token.objects.filter(user=request.user).delete()
+        ApiToken.objects.filter(user=request.user).delete()
         return Response(status=204)

@@ -1,7 +1,8 @@
 """API tokens with an optional lifetime.
 
 `SIMILIA_TOKEN_TTL_HOURS` (default 0: tokens do not expire). When set, a token older than that is refused
-with 401 and a message saying how to get a new one; asking the token endpoint again replaces it.
+with 401 and a message saying how to get a new one; asking the token endpoint again replaces it. A key is looked
+up by its SHA-256 digest (`core.models.ApiToken`: no key is stored).
 
 A token request costs one SQL statement before the view runs: the token, its user and the user's roles
 (`core.roles`) are read together, where DRF's TokenAuthentication read the token with its user and the role
@@ -22,27 +23,18 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework.authentication import TokenAuthentication
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import APIException, AuthenticationFailed
 
 from core import rawsql
+from core.models import ApiToken
 from core.roles import ALL_ROLES, remember_roles
 
 
-def token_expired(token: Token, *, now: dt.datetime | None = None) -> bool:
+def token_expired(token: ApiToken, *, now: dt.datetime | None = None) -> bool:
     hours = settings.SIMILIA_TOKEN_TTL_HOURS
     if not hours:
         return False
     return token.created < (now or timezone.now()) - dt.timedelta(hours=hours)
-
-
-def token_for(user) -> Token:
-    """The user's token, replaced by a fresh one when it has expired."""
-    token, _ = Token.objects.get_or_create(user=user)
-    if token_expired(token):
-        token.delete()
-        token = Token.objects.create(user=user)
-    return token
 
 
 class TokenExpired(APIException):
@@ -57,19 +49,19 @@ class TokenExpired(APIException):
 @functools.cache
 def _user_sql(by_token: bool) -> str:
     """One row per role the user holds (at least one): (the token's `created`,) the user's columns, a role name;
-    the user found by token key or by id."""
+    the user found by token digest or by id."""
     user_model = get_user_model()
     q = connection.ops.quote_name
     groups_through = user_model._meta.get_field("groups").remote_field.through
     pk = q(user_model._meta.pk.column)
-    source = (f"{q(Token._meta.db_table)} t JOIN {q(user_model._meta.db_table)} u ON u.{pk} = t.{q('user_id')}"
+    source = (f"{q(ApiToken._meta.db_table)} t JOIN {q(user_model._meta.db_table)} u ON u.{pk} = t.{q('user_id')}"
               if by_token else f"{q(user_model._meta.db_table)} u")
     return (f"SELECT {'t.' + q('created') + ', ' if by_token else ''}{rawsql.columns(user_model, 'u')}, r.name "
             f"FROM {source} "
             f"LEFT JOIN (SELECT ug.{q('user_id')} AS user_id, g.{q('name')} AS name "
             f"FROM {q(groups_through._meta.db_table)} ug JOIN {q(Group._meta.db_table)} g ON g.{q('id')} = ug.{q('group_id')} "
             f"WHERE g.{q('name')} IN ({', '.join(['%s'] * len(ALL_ROLES))})) r ON r.user_id = u.{pk} "
-            f"WHERE {'t.' + q('key') if by_token else 'u.' + pk} = %s")
+            f"WHERE {'t.' + q('digest') if by_token else 'u.' + pk} = %s")
 
 
 def _user_rows(by_token: bool, value) -> list[tuple]:
@@ -88,11 +80,13 @@ def _user_of(rows: list[tuple], first: int):
 def token_user(key: str):
     """(user, token) for an API key, with the user's roles cached on the user (`core.roles`), or None.
     One statement."""
-    rows = _user_rows(True, key)
+    digest = ApiToken.digest_of(key)
+    rows = _user_rows(True, digest)
     if not rows:
         return None
     user = _user_of(rows, 1)
-    token = Token(key=key, user=user, created=rawsql.convert_value(rows[0][0], Token._meta.get_field("created")))
+    token = ApiToken(digest=digest, hint=key[:ApiToken.HINT_LENGTH], user=user,
+                     created=rawsql.convert_value(rows[0][0], ApiToken._meta.get_field("created")))
     token._state.adding, token._state.db = False, connection.alias
     return user, token
 

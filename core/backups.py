@@ -4,7 +4,8 @@ PostgreSQL: `pg_dump --format=custom` (a consistent snapshot while the site runs
 --if-exists --no-owner --single-transaction` (all or nothing). SQLite: its online backup API, page by page while
 other connections read and write, and the same API to copy a backup back. The password reaches pg_dump through
 its environment (PGPASSWORD), never the command line. Uploaded media and trained models live under VAR_DIR:
-back that folder up with the files of your host (docs/reliability_and_security.md).
+back that folder up with the files of your host (docs/reliability_and_security.md). A backup holds every account's
+password hash and API token digest: its file is created readable by its owner only (0600), in a 0700 folder.
 """
 from __future__ import annotations
 
@@ -65,8 +66,10 @@ def _run(command: list[str], env: dict) -> None:
 def backup(path: Path | None = None, *, alias: str = "default") -> Path:
     """Write a backup of the database to `path` (default: VAR_DIR/backups/similia-<UTC time>.<suffix>)."""
     path = Path(path) if path else default_path(alias)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
+    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))  # before a byte is written
+    os.chmod(partial, 0o600)  # a stale partial file of another mode
     if _engine(alias) == "sqlite":
         source = sqlite3.connect(connections[alias].settings_dict["NAME"])
         target = sqlite3.connect(partial)

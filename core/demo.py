@@ -1,4 +1,9 @@
-"""Demo accounts created by `manage.py load_demo` (local use only; printed with their passwords)."""
+"""Demo accounts created by `manage.py load_demo` (local use only; printed with their passwords and API tokens)."""
+import hashlib
+import hmac
+
+from django.conf import settings
+
 from core.roles import ANNOTATOR, LEAD, RESEARCHER
 
 DEMO_USERS = (
@@ -14,3 +19,11 @@ DEMO_USERS = (
 # The README's first login: it leads the demo projects and owns the demo's benchmark runs and workbench
 # detection, so its first visit to /jobs/, /benchmarks/ and /workbench/ shows them.
 DEMO_OWNER = "lead"
+
+
+def demo_token(username: str) -> str:
+    """The API key a demo user gets when `load_demo_users` creates it: derived from the site's SECRET_KEY, so
+    `load_demo` prints the same working key at every start without any key being stored (only its digest is).
+    Local-only demo credentials, like the passwords above: never load the demo on a site others can reach."""
+    return hmac.new(settings.SECRET_KEY.encode(), f"similia demo API token: {username}".encode(),
+                    hashlib.sha256).hexdigest()[:40]

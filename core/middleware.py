@@ -61,7 +61,12 @@ class FriendlyErrorPagesMiddleware:
     Without it a PermissionDenied is a bare "403 Forbidden" and, under DEBUG (``make run``), a 404 is
     Django's technical page listing every URL pattern. The API keeps its JSON errors (DRF handles its
     views' exceptions itself; unknown /api/ addresses are left alone).
+
+    Every 429, page or API, says when to come back: a throttle names its own wait; any other (the job quota:
+    a job must finish first) gets `RETRY_AFTER` seconds.
     """
+
+    RETRY_AFTER = 60
 
     REASONS: ClassVar[dict[int, str]] = {404: "There is no page at this address.",
                                          403: "You do not have access to this page."}
@@ -74,6 +79,8 @@ class FriendlyErrorPagesMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        if response.status_code == 429 and not response.has_header("Retry-After"):
+            response["Retry-After"] = str(self.RETRY_AFTER)
         if (response.status_code in self.REASONS and not getattr(response, "similia_error_page", False)
                 and self._page_request(request)
                 and response.get("Content-Type", "").startswith("text/html")):

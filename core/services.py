@@ -1,11 +1,13 @@
 """Writes for users and roles."""
 from __future__ import annotations
 
+import secrets
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
+from core.models import ApiToken
 from core.roles import ALL_ROLES
 
 
@@ -19,7 +21,8 @@ def roles_ensure() -> dict[str, Group]:
 def user_create_or_update(
     *, username: str, password: str, roles: tuple[str, ...] = (), is_staff: bool = False, email: str = ""
 ):
-    """Create a user (or reset an existing one's password and roles). Returns (user, token key)."""
+    """Create a user (or reset an existing one's password and roles) with a new API token. Returns (user, token
+    key): the key is not stored, only its digest."""
     groups = roles_ensure()
     unknown = set(roles) - set(ALL_ROLES)
     if unknown:
@@ -30,12 +33,14 @@ def user_create_or_update(
     user.is_superuser = is_staff
     user.save()
     user.groups.set([groups[name] for name in roles])
-    token, _ = Token.objects.get_or_create(user=user)
-    return user, token.key
+    return user, token_issue(user=user)
 
 
 @transaction.atomic
-def token_renew(*, user) -> Token:
-    """Replace the user's API token with a new one: the old key stops working at once."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
+def token_issue(*, user, key: str | None = None) -> str:
+    """Replace the user's API token with a new one (the old key stops working at once) and return its key, which
+    is shown once: only its SHA-256 digest is stored. `key`: a given key (the demo's, `core.demo`), else random."""
+    key = key or secrets.token_hex(20)
+    ApiToken.objects.filter(user=user).delete()
+    ApiToken.objects.create(user=user, digest=ApiToken.digest_of(key), hint=key[:ApiToken.HINT_LENGTH])
+    return key

@@ -9,7 +9,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
-from rest_framework.authtoken.models import Token
+
+from core.models import ApiToken
 
 
 @receiver(pre_save, sender=get_user_model())
@@ -23,4 +24,4 @@ def _note_password_change(sender, instance, update_fields=None, **kwargs):
 def _revoke_tokens_on_password_change(sender, instance, created, **kwargs):
     if not created and getattr(instance, "_similia_password_changed", False):
         instance._similia_password_changed = False
-        Token.objects.filter(user=instance).delete()
+        ApiToken.objects.filter(user=instance).delete()

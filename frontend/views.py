@@ -6,10 +6,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import Http404, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.cache import never_cache
 
-from core.authentication import token_for
-from core.services import token_renew
+from core.authentication import token_expired
+from core.models import ApiToken
+from core.services import token_issue
 from frontend.sections import for_user
 from jobs.models import Job
 from jobs.selectors import job_list, job_visible_to
@@ -37,17 +39,20 @@ def job_page(request, pk: int):
     return render(request, "frontend/job.html", {"job": job})
 
 
+@never_cache  # Cache-Control: no-store: the answer to a POST holds the new key
 @login_required
 def api_token(request):
-    """The user's API token, to copy into scripts; POST renews it (the old key stops working)."""
+    """The user's API token: its first characters, when it was made and when it expires. POST issues a new one
+    (the old key stops working), shown in this answer only: only its digest is stored."""
+    key = None
     if request.method == "POST":
-        token_renew(user=request.user)
-        messages.success(request, "Your API token was renewed; the old one no longer works.")
-        return redirect("account-token")
-    token = token_for(request.user)
+        key = token_issue(user=request.user)
+        messages.success(request, "A new API token was issued; the old one no longer works.")
+    token = ApiToken.objects.filter(user=request.user).first()
     hours = settings.SIMILIA_TOKEN_TTL_HOURS
-    expires = token.created + dt.timedelta(hours=hours) if hours else None
-    return render(request, "frontend/api_token.html", {"token": token, "expires": expires})
+    expires = token.created + dt.timedelta(hours=hours) if token and hours else None
+    return render(request, "frontend/api_token.html",
+                  {"token": token, "key": key, "expires": expires, "expired": token and token_expired(token)})
 
 
 def healthz(request):

@@ -48,9 +48,9 @@ def measure(sets: int, auth: str = "token") -> dict:
         batch = make_batch("req")
         client = APIClient()
         if auth == "session":
-            from rest_framework.authtoken.models import Token
+            from core.models import ApiToken
 
-            client.force_login(Token.objects.get(key=tokens[0]).user)
+            client.force_login(ApiToken.objects.get(digest=ApiToken.digest_of(tokens[0])).user)
         else:
             client.credentials(HTTP_AUTHORIZATION=f"Token {tokens[0]}")
         times = {"next": [], "submit": []}

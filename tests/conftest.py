@@ -13,6 +13,19 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROLE_NAMES = ("annotator", "lead", "researcher")
+_KEYS: dict[int, str] = {}
+
+
+def api_key(user) -> str:
+    """A working API key of `user`. Keys are stored hashed, so a test cannot read one back: this is the key it
+    issued before while that still authenticates, else a new one (which replaces the user's token)."""
+    from core.models import ApiToken
+    from core.services import token_issue
+
+    key = _KEYS.get(user.pk)
+    if key is None or not ApiToken.objects.filter(user_id=user.pk, digest=ApiToken.digest_of(key)).exists():
+        key = _KEYS[user.pk] = token_issue(user=user)
+    return key
 
 
 @pytest.fixture
@@ -48,14 +61,13 @@ def api_client():
 @pytest.fixture
 def client_for(users):
     """APIClient authenticated with the user's token (`None` role gives an anonymous client)."""
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     def make(role):
         client = APIClient()
         if role is not None:
             user = users[role] if isinstance(role, str) else role
-            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
+            client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
         return client
 
     return make

@@ -7,6 +7,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.forms import (
@@ -80,6 +81,7 @@ def invitation_revoke(request, pk: int, invitation_id: int):
         "Invitation withdrawn.", "Not withdrawn")
 
 
+@never_cache  # the address holds the invitation's secret
 def invitation_accept(request, token: str):
     """GET: what the invitation is for; POST: join (logged in) or create an account and join."""
     invitation = Invitation.objects.select_related("project").filter(token=token).first()

@@ -9,6 +9,7 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
@@ -106,7 +107,9 @@ def project_page(request, project: Project, *, status: int = 200, **refused) -> 
         "attention_batch": attention_batch,
         **study_card(project),
     }
-    return render(request, "annotation/project_detail.html", context, status=status)
+    response = render(request, "annotation/project_detail.html", context, status=status)
+    add_never_cache_headers(response)  # Cache-Control: no-store: the invitation links are secrets
+    return response
 
 
 def study_card(project: Project) -> dict:

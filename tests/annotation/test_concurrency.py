@@ -6,17 +6,17 @@ import uuid
 import pytest
 from django.db import connection
 from django.db.models import Count, F
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import Judgement, Pair
+from tests.conftest import api_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
     return client
 
 
@@ -99,6 +99,7 @@ def test_concurrent_duplicate_submits_are_stored_once(small_project, annotators)
     def submit():
         codes.append(_client(user).post("/api/v1/judgements/", payload, format="json").status_code)
 
+    api_key(user)  # issued before the threads, which only read it
     _run_threads([submit for _ in range(6)])
     assert sorted(codes) == [200] * 5 + [201]
     assert Judgement.objects.filter(assignment=item).count() == 1
@@ -169,6 +170,7 @@ def test_a_set_answered_all_at_once_is_completed(small_project, annotators):
             payload = {"assignment_id": item.pk, "chosen_verse": item.pair.verse_b_id, "client_uuid": str(uuid.uuid4())}
             return lambda: codes.append(_client(user).post("/api/v1/judgements/", payload, format="json").status_code)
 
+        api_key(user)  # issued before the threads, which only read it
         _run_threads([submit(item) for item in items])
         assert codes == [201] * len(items)
         annotation_set.refresh_from_db()

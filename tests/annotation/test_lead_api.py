@@ -2,20 +2,20 @@
 batches and verses; the study set-up's consent, switches, training and check pairs. Two real leads with a project
 each: everything of the other's answers 404 exactly like a missing id, and nothing of it changes."""
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.forms import StudySettingsForm
 from annotation.models import Batch, Judgement, Project, StudyItem, StudyProgress, Verse
 from annotation.services import study
 from annotation.services.projects import batch_create, project_create, verses_import
+from tests.conftest import api_key
 
 pytestmark = pytest.mark.django_db
 
 
 def _client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
     return client
 
 

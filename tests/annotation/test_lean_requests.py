@@ -139,15 +139,16 @@ def test_the_batch_read_with_the_membership_lock_is_the_orms(world, users):
 @pytest.mark.django_db
 def test_token_user_reads_user_and_roles_in_one_statement(users, django_assert_num_queries):
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from core.authentication import token_user
+    from core.models import ApiToken
     from core.roles import has_role, user_roles
     from core.services import user_create_or_update
+    from tests.conftest import api_key
 
     both, _ = user_create_or_update(username="both", password="x" * 12, roles=("annotator", "lead"))
     for user in (users["annotator"], users["norole"], both, users["staff"]):
-        key = Token.objects.get_or_create(user=user)[0].key
+        key = api_key(user)
         with django_assert_num_queries(1):
             got, token = token_user(key)
             roles = user_roles(got)
@@ -156,16 +157,17 @@ def test_token_user_reads_user_and_roles_in_one_statement(users, django_assert_n
         fields = [f.attname for f in get_user_model()._meta.concrete_fields]
         assert [getattr(got, f) for f in fields] == [getattr(orm, f) for f in fields]
         assert roles == set(orm.groups.values_list("name", flat=True)) & {"annotator", "lead", "researcher"}
-        assert token.key == key and token.user is got and token.created == Token.objects.get(key=key).created
-        assert token.created.tzinfo is not None
-    assert user_roles(token_user(Token.objects.get(user=both).key)[0]) == {"annotator", "lead"}
+        stored = ApiToken.objects.get(user=user)
+        assert token.digest == stored.digest == ApiToken.digest_of(key) and token.hint == stored.hint == key[:6]
+        assert token.user is got and token.created == stored.created and token.created.tzinfo is not None
+    assert user_roles(token_user(api_key(both))[0]) == {"annotator", "lead"}
     assert token_user("no-such-key") is None
 
 
 @pytest.mark.django_db
 def test_bad_tokens_are_refused_as_drf_refused_them(users, api_client):
     """403 with DRF's messages (session authentication comes first, so DRF answers 403, not 401)."""
-    from rest_framework.authtoken.models import Token
+    from tests.conftest import api_key
 
     api_client.credentials(HTTP_AUTHORIZATION="Token nope")
     response = api_client.get("/api/v1/me/")
@@ -173,7 +175,7 @@ def test_bad_tokens_are_refused_as_drf_refused_them(users, api_client):
     user = users["annotator"]
     user.is_active = False
     user.save(update_fields=["is_active"])
-    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
     response = api_client.get("/api/v1/me/")
     assert response.status_code == 403 and response.json() == {"detail": "User inactive or deleted."}
 

@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from annotation.selectors import project_get_for
+from tests.conftest import api_key
 
 
 @pytest.mark.django_db
@@ -28,12 +29,11 @@ def test_access_levels_for_each_kind_of_user(small_project, lead_user, annotator
 
 @pytest.mark.django_db
 def test_api_and_pages_keep_their_messages(small_project, annotators, client):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     project, _ = small_project
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=annotators[0]).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_key(annotators[0])}")
     refused = api.get(f"/api/v1/projects/{project.pk}/scores/")
     assert refused.status_code == 403 and refused.json()["detail"].startswith("Exports are for")
     client.force_login(annotators[0])

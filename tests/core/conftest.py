@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.conftest import api_key
+
 LOCI_DIR = Path(settings.DATA_DIR) / "locisimiles"
 STS_FILE = Path(settings.DATA_DIR) / "dbbe" / "STS_benchmark_medievalGreek.tsv"
 
@@ -71,7 +73,6 @@ class _Recording:
 @pytest.fixture
 def raw_client_for(users):
     """Like client_for, but a server error comes back as a 500 response instead of an exception."""
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     client_class = type("RecordingAPIClient", (_Recording, APIClient), {})
@@ -80,7 +81,7 @@ def raw_client_for(users):
         client = client_class(raise_request_exception=False)
         if role is not None:
             user = users[role] if isinstance(role, str) else role
-            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=user).key}")
+            client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
         return client
 
     return make

@@ -5,7 +5,9 @@ import datetime as dt
 
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
+
+from core.models import ApiToken
+from tests.conftest import api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -51,15 +53,15 @@ def test_tokens_expire_after_30_days_by_default(client_for, users):
 
     assert settings.SIMILIA_TOKEN_TTL_HOURS == 30 * 24
     age = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=29)
-    Token.objects.filter(user=users["lead"]).update(created=age)
+    ApiToken.objects.filter(user=users["lead"]).update(created=age)
     assert client_for("lead").get("/api/v1/me/").status_code == 200
-    Token.objects.filter(user=users["lead"]).update(created=age - dt.timedelta(days=2))
+    ApiToken.objects.filter(user=users["lead"]).update(created=age - dt.timedelta(days=2))
     assert client_for("lead").get("/api/v1/me/").status_code == 401
 
 
 def test_tokens_never_expire_only_when_the_operator_says_so(settings, client_for, users):
     settings.SIMILIA_TOKEN_TTL_HOURS = 0
-    Token.objects.filter(user=users["lead"]).update(created=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc))
+    ApiToken.objects.filter(user=users["lead"]).update(created=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc))
     assert client_for("lead").get("/api/v1/me/").status_code == 200
 
 
@@ -73,7 +75,7 @@ def test_the_production_example_gives_tokens_a_lifetime():
 def test_delete_revokes_ones_own_token_only(client_for, users):
     lead, other = client_for("lead"), client_for("researcher")
     assert lead.delete("/api/v1/auth/token/").status_code == 204
-    assert not Token.objects.filter(user=users["lead"]).exists()
+    assert not ApiToken.objects.filter(user=users["lead"]).exists()
     refused = lead.get("/api/v1/me/")  # DRF answers 403 for a bad token behind session authentication
     assert refused.status_code in (401, 403) and refused.json()["detail"] == "Invalid token."
     assert other.get("/api/v1/me/").status_code == 200  # another user's token is untouched
@@ -83,7 +85,7 @@ def test_delete_revokes_ones_own_token_only(client_for, users):
 
 def test_a_password_change_revokes_the_old_token(client_for, api_client, users):
     lead = client_for("lead")
-    old_key = Token.objects.get(user=users["lead"]).key
+    old_key = api_key(users["lead"])
     user = users["lead"]
     user.last_login = dt.datetime.now(dt.timezone.utc)
     user.save(update_fields=["last_login"])  # an unrelated save keeps the token
@@ -121,8 +123,8 @@ def test_an_expired_token_gets_401_and_the_endpoint_issues_a_new_one(settings, c
     settings.SIMILIA_TOKEN_TTL_HOURS = 24
     fresh = client_for("lead")
     assert fresh.get("/api/v1/me/").status_code == 200
-    old_key = Token.objects.get(user=users["lead"]).key
-    Token.objects.filter(user=users["lead"]).update(
+    old_key = api_key(users["lead"])
+    ApiToken.objects.filter(user=users["lead"]).update(
         created=dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=25))
     expired = fresh.get("/api/v1/me/")
     assert expired.status_code == 401 and "Token expired" in expired.json()["detail"]

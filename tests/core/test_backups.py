@@ -2,6 +2,7 @@
 (judgements and scores CSV of a judged project), on the database the suite runs on (SQLite here, PostgreSQL in CI:
 pg_dump / pg_restore)."""
 import os
+import stat
 import subprocess
 import sys
 import uuid
@@ -74,6 +75,24 @@ def test_a_backup_restored_into_a_fresh_database_gives_identical_exports(judged_
     assert before.count("=====") == 2 and "+ Κύριε" in before
     _restore_via(fresh_database_url, backup)
     assert _exports_via(fresh_database_url, judged_project.pk) == before
+
+
+def test_a_backup_file_is_readable_by_its_owner_only(tmp_path):
+    """It holds every password hash and token digest (issue 40: backups were 0644)."""
+    from core.backups import backup
+
+    stale = tmp_path / "private" / "b.backup.partial"
+    stale.parent.mkdir(mode=0o755)
+    stale.write_text("left by a crash")
+    stale.chmod(0o644)
+    umask = os.umask(0o022)
+    try:
+        path = backup(tmp_path / "private" / "b.backup")
+        fresh = backup(tmp_path / "new" / "c.backup")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    assert stat.S_IMODE(fresh.parent.stat().st_mode) == 0o700 and path.stat().st_size > 0
 
 
 def test_restore_asks_for_confirmation_and_names_a_bad_file(tmp_path):

@@ -68,11 +68,12 @@ def test_me_reports_roles(client_for):
 
 @pytest.mark.django_db
 def test_token_endpoint_issues_the_users_token(api_client, users):
-    from rest_framework.authtoken.models import Token
+    from core.models import ApiToken
 
     response = api_client.post("/api/v1/auth/token/", {"username": "lea", "password": "pw-lea"})
     assert response.status_code == 200
-    assert response.json()["token"] == Token.objects.get(user=users["lead"]).key
+    key = response.json()["token"]
+    assert ApiToken.objects.get(user=users["lead"]).digest == ApiToken.digest_of(key)
     assert api_client.post("/api/v1/auth/token/", {"username": "lea", "password": "wrong"}).status_code == 400
 
 

@@ -53,3 +53,4 @@ def test_the_api_answers_429_with_the_reason(client_for, users, settings, finish
         "query_document": finished_detection.query_document_id,
         "source_document": finished_detection.source_document_id, "retriever": "bm25-lemma"}, format="json")
     assert response.status_code == 429 and "the limit is 1 per person" in response.json()["detail"]
+    assert int(response["Retry-After"]) > 0  # every 429 says when to come back (issue 40)

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from tests.conftest import api_key
 from workbench.models import Candidate, DetectionRun, Document, Verdict
 
 from .conftest import EXAMPLES
@@ -84,12 +85,11 @@ def test_only_researchers_use_the_workbench(client_for, finished_detection, role
 
 
 def test_researchers_see_only_their_own_runs_and_uploads(make_user, client_for, finished_detection):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     other = make_user("res2", "researcher")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get(user=other).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(other)}")
     run = finished_detection
     assert client.get("/api/v1/workbench/runs/").json()["results"] == []
     assert client.get(f"/api/v1/workbench/runs/{run.pk}/candidates/").status_code == 404
