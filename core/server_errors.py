@@ -7,6 +7,7 @@ browser (annotation/static/annotation/annotate.js), so an outage costs annotator
 """
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 
@@ -27,7 +28,10 @@ _PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{ti
 
 def is_outage(exc: BaseException | None) -> bool:
     """True for a database that cannot be reached or answered (any DatabaseError but a programming error or an
-    integrity error: those are bugs or conflicts, not outages) and for a cache/broker connection error."""
+    integrity error: those are bugs or conflicts, not outages; a full disk under the database is one), for a full
+    disk under the var directory (ENOSPC) and for a cache/broker connection error."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
     if isinstance(exc, DatabaseError):
         return not isinstance(exc, (IntegrityError, ProgrammingError, DataError, NotSupportedError))
     module = type(exc).__module__ or ""

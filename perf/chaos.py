@@ -22,8 +22,9 @@ Faults, spread over the run (each named in --faults, once per round, rounds repe
   kill_web        SIGKILL of one gunicorn worker (mid-request: between COMMIT and response, at random)
   kill_worker     SIGKILL of the Celery worker and its pool (a job running), then a new worker
   migration       `manage.py migrate` applies a pending migration (benchmarks 0003, held back at set-up)
-  disk_full       a 1 MB tmpfs mounted on the var directory and filled (root and mount needed: else skipped,
-                  with the reason)
+  disk_full       the volume that holds the database and the var directory (job outputs) filled for
+                  FULL_SECONDS: a VOLUME_MB tmpfs made at set-up (root and mount needed: else a plain folder
+                  and the fault skipped, with the reason); a probe write of 1 MB must be refused meanwhile
 
 Afterwards, with every service back: each client flushes its queue; then the checks. Every judgement a client saw
 confirmed is stored exactly once (by client_uuid); no choice is lost (each made choice is stored, set aside with
@@ -58,6 +59,8 @@ PG_BIN = Path("/usr/lib/postgresql")
 FAULTS = ("pg_restart", "pg_refuse", "redis_restart", "redis_flushall", "kill_web", "kill_worker", "migration",
           "disk_full")
 REFUSE_SECONDS = 6.0
+FULL_SECONDS = 5.0
+VOLUME_MB = 256
 HELD_BACK = ("benchmarks", "0002_goldset_source_project")  # applied during the run: the `migration` fault
 
 
@@ -96,7 +99,7 @@ class Postgres:
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
         with open(self.data / "postgresql.conf", "a") as conf:
             conf.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{root}'\n"
-                       "fsync = on\nmax_connections = 200\n")
+                       "fsync = on\nmax_connections = 200\nmax_wal_size = 64MB\nmin_wal_size = 32MB\n")
         self.start()
         self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "chaos")
 
@@ -114,6 +117,10 @@ class Postgres:
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
+
+    def running(self) -> bool:
+        return subprocess.run([*self.as_postgres, str(self.bindir / "pg_ctl"), "-D", str(self.data), "status"],
+                              capture_output=True).returncode == 0
 
     def restart(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-m", "fast", "-w", "-t", "60", "restart")
@@ -331,24 +338,51 @@ def inject(name: str, ctx: dict) -> str:
     return ""
 
 
-def disk_full(ctx: dict) -> str:
-    var = Path(ctx["env"]["SIMILIA_VAR_DIR"])
+def mount_volume(path: Path) -> str:
+    """A VOLUME_MB tmpfs on `path`, for the database and the var directory: "" or why not (then `path` is a plain
+    folder and the disk_full fault is skipped)."""
+    path.mkdir()
     if os.geteuid() != 0:
-        return "skipped: mounting a tmpfs needs root"
-    target = var / "media"
-    target.mkdir(parents=True, exist_ok=True)
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(target)], capture_output=True,
-                           text=True)
-    if mount.returncode != 0:
-        return f"skipped: mount refused here ({mount.stderr.strip()[:120]})"
+        return "mounting a tmpfs needs root"
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={VOLUME_MB}m,mode=0755", "tmpfs", str(path)],
+                           capture_output=True, text=True)
+    return f"mount refused here ({mount.stderr.strip()[:120]})" if mount.returncode else ""
+
+
+def probe_write() -> str:
+    """Write 1 MB of incompressible text to the database: "" when it was stored, else the error."""
+    from django.db import DatabaseError, close_old_connections, connection
+
+    close_old_connections()
     try:
-        with contextlib.suppress(OSError), open(target / "filler", "wb") as fh:
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO chaos_probe SELECT string_agg(md5(random()::text), '') "
+                           "FROM generate_series(1, 32768)")
+        return ""
+    except DatabaseError as exc:
+        return f"{type(exc.__cause__ or exc).__name__}: {str(exc).strip().splitlines()[0][:100]}"
+
+
+def disk_full(ctx: dict) -> str:
+    """Fill the volume, keep it full for FULL_SECONDS while the load carries on, free it. The note says what a
+    probe write met meanwhile, and whether PostgreSQL had to be started again afterwards."""
+    if ctx["volume_note"]:
+        return f"skipped: {ctx['volume_note']}"
+    filler = ctx["volume"] / "filler"
+    try:
+        with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as fh:
             while True:
-                fh.write(b"\0" * 65536)
-        time.sleep(5.0)  # full while the annotators and the jobs carry on
+                fh.write(b"\xff" * (1 << 20))
+        started = time.monotonic()
+        refused = probe_write()
+        time.sleep(max(0.0, FULL_SECONDS - (time.monotonic() - started)))
     finally:
-        subprocess.run(["umount", "-l", str(target)], capture_output=True)
-    return ""
+        filler.unlink(missing_ok=True)
+    note = f"probe write refused ({refused})" if refused else "probe write stored: the fault did not bite"
+    if not ctx["pg"].running():
+        ctx["pg"].start()
+        note += "; PostgreSQL had stopped and was started again"
+    return note
 
 
 def start_worker(ctx: dict) -> Session:
@@ -397,13 +431,15 @@ def main(argv=None) -> dict:
         raise SystemExit(f"chaos: unknown fault(s) {', '.join(sorted(unknown))}; known: {', '.join(FAULTS)}")
 
     root = Path(tempfile.mkdtemp(prefix="similia-chaos-"))
+    root.chmod(0o755)  # the postgres user reaches its data folder through it
     run = Run(args)
-    ctx: dict = {"root": root, "run": run, "workers": []}
+    volume = root / "volume"  # the database and the var directory: what the disk_full fault fills
+    ctx: dict = {"root": root, "run": run, "workers": [], "volume": volume, "volume_note": mount_volume(volume)}
     pg = redis = web = None
     try:
         t0 = time.monotonic()
-        pg, redis = Postgres(root / "db"), Redis(root)
-        var = root / "var"
+        pg, redis = Postgres(volume / "db"), Redis(root)
+        var = volume / "var"
         var.mkdir()
         env = _django_env(pg, redis, var)
         ctx.update(pg=pg, redis=redis, env=env)
@@ -419,7 +455,10 @@ def main(argv=None) -> dict:
 
         django.setup()
         from _annotation_http import annotation_world
+        from django.db import connection
 
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE TABLE chaos_probe (b text)")
         project, tokens, make_batch = annotation_world("chaos", args.annotators, candidates=99)
         batch = make_batch("chaos")
         run.port = free_port()
@@ -483,7 +522,7 @@ def main(argv=None) -> dict:
         if pg is not None:
             with contextlib.suppress(Exception):
                 pg.stop()
-        subprocess.run(["umount", "-l", str(root / "var" / "media")], capture_output=True)
+        subprocess.run(["umount", "-l", str(volume)], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
 
 

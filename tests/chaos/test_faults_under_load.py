@@ -1,7 +1,8 @@
 """The fault-injection suite, short form (perf/chaos.py --short: 6 annotators for a minute while PostgreSQL
 restarts and refuses connections, Redis restarts and is flushed, a web worker and the Celery worker are SIGKILLed,
-a migration runs and the var directory fills up): no confirmed judgement lost or doubled, no choice lost, no job
-stranded, every fault followed by confirmed judgements again.
+a migration runs and the volume holding the database and the var directory fills up): no confirmed judgement lost
+or doubled, no choice lost, no job stranded, every fault followed by confirmed judgements again; a full disk bites
+(a probe write is refused) and every server error is a clean 503, never a 500.
 
 It runs on services of its own (a PostgreSQL cluster and a redis-server on free ports, started and removed by the
 script), and only where the suite itself runs on PostgreSQL and Redis (CI's .ci/run); elsewhere it is skipped with
@@ -50,3 +51,6 @@ def test_no_judgement_lost_or_doubled_and_no_job_stranded_through_every_fault(tm
     for name, fault in seen.items():
         if not fault["note"].startswith("skipped"):
             assert fault["recovery_s"] is not None and fault["recovery_s"] <= 10, (name, fault)
+    if not seen["disk_full"]["note"].startswith("skipped"):  # skipped where a tmpfs cannot be mounted (not root)
+        assert seen["disk_full"]["note"].startswith("probe write refused (DiskFull"), seen["disk_full"]
+    assert not [s for s in result["status_counts"] if s.startswith("5") and s != "503"], result["status_counts"]

@@ -44,3 +44,14 @@ def test_a_refused_database_connection_is_a_503_with_retry_after_on_api_and_page
         assert "Traceback" not in body and "psycopg" not in body and "File \"" not in body
         assert "cannot reach its database" in body and "Nothing you saved is lost" in body
         assert content_type == ("application/json" if path.startswith("/api/") else "text/html")
+
+
+def test_a_full_disk_is_an_outage_not_a_bug():
+    """A write to the var directory on a full volume is a 503 with Retry-After (perf/chaos.py's disk_full fault fills
+    the volume of the database and the var directory for real; there DiskFull is an OperationalError)."""
+    import errno
+
+    from core.server_errors import is_outage
+
+    assert is_outage(OSError(errno.ENOSPC, "No space left on device"))
+    assert not is_outage(OSError(errno.ENOENT, "No such file or directory"))
