@@ -1,6 +1,6 @@
 """API tokens with an optional lifetime.
 
-`SIMILIA_TOKEN_TTL_HOURS` (default 0: tokens do not expire). When set, a token older than that is refused
+`SIMILIA_TOKEN_TTL_HOURS` (default 720; 0: tokens do not expire). When set, a token older than that is refused
 with 401 and a message saying how to get a new one; asking the token endpoint again replaces it. A key is looked
 up by its SHA-256 digest (`core.models.ApiToken`: no key is stored).
 

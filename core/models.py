@@ -10,7 +10,8 @@ from django.utils import timezone
 
 class ApiToken(models.Model):
     """A user's API key (`Authorization: Token <key>`), stored only as its SHA-256 digest (the key holds 160
-    random bits, so no salt or slow hash is needed); `hint`, its first characters, lets the owner recognise it."""
+    random bits, so no salt or slow hash is needed; looked up by digest, so the lookup's timing tells nothing about a
+    key); `hint`, its first characters, lets the owner recognise it."""
 
     HINT_LENGTH = 6
 

@@ -459,7 +459,9 @@ def main(argv=None) -> dict:
 
         with connection.cursor() as cursor:
             cursor.execute("CREATE TABLE chaos_probe (b text)")
-        project, tokens, make_batch = annotation_world("chaos", args.annotators, candidates=99)
+        # enough pairs that no annotator runs out before the end (≈ annotators · seconds / pause choices at most)
+        candidates = max(99, int((2 * args.annotators * args.minutes * 60 / args.pause) ** 0.5) + 1)
+        project, tokens, make_batch = annotation_world("chaos", args.annotators, candidates=candidates)
         batch = make_batch("chaos")
         run.port = free_port()
         web = Session([str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--bind",
