@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CEILING_PRIOR = 0.01
+WITHIN_DEPTH = 100
+NEXT = 100
 MISMATCHED = {"lucan": "prose", "loci": "verse"}
 TUNED = {"lucan": "verse", "loci": "prose"}
 
@@ -170,55 +172,87 @@ def _rows_ranks(idx: np.ndarray):
     return np.repeat(np.arange(nq), k), np.tile(np.arange(1, k + 1), nq)
 
 
+def within(fit, run_out, depth: int = WITHIN_DEPTH) -> np.ndarray:
+    """The experiment the product does not ship: each query's first ``depth`` candidates re-ordered by the fitted
+    fused score (the rest below, in their order), as scores for :func:`recall`."""
+    idx, score, X, names, _ = run_out
+    new = fit.score(X.reshape(idx.size, -1), names).reshape(idx.shape)
+    cols = np.arange(idx.shape[1])[None, :]
+    return np.where(cols < depth, new + 1e9, -cols.astype(np.float64))
+
+
 def simulate(data: Data, run_out, budget: int, prior: float):
-    """(fit result, new scores (nq, k), queries none of whose candidates were verified)."""
+    """(fit, the product's new scores (nq, k) or None, the verified flat positions, the gold queries none of whose
+    lines had a verified candidate)."""
     from workbench.engine.verdict_fit import fit_weights, refit_scores
 
     idx, score, X, names, shipped = run_out
     y = labels(data, idx)
     order = whole_run_order(idx, score)[:budget]
     nq, k = idx.shape
-    rows = order // k
     Xf = X.reshape(nq * k, -1)
     fit = fit_weights(Xf[order], names, shipped, y.ravel()[order].astype(int), prior=prior)
     new = refit_scores(fit, Xf, names, np.nan_to_num(score.ravel(), nan=-np.inf), *_rows_ranks(idx)).reshape(nq, k) \
         if fit.fitted else None
-    verified = set(rows.tolist())
+    verified = set((order // k).tolist())
     spans = {}
     for qs, _ss, key in data.pairs:
         spans.setdefault(key, set()).update(qs)
     untouched = {key for key, qs in spans.items() if not qs & verified}
-    return fit, new, untouched
+    return fit, new, order, untouched
+
+
+def next_precision(data: Data, idx, score, new, verified, n: int = NEXT) -> float:
+    """Share of confirmed candidates among the next ``n`` undecided ones of the whole-run order (shipped scores,
+    or ``new``)."""
+    y = labels(data, idx).ravel()
+    order = whole_run_order(idx, score if new is None else new)
+    rest = order[~np.isin(order, verified)][:n]
+    return float(y[rest].mean())
 
 
 def ceiling(data: Data, run_out):
-    """New scores from the same weights fitted in-sample on every gold query's ranking: each confirmed candidate
-    against each rejected one of the same query row within the re-ordered depth, as pairwise differences (both
-    directions, a weak prior) — the most this re-weighting of the run's channels gives on these queries."""
-    from workbench.engine.verdict_fit import RERANK_DEPTH, Refit, fit_log_ratios, refit_scores
+    """Weights fitted in-sample on every gold query's ranking: each confirmed candidate against each other one of
+    its query's first :data:`WITHIN_DEPTH`, as pairwise differences (both ways round, a weak prior): about the most
+    a re-weighting of the run's channels gives within queries here (applied as :func:`within`)."""
+    from workbench.engine.verdict_fit import Refit, fit_log_ratios
 
     idx, score, X, names, shipped = run_out
     y = labels(data, idx)
-    nq, k = idx.shape
     on = [i for i, c in enumerate(names) if shipped[c] > 0]
     diffs = []
     for q in sorted({q for qs, _s, _k in data.pairs for q in qs}):
-        head = slice(0, min(k, RERANK_DEPTH))
+        head = slice(0, min(idx.shape[1], WITHIN_DEPTH))
         pos, neg = np.flatnonzero(y[q, head]), np.flatnonzero(~y[q, head] & (idx[q, head] >= 0))
         if pos.size and neg.size:
-            d = X[q, pos][:, None, on] - X[q, neg][None, :, on]
-            diffs.append(d.reshape(-1, len(on)))
+            diffs.append((X[q, pos][:, None, on] - X[q, neg][None, :, on]).reshape(-1, len(on)))
     D = np.concatenate(diffs).astype(np.float64)
     w0 = np.asarray([shipped[names[i]] for i in on])
-    u = fit_log_ratios(np.concatenate([D, -D]), np.concatenate([np.ones(len(D)), np.zeros(len(D))]), w0,
-                       CEILING_PRIOR)
+    u = fit_log_ratios(np.concatenate([D, -D]), np.repeat([1.0, 0.0], len(D)), w0, CEILING_PRIOR)
     weights = dict(shipped)
     for j, i in enumerate(on):
         weights[names[i]] = float(w0[j] * np.exp(u[j]))
-    fit = Refit(True, "", shipped, weights, 0, 0)
-    new = refit_scores(fit, X.reshape(nq * k, -1), names, np.nan_to_num(score.ravel(), nan=-np.inf),
-                       *_rows_ranks(idx)).reshape(nq, k)
-    return fit, new
+    return Refit(True, "", shipped, weights, 0, 0)
+
+
+def _r(d: dict) -> dict:
+    return {m: round(d[m], 4) for m in ("R@10", "R@100")}
+
+
+def budget_row(data: Data, run_out, budget: int, prior: float, ceil) -> dict:
+    idx, score = run_out[0], run_out[1]
+    fit, new, verified, untouched = simulate(data, run_out, budget, prior)
+    base = recall(data, idx, None, untouched)
+    row = {"verdicts": f"{fit.n_positive} confirmed / {fit.n_negative} rejected", "fitted": fit.fitted,
+           "queries": base["n_queries"], "no_feedback": _r(base),
+           "re_ranked": _r(recall(data, idx, new, untouched)),
+           "within_queries_experiment": _r(recall(data, idx, within(fit, run_out), untouched)) if fit.fitted else None,
+           "in_sample_ceiling": _r(recall(data, idx, within(ceil, run_out), untouched)),
+           f"next_{NEXT}_precision": {"shipped": round(next_precision(data, idx, score, None, verified), 3),
+                                      "re_ranked": round(next_precision(data, idx, score, new, verified), 3)},
+           "weights": {c["channel"]: c["ratio"] for c in fit.changes()} if fit.fitted else {},
+           "held_out_auc": fit.held_out}
+    return row
 
 
 def main():
@@ -258,40 +292,26 @@ def main():
         print(label, flush=True)
         bad, good = run(data, MISMATCHED[name], k, cache), run(data, TUNED[name], k, cache)
         entry = {"run": label, "start_profile": MISMATCHED[name], "tuned_profile": TUNED[name], "budgets": {}}
-        ceil_fit, ceil_bad = ceiling(data, bad)
-        _cf, ceil_good = ceiling(data, good)
-        entry["ceiling_weights"] = {c["channel"]: c["ratio"] for c in ceil_fit.changes()}
+        ceil_bad, ceil_good = ceiling(data, bad), ceiling(data, good)
+        entry["ceiling_weights"] = {"start": {c["channel"]: c["ratio"] for c in ceil_bad.changes()},
+                                    "tuned": {c["channel"]: c["ratio"] for c in ceil_good.changes()}}
         for prior in priors:
             for budget in budgets:
-                row = {}
-                for which, out, ceil_new in (("start", bad, ceil_bad), ("tuned", good, ceil_good)):
-                    fit, new, untouched = simulate(data, out, budget, prior)
-                    base = recall(data, out[0], None, untouched)
-                    after = recall(data, out[0], new, untouched)
-                    top = recall(data, out[0], ceil_new, untouched)
-                    row[which] = {"verdicts": f"{fit.n_positive} confirmed / {fit.n_negative} rejected",
-                                  "fitted": fit.fitted, "queries": base["n_queries"],
-                                  "no_feedback": {m: round(base[m], 4) for m in ("R@10", "R@100")},
-                                  "feedback": {m: round(after[m], 4) for m in ("R@10", "R@100")},
-                                  "in_sample_ceiling": {m: round(top[m], 4) for m in ("R@10", "R@100")},
-                                  "weights": {c["channel"]: c["ratio"] for c in fit.changes()} if fit.fitted else {}}
-                    if which == "start":  # the tuned profile on the same queries, without feedback
-                        row["tuned_no_feedback"] = {m: round(recall(data, good[0], None, untouched)[m], 4)
-                                                    for m in ("R@10", "R@100")}
-                s, tuned = row["start"], row["tuned_no_feedback"]["R@10"]
-                gap = tuned - s["no_feedback"]["R@10"]
-                row["start"]["gap_recovered"] = round((s["feedback"]["R@10"] - s["no_feedback"]["R@10"]) / gap, 3) \
-                    if gap > 0 else None
+                row = {"start": budget_row(data, bad, budget, prior, ceil_bad),
+                       "tuned": budget_row(data, good, budget, prior, ceil_good)}
+                untouched = simulate(data, bad, budget, prior)[3]
+                row["tuned_profile_no_feedback"] = _r(recall(data, good[0], None, untouched))
                 key = str(budget) if len(priors) == 1 else f"{budget} (prior {prior})"
                 entry["budgets"][key] = row
-                t = row["tuned"]
-                print(f"  B={budget:>4} prior={prior}: start {s['verdicts']}, R@10 {s['no_feedback']['R@10']:.4f} -> "
-                      f"{s['feedback']['R@10']:.4f} (tuned {tuned:.4f}, ceiling {s['in_sample_ceiling']['R@10']:.4f}, "
-                      f"recovered {row['start']['gap_recovered']}), R@100 {s['no_feedback']['R@100']:.4f} -> "
-                      f"{s['feedback']['R@100']:.4f}, n={s['queries']} | tuned {t['verdicts']}: R@10 "
-                      f"{t['no_feedback']['R@10']:.4f} -> {t['feedback']['R@10']:.4f} (ceiling "
-                      f"{t['in_sample_ceiling']['R@10']:.4f}), R@100 {t['no_feedback']['R@100']:.4f} -> "
-                      f"{t['feedback']['R@100']:.4f}, n={t['queries']}", flush=True)
+                s_, t_ = row["start"], row["tuned"]
+                print(f"  B={budget:>4} prior={prior} (R@10 / R@100 on {s_['queries']} | {t_['queries']} queries)\n"
+                      f"    start {s_['verdicts']} fitted={s_['fitted']}: none {s_['no_feedback']}, re-ranked "
+                      f"{s_['re_ranked']}, within {s_['within_queries_experiment']}, ceiling "
+                      f"{s_['in_sample_ceiling']}; tuned profile {row['tuned_profile_no_feedback']}; "
+                      f"next {NEXT} precision {s_[f'next_{NEXT}_precision']}\n"
+                      f"    tuned {t_['verdicts']} fitted={t_['fitted']}: none {t_['no_feedback']}, re-ranked "
+                      f"{t_['re_ranked']}, within {t_['within_queries_experiment']}, ceiling "
+                      f"{t_['in_sample_ceiling']}; next {NEXT} precision {t_[f'next_{NEXT}_precision']}", flush=True)
         report["datasets"][name] = entry
     report["seconds"] = round(time.perf_counter() - t0, 1)
     report["cpu_seconds"] = round(time.process_time() - c0, 1)

@@ -35,12 +35,11 @@ def two_runs(make_user):
     return run_a, _channels_run(b, run_a.query_document, run_a.source_document)
 
 
-def _planted_verdicts(run, user, channel="semantic", n=None):
+def _planted_verdicts(run, user, channel="semantic", undecided_top=0):
     """Verdicts by ``user`` that follow one channel only (its top half confirmed, the rest rejected): evidence that
-    channel deserves more weight than the shipped profile gives it."""
-    cands = list(Candidate.objects.filter(run=run).order_by("id"))
-    if n is not None:
-        cands = cands[:n]
+    channel deserves more weight than the shipped profile gives it. Each query's first ``undecided_top`` candidates
+    are left undecided."""
+    cands = list(Candidate.objects.filter(run=run, rank__gt=undecided_top).order_by("id"))
     key = np.asarray([channel_scores(c.explain).get(channel, (0.0, 0.0))[0] for c in cands])
     cut = np.median(key)
     for c, k in zip(cands, key):
