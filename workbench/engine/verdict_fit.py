@@ -205,7 +205,7 @@ def refit_scores(fit: Refit, X, names: Sequence[str], score, query, rank) -> np.
     own query (a running minimum in the shipped rank order). So the verdicts re-order the run across queries (which
     queries' candidates come first) while every query keeps its own order, and its recall at any k: verdicts
     gathered down the run are on each query's best candidates and say nothing about the order within a query
-    (docs/verdict_learning.md; ``perf/verdict_rerank.py`` measured re-ordering within queries too, and it did not
+    (docs/guide/workbench.md; ``perf/verdict_rerank.py`` measured re-ordering within queries too, and it did not
     carry over to the held-out books). ``X`` (n, channels in ``names``' order), ``score`` the shipped scores,
     ``query`` a query key and ``rank`` the shipped rank per candidate; kept weights: ``score`` as it is."""
     score = np.asarray(score, np.float64)
