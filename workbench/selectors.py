@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from benchmarks.models import Corpus, EvaluationRun
 from benchmarks.selectors import runs_visible_to
@@ -16,9 +16,10 @@ MAX_PAGE_SIZE = 500
 VERDICT_FILTERS = ("unverified", "cit.", "cf.", "rejected", "unsure")
 #: the explorer's orders. "score": the whole run best first; equal scores keep the query order, then the rank
 #: within the query, then the row id (the order the candidates were stored in), so a page never reshuffles.
-#: "refit": the same after re-ranking with the owner's verdicts (``services.run_refit``; not yet re-ranked: last).
+#: "refit": the same after re-ranking with the owner's verdicts (``services.run_refit`` sets every candidate's
+#: score; before, none has one and this is the query order), on its own index like "score".
 ORDERS = {"query": ("query_position", "rank", "id"), "score": ("-score", "query_position", "rank", "id"),
-          "refit": (F("refit_score").desc(nulls_last=True), "query_position", "rank", "id")}
+          "refit": ("-refit_score", "query_position", "rank", "id")}
 
 
 def document_list(*, user) -> QuerySet[Document]:

@@ -335,13 +335,15 @@ def run_delete_plan(run: DetectionRun) -> dict:
                       "The job record of its detection (on /jobs/)."]}
     if run.job_id and not run.job.is_finished:
         plan["refused"] = "its detection job is still queued or running; wait until it finishes."
+    elif run.refit_job_id and not run.refit_job.is_finished:
+        plan["refused"] = "its re-ranking with your verdicts is still queued or running; wait until it finishes."
     return plan
 
 
 @transaction.atomic
 def run_delete(*, run: DetectionRun, user) -> str:
     _check_owner(run, user)
-    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job").get(pk=run.pk)
+    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job", "refit_job").get(pk=run.pk)
     refused = run_delete_plan(run).get("refused")
     if refused:
         raise WorkbenchError(f"not deleted: {refused}", status=409)

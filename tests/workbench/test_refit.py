@@ -127,6 +127,10 @@ def test_refusals(two_runs, finished_detection):
     with pytest.raises(WorkbenchError, match="already queued or running") as exc:
         run_refit_queue(run=run, user=run.owner)
     assert exc.value.status == 409
+    from workbench.services import run_delete
+
+    with pytest.raises(WorkbenchError, match="re-ranking with your verdicts is still queued or running"):
+        run_delete(run=run, user=run.owner)
 
 
 def test_api_refit_for_the_owner_and_404_for_others(two_runs, make_user):
