@@ -1,21 +1,21 @@
 """Learning from verdicts, simulated with the gold as the verifier (workbench "Re-rank with my verdicts").
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python perf/verdict_rerank.py [--data lucan,loci] [--books 6-10]
-        [--budgets 50,100,250] [--cache DIR] [--write perf/expected/verdict_rerank.yaml]
+        [--budgets 50,100,250] [--cache DIR] [--write perf/expected/workbench/verdict_rerank.yaml]
 
 A run of the ``channels`` retriever is made from a profile not tuned for the text type (Lucan -> Virgil from the
 ``prose`` profile, Loci Similes from ``verse``) and from the tuned one. The researcher goes down the run in score
 order as the workbench shows it (the whole run, best first; equal scores in query order, then rank), verifies the
 top B candidates (gold says confirmed or rejected: Lucan by the benchmark's forward rule, a candidate (L', A')
-confirmed when a gold pair (L, A) has L' in L..L+2 and A' in A..A+2; Loci Similes exact pairs), the weights are
-fitted on those verdicts (``workbench.engine.verdict_fit.fit_weights``, as the workbench job does) and every
-query's candidates are re-ordered by the new scores. Reported: per-query R@10 / R@100 on the gold queries none of
-whose candidates were verified (Lucan: none of the lines L..L+2), for no feedback, feedback, the tuned profile
-(no feedback), and the in-sample ceiling of re-weighting: the same weights fitted on the gold of every gold
-query's head (each confirmed candidate against each rejected one of its query, the evaluated queries included, a weak
-prior) and applied the same way — about the most a re-weighting of these channels gives on these queries.
-Each query's first 100 candidates are re-ordered among themselves (``verdict_fit.RERANK_DEPTH``): R@100 cannot
-change, by construction; it is reported to show that.
+confirmed when a gold pair (L, A) has L' in L..L+2 and A' in A..A+2; Loci Similes exact pairs), and the weights are
+fitted on those verdicts (``workbench.engine.verdict_fit.fit_weights``, as the workbench job does). Reported per
+budget, on the gold queries none of whose lines had a verified candidate: per-query R@10 / R@100 without feedback,
+re-ranked as the product does (``refit_scores``: each query keeps its order, so these equal the first), re-ordered
+within queries by the fitted weights (each query's first 100; the experiment the product does not ship), the tuned
+profile without feedback, and the in-sample ceiling of re-weighting within queries (the same model fitted on every
+gold query's head: each confirmed candidate against each other one of its first 100, the evaluated queries
+included, a weak prior); and the precision of the next 100 undecided candidates of the whole-run order, shipped
+against re-ranked (what the product changes).
 
 Lucan: the lines of Lucan's books ``--books`` (default 6-10, the held-out books; 2-5 is where the prior was chosen)
 as the run's queries, in the poem's order (the context term reads the true neighbours), the 9,896 Aeneid lines as
