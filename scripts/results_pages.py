@@ -4,7 +4,8 @@
     .venv/bin/python scripts/results_pages.py --check   # exit 1 naming each page that differs or has no source
 
 Each ``perf/expected/NAME.yaml`` (the files `evaluate --suite --expected` writes and `perf/suite_check.py` re-runs),
-each ``perf/expected/annotation/NAME.yaml`` (figures of the annotation perf scripts, e.g. `perf/adaptive_bench.py`)
+each ``perf/expected/annotation/NAME.yaml`` (figures of the annotation perf scripts, e.g. `perf/adaptive_bench.py`),
+each ``perf/expected/workbench/NAME.yaml`` (`perf/verdict_rerank.py`)
 and each data file ``docs/results/NAME.yaml`` becomes ``docs/results/NAME.md``; ``docs/results/index.md`` lists
 them. The rendering knows no file's shape: top-level scalars and lists of scalars form the page's first table,
 every mapping becomes a section, a mapping of mappings of scalars one table (rows × columns, in the file's order),
@@ -19,7 +20,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("perf/expected", "perf/expected/annotation", "docs/results")  # annotation/: not suite files, so
+SOURCES = ("perf/expected", "perf/expected/annotation", "perf/expected/workbench", "docs/results")  # annotation/: not suite files, so
 # perf/suite_check.py (which re-runs perf/expected/*.yaml) leaves them alone
 RESULTS = "docs/results"
 MARK = "<!-- written by scripts/results_pages.py from {source}: change that file, then run the script -->"

@@ -41,6 +41,7 @@ from workbench.services import (
     gold_promote,
     run_delete,
     run_delete_plan,
+    run_refit_queue,
     run_rename,
     verdict_set,
 )
@@ -403,7 +404,8 @@ FILTER_PARAMS = [
                      description="your verdict"),
     OpenApiParameter("order", OpenApiTypes.STR, enum=list(selectors.ORDERS),
                      description="query (default: query order, then rank) or score (the whole run, best first; "
-                                 "equal scores in query order, then rank)"),
+                                 "equal scores in query order, then rank) or refit (the same after re-ranking with "
+                                 "your verdicts: refit/)"),
 ]
 
 
@@ -524,6 +526,56 @@ def export_response(run, params, user, *, mode: str = "machine"):
         response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+class RefitChangeSerializer(serializers.Serializer):
+    channel = serializers.CharField()
+    shipped = serializers.FloatField(help_text="the run's weight (its profile and parameters)")
+    fitted = serializers.FloatField(help_text="the weight fitted on the owner's verdicts")
+    ratio = serializers.FloatField(help_text="fitted / shipped: above 1 the channel gained weight")
+
+
+class RefitSerializer(serializers.Serializer):
+    """The run's last re-ranking with its owner's verdicts, and the job doing the next one."""
+
+    job = serializers.IntegerField(allow_null=True, help_text="the re-ranking job (GET /api/v1/jobs/<id>/)")
+    status = serializers.CharField(allow_null=True, help_text="the job's status; null: never re-ranked")
+    fitted = serializers.BooleanField(allow_null=True, help_text="true: new weights order the candidates "
+                                      "(order=refit); false: the shipped order was kept (message says why)")
+    message = serializers.CharField(allow_blank=True)
+    n_positive = serializers.IntegerField(allow_null=True, help_text="confirmed (cit./cf.) verdicts used")
+    n_negative = serializers.IntegerField(allow_null=True, help_text="rejected verdicts used")
+    needed = serializers.DictField(child=serializers.IntegerField(), help_text="more verdicts needed, by kind "
+                                   "(confirmed, rejected)")
+    changes = RefitChangeSerializer(many=True, help_text="every channel, the largest gain first")
+    verify_next = serializers.ListField(child=serializers.IntegerField(),
+                                        help_text="undecided candidates that would teach the weights most")
+
+
+class RefitApi(_Api):
+    """Re-rank a run with the owner's verdicts (POST queues the job; GET its state and last result). The new
+    order is the candidate list's ``order=refit``. Only the owner's own verdicts count and only their run changes;
+    another user's run answers 404 like a missing one."""
+
+    @staticmethod
+    def _state(run) -> dict:
+        r = run.refit or {}
+        return {"job": run.refit_job_id, "status": run.refit_job.status if run.refit_job_id else None,
+                "fitted": r.get("fitted"), "message": r.get("message", ""), "n_positive": r.get("n_positive"),
+                "n_negative": r.get("n_negative"), "needed": r.get("needed") or {}, "changes": r.get("changes") or [],
+                "verify_next": r.get("verify_next") or []}
+
+    @extend_schema(responses=RefitSerializer)
+    def get(self, request, pk: int):
+        return Response(self._state(_run(request, pk)))
+
+    @extend_schema(request=None, responses={202: RefitSerializer, 400: OpenApiTypes.OBJECT,
+                                            403: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    def post(self, request, pk: int):
+        run = _run(request, pk)
+        run_refit_queue(run=run, user=request.user)
+        run.refresh_from_db()
+        return Response(self._state(run), status=status.HTTP_202_ACCEPTED)
 
 
 class PromoteApi(_Api):

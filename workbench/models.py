@@ -73,6 +73,9 @@ class DetectionRun(models.Model):
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     summary = models.JSONField(default=dict, blank=True)  # counts and timings once finished
     notes = models.JSONField(default=list, blank=True)  # what the run changed from the request (a missing default)
+    # the owner's last "re-rank with my verdicts" (workbench.engine.verdict_fit's Refit.to_json() and its job)
+    refit = models.JSONField(default=dict, blank=True)
+    refit_job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -137,13 +140,15 @@ class Candidate(models.Model):
     # why the engine proposed it: {"channels": [{"name", "score", "weight", "contribution", "matches": [[q, s]]}],
     # "uniqueness": int | None, "rarity": {word: float}, "query_lines": [...], "source_lines": [...]}; {} = none
     explain = models.JSONField(default=dict, db_default={}, blank=True)  # db default: rows inserted by SQL
+    refit_score = models.FloatField(null=True, blank=True)  # the order after re-ranking with the owner's verdicts
 
     class Meta:
         ordering = ["run_id", "query_position", "rank"]
         indexes = [models.Index(fields=["run", "query_position", "rank"], name="wb_cand_run_order"),
                    models.Index(fields=["run", "label"], name="wb_cand_run_label"),
                    models.Index(fields=["run", "bucket"], name="wb_cand_run_bucket"),
-                   models.Index(fields=["run", "-score", "query_position", "rank"], name="wb_cand_run_score")]
+                   models.Index(fields=["run", "-score", "query_position", "rank"], name="wb_cand_run_score"),
+                   models.Index(fields=["run", "-refit_score", "query_position", "rank"], name="wb_cand_run_refit")]
 
     def __str__(self) -> str:
         return f"{self.query_id} → {self.source_id} #{self.rank}"

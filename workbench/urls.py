@@ -14,6 +14,7 @@ urlpatterns = [
     path("workbench/runs/<int:pk>/candidates/", api.CandidateListApi.as_view(), name="api-workbench-candidates"),
     path("workbench/runs/<int:pk>/export/", api.ExportApi.as_view(), name="api-workbench-export"),
     path("workbench/runs/<int:pk>/promote/", api.PromoteApi.as_view(), name="api-workbench-promote"),
+    path("workbench/runs/<int:pk>/refit/", api.RefitApi.as_view(), name="api-workbench-refit"),
     path("workbench/candidates/<int:pk>/", api.CandidateDetailApi.as_view(), name="api-workbench-candidate"),
     path("workbench/candidates/<int:pk>/verdict/", api.VerdictApi.as_view(), name="api-workbench-verdict"),
 ]
