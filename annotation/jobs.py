@@ -58,13 +58,13 @@ def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
 @job_kind(STOP_JOB, queue="cpu", description="Check an adaptive batch's stop rule on exact posterior draws.",
           visible=project_job_visible, manageable=project_job_manageable)
 def stop_check_job(job, *, project_id: int, batch_id: int) -> dict:
-    """The batch's adjacent-order probabilities from exact draws; the next-set path reads the result (the batch takes
-    no new pairs once they all reach the project's threshold)."""
-    batch = Batch.objects.get(pk=batch_id, project_id=project_id)
+    """The probability of the project's top-k stop rule on exact draws; the next-set path reads the result (the batch
+    takes no new pairs once it reaches the rule's level)."""
+    batch = Batch.objects.select_related("project").get(pk=batch_id, project_id=project_id)
     job.progress(0.1, "exact posterior draws")
     result = stop_check(batch)
-    job.log(f"{result['judgements']} judgements; least certain adjacent order "
-            f"{min(result['p_next']) if result['p_next'] else float('nan'):.3f}")
+    job.log(f"{result['judgements']} judgements; top-k rule's posterior probability "
+            f"{result['p'] if result['p'] is not None else float('nan'):.3f}")
     return result
 
 

@@ -13,7 +13,7 @@ from annotation import analytics, selectors
 from annotation.dashboard_selectors import batch_progress
 from annotation.models import AnalyticsBatchResult, Batch, Project
 from annotation.modes import mode_for
-from annotation.services.adaptive_batches import stored_stop_status
+from annotation.services.adaptive_batches import stop_rule, stored_stop_status
 from annotation.services.study import STUDY_COLUMNS, study_on, study_rows
 from core.csv_export import SPREADSHEET, csv_text
 from frontend import svg
@@ -115,6 +115,8 @@ def dashboard_context(request, project: Project) -> dict:
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
     if mode_for(project).chooses_fresh:
         context["stop_rows"] = adaptive_stop_rows(project)
+        rule = stop_rule(project)
+        context["stop_rule"] = rule.explain() if rule else ""
     if report:
         legacy = None
         if report.get("stored") != "per batch":
