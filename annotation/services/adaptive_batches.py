@@ -217,8 +217,9 @@ class StopRule(NamedTuple):
         """The rule in one plain sentence, as the dashboard and the planning page say it."""
         need = int(np.ceil(self.recall * self.k - 1e-9))
         which = f"all {self.k}" if need >= self.k else f"at least {need} of the {self.k}"
+        nth = f"{self.k}{'th' if 10 <= self.k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(self.k % 10, 'th')}"
         return (f"stop when, with posterior probability ≥ {self.level:g}, {which} candidates ranked highest are truly "
-                f"among the {self.k} strongest (a candidate within {self.margin:g} of the {self.k}th strongest counts "
+                f"among the {self.k} strongest (a candidate within {self.margin:g} of the {nth} strongest counts "
                 f"as one of them: strengths that close are treated as tied)")
 
     def as_list(self) -> list:
