@@ -47,6 +47,11 @@ class PlanningForm(forms.Form):
     n_annotators = forms.IntegerField(min_value=2, max_value=100, initial=11, required=False, label="annotators")
     target = forms.FloatField(min_value=0, max_value=1.0, initial=0.95, required=False)
     n_reps = forms.IntegerField(min_value=1, max_value=20, initial=3, required=False, label="repetitions")
+    # the top-k stop rule to simulate before setting it (the project's settings of the same names)
+    stop_top_k = forms.IntegerField(min_value=1, max_value=299, initial=10, required=False, label="top k")
+    stop_recall = forms.FloatField(min_value=0.01, max_value=1, initial=0.9, required=False, label="share right")
+    stop_margin = forms.FloatField(min_value=0, max_value=100, initial=0.5, required=False, label="tie margin")
+    stop_level = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95, required=False, label="probability")
 
     def clean(self):
         data = super().clean()

@@ -229,8 +229,8 @@ class Judgement(models.Model):
     client_uuid = models.UUIDField(unique=True)
     created = models.DateTimeField(auto_now_add=True)
     undone_at = models.DateTimeField(null=True, blank=True)
-    after_close = models.BooleanField(
-        default=False, help_text="stored after its batch closed, on a pair served to the annotator before the close")
+    after_close = models.BooleanField(  # db_default: the bulk writers' plain INSERTs leave it out
+        default=False, db_default=False, help_text="stored after its batch closed, on a pair served to the annotator before the close")
 
     class Meta:
         ordering = ["id"]

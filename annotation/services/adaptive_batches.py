@@ -199,11 +199,9 @@ def batch_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
 # Whether it holds is decided on exact posterior draws (`stats.bradley_terry_posterior(exact=True)`), made by the
 # `annotation.stop_check` job, never in a request, and cached per count matrix and rule. The cheap Laplace fit (the
 # selection's own in the next-set path) is the gate: the exact check is queued only once every candidate is compared
-# and the same probability on `GATE_DRAWS` normal draws is within `STOP_GATE` of the level.
+# and the same probability on normal draws (`pair_selection.laplace_top_k`) is within `STOP_GATE` of the level.
 STOP_DRAWS = 600
-STOP_GATE = 0.1
-STOP_RECHECK = 50
-GATE_DRAWS = 400
+STOP_GATE, STOP_RECHECK, recheck_spacing = adaptive.STOP_GATE, adaptive.STOP_RECHECK, adaptive.recheck_spacing
 
 
 class StopRule(NamedTuple):
@@ -234,22 +232,9 @@ def stop_rule(project: Project) -> StopRule | None:
                     float(project.stop_level))
 
 
-def recheck_spacing(n_candidates: int) -> int:
-    """Judgements after a "not settled" exact check before the next one: `STOP_RECHECK`, or a twentieth of the
-    batch's pairs when that is fewer (a 12-candidate batch has 66 pairs: a check every 3 judgements, not every 50,
-    which the batch might never get before its pairs run out)."""
-    return max(1, min(STOP_RECHECK, n_candidates * (n_candidates - 1) // 2 // 20))
-
-
-def laplace_settled(post: adaptive.Posterior, compared: np.ndarray, rule: StopRule, seed: int = 0) -> dict:
-    """`top_k_settled` on `GATE_DRAWS` draws of the Laplace posterior `post` (the gate; milliseconds)."""
-    strengths = np.where(compared, post.mean, np.nan)
-    if not compared.all():
-        return top_k_settled(strengths, np.zeros((0, int(compared.sum()))), k=rule.k, recall=rule.recall,
-                             margin=rule.margin)
-    chol = np.linalg.cholesky(post.cov + 1e-9 * np.eye(len(post.mean)))
-    draws = post.mean + np.random.default_rng(seed).standard_normal((GATE_DRAWS, len(post.mean))) @ chol.T
-    return top_k_settled(strengths, draws, k=rule.k, recall=rule.recall, margin=rule.margin)
+def laplace_settled(post: adaptive.Posterior, compared: np.ndarray, rule: StopRule) -> dict:
+    """The rule's probability on the Laplace posterior `post` (the gate; `pair_selection.laplace_top_k`)."""
+    return adaptive.laplace_top_k(post, compared, k=rule.k, recall=rule.recall, margin=rule.margin)
 
 
 _EXACT: OrderedDict[bytes, dict] = OrderedDict()

@@ -130,9 +130,16 @@ def test_planning_job_reports_budget_table(sts_project, users):
         curve = designs[design]
         assert [r["judgements"] for r in curve] == sorted(r["judgements"] for r in curve)
         assert curve[-1]["rho"] > curve[0]["rho"]
+    # Issue 39: the top-k stop rule simulated on the same strengths before a lead sets it (defaults: 9 of the top 10)
+    stop = job.result["stop_rule"]
+    assert stop["settings"] == [10, 0.9, 0.5, 0.95] and stop["runs"] == 10
+    assert 0 <= stop["false_stops"] <= stop["stopped"] <= 10
+    if stop["stopped"]:
+        assert 0 < stop["share_min"] <= stop["share_median"] <= stop["share_max"] <= 1
     client = Client()
     client.force_login(sts_project.owner)
     html = client.get(f"/projects/{sts_project.pk}/planning/").content.decode()
+    assert "The stop rule on simulated batches" in html and stop["rule"] in html
     assert "Exhaustive, random and adaptive designs" in html and "Rank correlation with the true strengths" in html
     assert "<svg" in html and "exhaustive ρ" in html
 
