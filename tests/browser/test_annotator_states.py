@@ -62,8 +62,8 @@ def test_finished_batch_hides_undo_and_keys_and_home_stops_offering_it(live_serv
     assert page.locator(f"#annotate a[href='/annotate/{batch.pk}/']").count() == 1  # the other batch is still offered
 
 
-def test_a_batch_closed_while_the_annotator_works_keeps_the_answer_and_says_it_is_complete(  # noqa: F811
-        live_server, page, greek_project):
+def test_a_batch_closed_while_the_annotator_works_keeps_the_answer_and_says_complete(live_server, page,
+                                                                                      greek_project):  # noqa: F811
     """Issue 39: the pair on screen was served before the close: its answer is stored (marked after the close), the
     page says the batch is complete, and a reload shows the closed batch's message instead of empty cards."""
     batch, annotator = greek_project
