@@ -396,6 +396,18 @@ def oracle_gain_pairs(post: Posterior, theta: np.ndarray, scale: float, i: np.nd
     return weight * (wrong - after)
 
 
+TOP_K = 10
+
+
+def top_recall(estimate: np.ndarray, theta: np.ndarray, k: int = TOP_K) -> float:
+    """Top-k recall of a ranking: the share of the k largest `estimate`s that are among the k strongest in `theta`
+    (a candidate tied with the true k-th counts as one of them; `rank_claims.top_k_right` without a margin)."""
+    from .rank_claims import top_k_right
+
+    top = np.argsort(-np.asarray(estimate, float), kind="stable")[:k]
+    return float(top_k_right(theta, top, 0.0)[0]) / k
+
+
 def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndarray, budget: int, seed: int,
                     set_size: int = 10, overlap_per_set: int = 3, explore_share: float = 0.2,
                     checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION,
@@ -417,7 +429,8 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with
     probability σ((θ_i − θ_j) / s_k). Returns ``{"judgements": [...], "spearman": [...]}`` at the checkpoints
     (Spearman of the Laplace posterior mode with θ), and with `return_counts` the final count matrix and, per
-    judgement, (annotator, i, j, i_won). `trace` (adaptive and oracle designs), a list to which every pair chosen by
+    judgement, (annotator, i, j, i_won); ``"top_recall"`` at the checkpoints is `top_recall` of the mode (top 10).
+    `trace` (adaptive and oracle designs), a list to which every pair chosen by
     the criterion (not the exploration share) is appended as (judgements so far, i, j, posterior mode θ_i − θ_j).
     `stop`, a function of (count matrix, judgements so far) asked after every set: a true answer ends the run there
     (``out["stopped_at"]``, None when the run ended otherwise; `simulate_stop_rule`)."""
@@ -434,7 +447,8 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     seen = [set() for _ in range(m)]
     log: list[tuple[int, int, int, int]] = []
     checkpoints = sorted(checkpoints or [budget])
-    out = {"judgements": [], "spearman": [], "stopped_at": None}
+    out = {"judgements": [], "spearman": [], "top_recall": [], "stopped_at": None}
+    top_k = min(TOP_K, n - 1)
     cp = 0
     post = gain = fitted_at = None
     annotator = 0
@@ -501,6 +515,7 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
             fit = posterior(counts)
             out["judgements"].append(done)
             out["spearman"].append(float(spearmanr(fit.mean, theta).statistic))
+            out["top_recall"].append(top_recall(fit.mean, theta, top_k))
             cp += 1
         if stop is not None and stop(counts, done):
             out["stopped_at"] = done
@@ -509,6 +524,7 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
         fit = posterior(counts)
         out["judgements"].append(done)
         out["spearman"].append(float(spearmanr(fit.mean, theta).statistic))
+        out["top_recall"].append(top_recall(fit.mean, theta, top_k))
     if return_counts:
         out["counts"] = counts
         out["log"] = log
