@@ -22,7 +22,7 @@ import numpy as np
 
 from .bt_bayes import tied_ranks
 
-__all__ = ["order_claims", "adjacent_probabilities", "top_k_right", "top_k_settled"]
+__all__ = ["order_claims", "adjacent_probabilities", "favoured_order", "top_k_right", "top_k_settled"]
 
 
 def adjacent_probabilities(strengths: np.ndarray, draws: np.ndarray, weights: np.ndarray | None = None
@@ -130,3 +130,44 @@ def top_k_settled(strengths: np.ndarray, draws: np.ndarray, *, k: int, recall: f
     w = np.full(len(draws), 1.0 / len(draws)) if weights is None else np.asarray(weights, float)
     out.update(p=float(w @ (right >= need)), expected_recall=float(w @ right) / k, top=top)
     return out
+
+
+def favoured_order(strengths: np.ndarray, draws: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """The ranking to show: ranks (1 = strongest; 0 for never-compared candidates, NaN `strengths`) in which every
+    candidate is above the next with posterior probability above ½ or shares its rank (tied).
+
+    The order starts from the posterior mean of the draws (the mode at one prior SD put 17 % of a 99-candidate
+    adaptive batch's adjacent pairs against the draws' majority, the mean 3 %) and swaps any adjacent pair the draws
+    order the other way, pass after pass (at most one per candidate). Candidates with identical records (equal
+    `strengths`, `bt_bayes.tied_ranks`) and pairs the draws split evenly, or still against the order after the passes
+    (a cycle), share a rank."""
+    strengths = np.asarray(strengths, float)
+    ranks = np.zeros(len(strengths), np.int64)
+    idx = np.flatnonzero(np.isfinite(strengths))
+    if not len(idx):
+        return ranks
+    if draws.shape[1] != len(idx):
+        raise ValueError(f"draws have {draws.shape[1]} columns for {len(idx)} compared candidates")
+    w = np.full(len(draws), 1.0 / len(draws)) if weights is None else np.asarray(weights, float)
+    same = tied_ranks(strengths[idx])
+
+    def above(a: int, b: int) -> float:
+        return float(w @ (draws[:, a] > draws[:, b]))
+
+    order = list(np.argsort(-(w @ draws), kind="stable"))
+    for _ in range(len(order)):
+        swapped = False
+        for r in range(len(order) - 1):
+            a, b = order[r], order[r + 1]
+            if same[a] != same[b] and above(b, a) > 0.5:
+                order[r], order[r + 1], swapped = b, a, True
+        if not swapped:
+            break
+    local = np.empty(len(order), np.int64)
+    rank = 1
+    for pos, a in enumerate(order):
+        if pos and same[order[pos - 1]] != same[a] and above(order[pos - 1], a) > 0.5:
+            rank = pos + 1
+        local[a] = rank
+    ranks[idx] = local
+    return ranks
