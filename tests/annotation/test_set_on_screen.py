@@ -53,6 +53,9 @@ def test_a_choice_on_a_pair_served_before_the_batch_closed_is_stored_and_marked(
     stored = _choose(client, items[0])
     assert stored.status_code == 201 and stored.json()["after_close"] is True
     assert Judgement.objects.get(batch=batch).after_close
+    lead = page_client(project.owner)
+    exported = lead.get(f"/api/v1/projects/{project.pk}/judgements/").json()["results"]
+    assert [row["after_close"] for row in exported] == [True]  # marked in the export too
     assert client.post(f"/api/v1/batches/{batch.pk}/next-set/").status_code == 409
 
 
