@@ -56,18 +56,6 @@ def gold_theta(reference: str | None) -> tuple[str, np.ndarray]:
     return ref, GOLD_SCALE * np.array(by_ref[ref])
 
 
-def holds_from(js, rhos, target):
-    """The first checkpoint from which the mean curve stays at or above `target` at every later checkpoint (not the
-    first that touches it: a noisy mean curve can touch a level and fall back), None if it never settles there."""
-    at = None
-    for j, r in zip(js, rhos):
-        if r >= target:
-            at = j if at is None else at
-        else:
-            at = None
-    return at
-
-
 def equal_error_budget(js, rhos, rho):
     """The judgements at which a mean curve (`js`, `rhos`) first reaches `rho`, linearly interpolated between
     checkpoints; None if it does not within them."""
@@ -216,6 +204,7 @@ def design_part(args) -> dict:
         annotator_scales,
         calibrate_strength_scale,
         expected_agreement,
+        holds_from,
         simulate_design,
     )
 
@@ -311,7 +300,7 @@ def design_part(args) -> dict:
         reach[design] = {}
         for goal, label in ((target, "the exhaustive ρ"), (target - 0.005, "exhaustive ρ − 0.005"),
                             (target - 0.01, "exhaustive ρ − 0.01")):
-            at = holds_from(checkpoints, mean_curve, goal)
+            at = holds_from(checkpoints, mean_curve, goal)  # pair_selection.holds_from
             share = (f"{at / n_pairs:.0%} of {n_pairs:,}, {at / ex_j.mean():.0%} of {ex_j.mean():,.0f}"
                      if at else f"not within {budget:,}")
             print(f"{design}: mean curve at or above {label} ({goal:.4f}) from {at} judgements on ({share})")

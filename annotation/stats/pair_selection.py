@@ -48,7 +48,7 @@ __all__ = ["Posterior", "posterior", "expected_information_gain", "expected_miso
            "adjacent_order_probabilities", "adjacent_rank_claims", "simulate_design", "compare_designs", "DESIGNS",
            "ORACLE_RULES", "oracle_gain_pairs", "midranks", "rejudge",
            "CRITERIA", "explore_window", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT",
-           "laplace_top_k", "simulate_stop_rule"]
+           "laplace_top_k", "simulate_stop_rule", "holds_from", "top_recall"]
 
 SELECTION_PRIOR_SD = 3.0
 REFIT_EVERY = 10  # judgements between two fits of the selection posterior (the service caches the fit per batch)
@@ -554,13 +554,24 @@ def rejudge(log: list[tuple[int, int, int, int]], theta: np.ndarray, annotator_s
     return counts
 
 
+def holds_from(budgets, values, target: float):
+    """The first budget from which `values` (a mean curve over `budgets`) stay at or above `target` at every later
+    budget, None when they do not end there: a budget at a tolerance, not the first that touches it (a noisy mean
+    curve can touch a level and fall back)."""
+    at = None
+    for budget, value in zip(budgets, values):
+        at = (budget if at is None else at) if value >= target else None
+    return at
+
+
 def compare_designs(theta: np.ndarray, *, annotator_scales: np.ndarray, seeds: int, target: float,
                     shares=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75), explore_share: float = 0.2, progress=None) -> dict:
     """The exhaustive, random and adaptive designs on the same simulated annotators and seeds.
 
     Budgets are `shares` of the exhaustive design's judgements (every pair once plus the overlap judgements of sets
     of 10 with 3). Returns {"exhaustive": {"judgements", "rho", "sd"}, "random"/"adaptive": [{"judgements", "rho",
-    "sd", "min", "max"}] per budget, "needed": {design: judgements at which the mean ρ first reaches `target`
+    "sd", "min", "max"}] per budget, "needed": {design: the budget from which the mean ρ stays at or above `target`
+    (`holds_from`; never the first budget that touches it)
     (None: not within the budgets)}, "target", "seeds"}."""
     n = len(theta)
     full = n * (n - 1)  # more than the exhaustive design uses: it stops once every pair is judged
@@ -581,7 +592,8 @@ def compare_designs(theta: np.ndarray, *, annotator_scales: np.ndarray, seeds: i
         rho = np.array(runs)
         out[design] = [{"judgements": b, "rho": float(rho[:, k].mean()), "sd": float(rho[:, k].std()),
                         "min": float(rho[:, k].min()), "max": float(rho[:, k].max())} for k, b in enumerate(budgets)]
-        out["needed"][design] = next((r["judgements"] for r in out[design] if r["rho"] >= target), None)
+        out["needed"][design] = holds_from([r["judgements"] for r in out[design]], [r["rho"] for r in out[design]],
+                                           target)
     out["needed"]["exhaustive"] = ex_j if out["exhaustive"]["rho"] >= target else None
     return out
 

@@ -327,3 +327,11 @@ def test_simulated_stop_rule_stops_early_on_a_clear_truth_and_its_claim_holds():
     never = simulate_stop_rule(flat, k=15, recall=1.0, margin=0.0, level=0.95, annotator_scales=annotator_scales(11),
                                seed=1, draws=100)
     assert never["stopped_at"] is None and not never["false_stop"]
+
+
+def test_budgets_are_reported_at_a_tolerance_not_at_the_first_touch():
+    from annotation.stats.pair_selection import holds_from
+
+    assert holds_from([100, 200, 300, 400], [0.90, 0.96, 0.94, 0.97], 0.95) == 400  # touched at 200, fell back
+    assert holds_from([100, 200, 300], [0.96, 0.97, 0.98], 0.95) == 100
+    assert holds_from([100, 200, 300], [0.96, 0.97, 0.94], 0.95) is None
