@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
 from annotation.stats.pair_selection import adjacent_rank_claims
-from annotation.stats.rank_claims import order_claims
+from annotation.stats.rank_claims import favoured_order, order_claims
 from core.numeric import json_safe
 
 SCORE_COLUMNS = [
@@ -190,6 +190,9 @@ def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, awa
     return [one(bi) for bi in range(len(data.batches))]
 
 
+ORDER_DRAWS = 200  # the dashboard's analytics job draws 200 (n_boot) or more
+
+
 def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: int, seed: int,
                       aware: dict | None, exact: bool) -> list[dict]:
     j = data.judgements
@@ -199,8 +202,12 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=exact)
     note = LIVE_APPROXIMATE if data.adaptive and not exact and not post.reason else post.reason
-    claims = (order_claims(post.strengths, post.draws, post.weights) if post.draws is not None
-              else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
+    # The ranking shown: each adjacent pair in the order the posterior draws favour, or tied (`favoured_order`), once
+    # there are enough draws for a share to mean something (`ORDER_DRAWS`); the mode's ranking with fewer
+    ordered = post.draws is not None and len(post.draws) >= ORDER_DRAWS
+    shown = favoured_order(post.strengths, post.draws, post.weights) if ordered else post.rank
+    claims = (order_claims(np.where(shown > 0, -shown.astype(float), np.nan) if ordered else post.strengths,
+                           post.draws, post.weights) if post.draws is not None else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)
     top = wins.max() if n else 0
@@ -221,8 +228,8 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "win_share": float(wins[pos] / comparisons[pos]) if compared else None,
             "bt_strength": float(post.strengths[pos]) if compared else None,
             "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
-            "rank": int(post.rank[pos]) if compared else None,
-            "rank_tied": bool(compared and (post.rank == post.rank[pos]).sum() > 1),
+            "rank": int(shown[pos]) if compared else None,
+            "rank_tied": bool(compared and (shown == shown[pos]).sum() > 1),
             "p_above_next": float(claims["p_next"][pos]),
             "order_claim": bool(claims["claim"][pos]),
             "n_annotators": int(seen[bi, pos]), "gold_score": cand.gold_score,

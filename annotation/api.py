@@ -201,7 +201,7 @@ class JudgementSerializer(serializers.ModelSerializer):
     class Meta:
         model = Judgement
         fields = ["id", "assignment", "pair", "batch", "set", "chosen", "left", "chose_left", "response_ms",
-                  "client_uuid", "created", "undone_at"]
+                  "client_uuid", "created", "undone_at", "after_close"]
 
 
 _DATETIME = serializers.DateTimeField()
@@ -215,7 +215,8 @@ def judgement_payload(judgement: Judgement) -> dict:
             "batch": judgement.batch_id, "set": judgement.set_id, "chosen": judgement.chosen_id,
             "left": judgement.left_id, "chose_left": judgement.chose_left, "response_ms": judgement.response_ms,
             "client_uuid": str(judgement.client_uuid), "created": _DATETIME.to_representation(judgement.created),
-            "undone_at": None if undone is None else _DATETIME.to_representation(undone)}
+            "undone_at": None if undone is None else _DATETIME.to_representation(undone),
+            "after_close": judgement.after_close}
 
 
 def verse_payload(verse: Verse) -> dict:

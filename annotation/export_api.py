@@ -65,7 +65,7 @@ class ScoreRowSerializer(serializers.Serializer):
 
 JUDGEMENT_COLUMNS = ["id", "batch", "reference_id", "annotator", "verse_a_id", "verse_b_id", "chosen_id", "left_id",
                      "chose_left", "response_ms", "set", "client_uuid", "created", "oriented_a_id", "oriented_b_id",
-                     "b_won", "orientation", "attention_check", "attention_passed"]
+                     "b_won", "orientation", "attention_check", "attention_passed", "after_close"]
 
 
 class JudgementRowSerializer(serializers.Serializer):
@@ -89,6 +89,7 @@ class JudgementRowSerializer(serializers.Serializer):
     attention_check = serializers.BooleanField(
         help_text="a platform-built attention check (known answer): never part of scores or agreement")
     attention_passed = serializers.BooleanField(allow_null=True, help_text="attention checks only: chose the known answer")
+    after_close = serializers.BooleanField(help_text="stored after the batch closed, on a pair served before the close")
 
 
 class _ExportBase(APIView):
@@ -310,7 +311,7 @@ class ProjectJudgementsApi(_ExportBase):
         rows = qs.values("id", "batch__name", "batch__reference__verse_id", "annotator__username",
                          "pair__verse_a__verse_id", "pair__verse_b__verse_id", "chosen__verse_id", "left__verse_id",
                          "chose_left", "response_ms", "set_id", "client_uuid", "created", "pos_a", "pos_b",
-                         "pair__attention_answer__verse_id")
+                         "pair__attention_answer__verse_id", "after_close")
         renamed = [_judgement_row(r) for r in rows]
         return self.respond(renamed)
 
@@ -329,7 +330,8 @@ def _judgement_row(r: dict) -> dict:
             "set": r["set_id"], "client_uuid": str(r["client_uuid"]), "created": r["created"].isoformat(),
             "oriented_a_id": a, "oriented_b_id": b, "b_won": r["chosen__verse_id"] == b,
             "orientation": analytics.ORIENTATION_RULE, "attention_check": check is not None,
-            "attention_passed": None if check is None else r["chosen__verse_id"] == check}
+            "attention_passed": None if check is None else r["chosen__verse_id"] == check,
+            "after_close": r["after_close"]}
 
 
 class AgreementFiguresSerializer(OpenEndedSerializer):

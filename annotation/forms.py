@@ -47,6 +47,11 @@ class PlanningForm(forms.Form):
     n_annotators = forms.IntegerField(min_value=2, max_value=100, initial=11, required=False, label="annotators")
     target = forms.FloatField(min_value=0, max_value=1.0, initial=0.95, required=False)
     n_reps = forms.IntegerField(min_value=1, max_value=20, initial=3, required=False, label="repetitions")
+    # the top-k stop rule to simulate before setting it (the project's settings of the same names)
+    stop_top_k = forms.IntegerField(min_value=1, max_value=299, initial=10, required=False, label="top k")
+    stop_recall = forms.FloatField(min_value=0.01, max_value=1, initial=0.9, required=False, label="share right")
+    stop_margin = forms.FloatField(min_value=0, max_value=100, initial=0.5, required=False, label="tie margin")
+    stop_level = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95, required=False, label="probability")
 
     def clean(self):
         data = super().clean()
@@ -72,8 +77,14 @@ class ProjectSettingsForm(forms.Form):
     instructions = forms.CharField(required=False, label="Instructions")
     adaptive_explore_share = forms.FloatField(min_value=0, max_value=1, required=False, initial=0.2,
                                               label="Adaptive mode: share of random pairs")
-    stop_adjacent_probability = forms.FloatField(min_value=0.5, max_value=0.9999, required=False,
-                                                 label="Adaptive mode: stop when adjacent ranks are ordered with probability")
+    stop_top_k = forms.IntegerField(min_value=1, max_value=10_000, required=False,
+                                    label="Adaptive mode: stop once the top k are settled, k")
+    stop_recall = forms.FloatField(min_value=0.01, max_value=1, required=False, initial=0.9,
+                                   label="Adaptive mode: share of the top k that must be right")
+    stop_margin = forms.FloatField(min_value=0, max_value=100, required=False, initial=0.5,
+                                   label="Adaptive mode: strengths closer than this are ties")
+    stop_level = forms.FloatField(min_value=0.5, max_value=0.999, required=False, initial=0.95,
+                                  label="Adaptive mode: posterior probability asked for")
     stop_budget = forms.IntegerField(min_value=1, max_value=10_000_000, required=False,
                                      label="Adaptive mode: stop after judgements per batch")
 
@@ -86,7 +97,8 @@ class ProjectSettingsForm(forms.Form):
         data = super().clean()
         if not data.get("overlap_mode"):
             data["overlap_mode"] = Project.OverlapMode.INTER
-        _initial_where_empty(self, data, ["attention_per_set", "adaptive_explore_share"])
+        _initial_where_empty(self, data, ["attention_per_set", "adaptive_explore_share", "stop_recall", "stop_margin",
+                                          "stop_level"])
         if not data.get("instructions") and "instructions" not in self.errors:
             data["instructions"] = Project._meta.get_field("instructions").default
         return data

@@ -15,10 +15,10 @@ from django.conf import settings
 from annotation import stats
 from annotation.analytics import analytics_store, project_report_parts
 from annotation.models import Batch, BatchCandidate, Pair, Project
-from annotation.services.adaptive_batches import STOP_JOB, stop_check
+from annotation.services.adaptive_batches import STOP_JOB, StopRule, stop_check
 from annotation.services.projects import batch_start, pairs_insert
 from annotation.services.simulation import NO_GOLD_SD, calibrated_scale, noise_calibration
-from annotation.stats.pair_selection import compare_designs
+from annotation.stats.pair_selection import compare_designs, simulate_stop_rule
 from jobs.registry import job_kind
 
 SHARES = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75)
@@ -58,13 +58,13 @@ def analytics_job(job, *, project_id: int, n_boot: int = 200) -> dict:
 @job_kind(STOP_JOB, queue="cpu", description="Check an adaptive batch's stop rule on exact posterior draws.",
           visible=project_job_visible, manageable=project_job_manageable)
 def stop_check_job(job, *, project_id: int, batch_id: int) -> dict:
-    """The batch's adjacent-order probabilities from exact draws; the next-set path reads the result (the batch takes
-    no new pairs once they all reach the project's threshold)."""
-    batch = Batch.objects.get(pk=batch_id, project_id=project_id)
+    """The probability of the project's top-k stop rule on exact draws; the next-set path reads the result (the batch
+    takes no new pairs once it reaches the rule's level)."""
+    batch = Batch.objects.select_related("project").get(pk=batch_id, project_id=project_id)
     job.progress(0.1, "exact posterior draws")
     result = stop_check(batch)
-    job.log(f"{result['judgements']} judgements; least certain adjacent order "
-            f"{min(result['p_next']) if result['p_next'] else float('nan'):.3f}")
+    job.log(f"{result['judgements']} judgements; top-k rule's posterior probability "
+            f"{result['p'] if result['p'] is not None else float('nan'):.3f}")
     return result
 
 
@@ -72,9 +72,10 @@ def stop_check_job(job, *, project_id: int, batch_id: int) -> dict:
           visible=project_job_visible, manageable=project_job_manageable)
 def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1.5, shares=SHARES,
              judgements_per_pair=(1, 2), n_annotators: int = 11, noise: float = 1.0, n_reps: int = 3,
-             target: float = 0.95) -> dict:
+             target: float = 0.95, stop_top_k: int = 10, stop_recall: float = 0.9, stop_margin: float = 0.5,
+             stop_level: float = 0.95) -> dict:
     """Planning by simulation: how much of the N(N-1)/2 pairs, and how many judgements per pair, reach a
-    target rank correlation with the full design."""
+    target rank correlation with the full design; and where the top-k stop rule would stop an adaptive batch."""
     job.progress(0.05, "simulating designs")
     rows = stats.plan_budget(n_items=n_items, shares=tuple(shares), judgements_per_pair=tuple(judgements_per_pair),
                              strengths_sd=strengths_sd, n_annotators=n_annotators, annotator_noise=noise,
@@ -95,11 +96,33 @@ def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1
     theta = c * shape
     scales = np.array([noise * (0.5 + k / max(n_annotators - 1, 1)) for k in range(n_annotators)])
     designs = compare_designs(theta, annotator_scales=scales, seeds=n_reps, target=target,
-                              progress=lambda f, m: job.progress(0.5 + 0.5 * f, m))
+                              progress=lambda f, m: job.progress(0.5 + 0.4 * f, m))
     designs["strengths"] = f"{source} × {c:.2f}"
     designs["calibration"] = calibration["source"]
+    rule = StopRule(min(stop_top_k, n_items - 1), stop_recall, stop_margin, stop_level)
     return {"rows": rows, "needed": needed, "target": target, "n_items": n_items,
-            "n_pairs": n_items * (n_items - 1) // 2, "designs": designs}
+            "n_pairs": n_items * (n_items - 1) // 2, "designs": designs,
+            "stop_rule": _simulate_stop_rule(job, rule, theta, scales, runs=max(STOP_RUNS, n_reps))}
+
+
+STOP_RUNS = 10
+
+
+def _simulate_stop_rule(job, rule: StopRule, theta: np.ndarray, scales: np.ndarray, runs: int) -> dict:
+    """The rule on `runs` simulated adaptive batches of the planning strengths (`simulate_stop_rule`, 200 exact draws a
+    check): how many stopped, at what share of the pairs, and how many stops claimed what the truth denies."""
+    out = []
+    for seed in range(runs):
+        job.progress(0.9 + 0.1 * seed / runs, f"stop rule: batch {seed + 1} of {runs}")
+        out.append(simulate_stop_rule(theta, k=rule.k, recall=rule.recall, margin=rule.margin, level=rule.level,
+                                      annotator_scales=scales, seed=seed))
+    stops = [r for r in out if r["stopped_at"] is not None]
+    shares = [r["judged_pairs"] / r["pairs"] for r in stops]
+    return {"rule": rule.explain(), "settings": rule.as_list(), "runs": runs, "stopped": len(stops),
+            "false_stops": sum(r["false_stop"] for r in stops),
+            "share_median": float(np.median(shares)) if stops else None,
+            "share_min": min(shares) if stops else None, "share_max": max(shares) if stops else None,
+            "judgements_median": float(np.median([r["stopped_at"] for r in stops])) if stops else None}
 
 
 def _planning_shape(project_id: int, n_items: int, strengths_sd: float) -> tuple[np.ndarray, str]:

@@ -30,9 +30,14 @@ class Project(models.Model):
     set_timeout_minutes = models.PositiveSmallIntegerField(default=30)
     adaptive_explore_share = models.FloatField(
         default=0.2, help_text="adaptive mode: share of each set's new pairs drawn at random (exploration), 0–1")
-    stop_adjacent_probability = models.FloatField(
-        null=True, blank=True, help_text="adaptive mode: a batch takes no new pairs once every adjacent pair of its "
-                                         "ranking is ordered with at least this posterior probability (0.5–1)")
+    # The stop rule (adaptive mode, `annotation.stats.rank_claims.top_k_settled`): a batch takes no new pairs once the
+    # posterior probability that its top `stop_top_k` hold ⌈stop_recall · k⌉ of the true top k (strengths closer
+    # than `stop_margin` tied) reaches `stop_level`. No k: the rule is off.
+    stop_top_k = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="adaptive mode: a batch takes no new pairs once its top k are settled")
+    stop_recall = models.FloatField(default=0.9, help_text="share of the top k that must truly be among the top k")
+    stop_margin = models.FloatField(default=0.5, help_text="strengths closer than this count as tied (logit scale)")
+    stop_level = models.FloatField(default=0.95, help_text="posterior probability the stop rule asks for")
     stop_budget = models.PositiveIntegerField(
         null=True, blank=True, help_text="adaptive mode: a batch takes no new pairs after this many judgements")
     # Study set-up (all optional): consent, a training phase on known-answer pairs with feedback, a comprehension
@@ -53,6 +58,8 @@ class Project(models.Model):
                                    name="project_explore_share_0_1"),
             models.CheckConstraint(condition=Q(check_pass_share__gt=0) & Q(check_pass_share__lte=1),
                                    name="project_check_pass_share_0_1"),
+            models.CheckConstraint(condition=Q(stop_recall__gt=0) & Q(stop_recall__lte=1) & Q(stop_margin__gte=0)
+                                   & Q(stop_level__gte=0.5) & Q(stop_level__lt=1), name="project_stop_rule_ranges"),
         ]
 
     def __str__(self) -> str:
@@ -222,6 +229,8 @@ class Judgement(models.Model):
     client_uuid = models.UUIDField(unique=True)
     created = models.DateTimeField(auto_now_add=True)
     undone_at = models.DateTimeField(null=True, blank=True)
+    after_close = models.BooleanField(  # db_default: the bulk writers' plain INSERTs leave it out
+        default=False, db_default=False, help_text="stored after its batch closed, on a pair served to the annotator before the close")
 
     class Meta:
         ordering = ["id"]

@@ -177,28 +177,50 @@ def batch_progress_for(*, batch: Batch, user) -> dict:
     return _progress(batch, covered, mine)
 
 
-def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
-    """Ids of the open batches where `user` can still be served pairs (mirrors the scheduler's rules
-    without serving anything): an open set of theirs, a set past its deadline about to be released,
-    a fresh pair, or a pair waiting for a second judgement they may give. Four queries."""
+def work_left_for(*, user, batches: list[Batch]) -> dict[int, dict]:
+    """Per batch id, what is left (the annotator's home): ``{"batch": pairs of the batch no one has judged yet
+    (attention checks left out; 0 once the batch is closed), "you": judgements `user` may still give there: the
+    unanswered pairs of their open set, plus in a pilot batch the pairs they have not seen, elsewhere the pairs
+    never served and those waiting for a second judgement they may give (shared with the other annotators: at
+    most this many)}``. Mirrors the scheduler's rules without serving anything; five queries."""
+    out = {b.pk: {"batch": 0, "you": 0} for b in batches}
     open_ids = [b.pk for b in batches if b.status == Batch.Status.OPEN]
     if not open_ids:
-        return set()
-    sets = AnnotationSet.objects.filter(batch_id__in=open_ids, status=AnnotationSet.Status.OPEN)
-    work = set(sets.filter(Q(annotator=user) | Q(expires_at__lt=timezone.now())).values_list("batch_id", flat=True))
-    pilots = [b for b in batches if b.pk in open_ids and b.pilot and b.pk not in work]
+        return out
+    judged = dict(Judgement.objects.filter(batch_id__in=open_ids, undone_at__isnull=True,
+                                           pair__attention_answer__isnull=True)
+                  .values("batch").annotate(n=Count("pair", distinct=True)).values_list("batch", "n"))
+    mine = dict(Assignment.objects.filter(set__batch_id__in=open_ids, set__annotator=user, status=Assignment.Status.OPEN,
+                                          set__status=AnnotationSet.Status.OPEN)
+                .values("set__batch").annotate(n=Count("id")).values_list("set__batch", "n"))
+    real = Pair.objects.filter(attention_answer__isnull=True)
+    pilots = [b.pk for b in batches if b.pk in open_ids and b.pilot]
+    regular = [b.pk for b in batches if b.pk in open_ids and not b.pilot]
+    more: dict[int, int] = {}
     if pilots:
-        seen = Assignment.objects.filter(annotator=user, pair__batch_id__in=[b.pk for b in pilots]).exclude(
+        seen = Assignment.objects.filter(annotator=user, pair__batch_id__in=pilots).exclude(
             status=Assignment.Status.EXPIRED)
-        unseen = Pair.objects.filter(batch_id__in=[b.pk for b in pilots], attention_answer__isnull=True).exclude(
-            pk__in=seen.values("pair_id"))
-        work |= set(unseen.values_list("batch_id", flat=True).distinct())
-    regular = [b.pk for b in batches if b.pk in open_ids and not b.pilot and b.pk not in work]
+        more.update(real.filter(batch_id__in=pilots).exclude(pk__in=seen.values("pair_id"))
+                    .values("batch").annotate(n=Count("id")).values_list("batch", "n"))
     if regular:
         waiting = Q(taken__gte=1, taken__lt=F("planned")) & waiting_q_by_project_mode(user=user, batch_ids=regular)
-        free = Pair.objects.filter(batch_id__in=regular, attention_answer__isnull=True).filter(Q(taken=0) | waiting)
-        work |= set(free.values_list("batch_id", flat=True).distinct())
-    return work
+        more.update(real.filter(batch_id__in=regular).filter(Q(taken=0) | waiting)
+                    .values("batch").annotate(n=Count("id")).values_list("batch", "n"))
+    for batch in batches:
+        if batch.pk in open_ids:
+            out[batch.pk] = {"batch": max(batch.n_pairs - judged.get(batch.pk, 0), 0),
+                             "you": mine.get(batch.pk, 0) + more.get(batch.pk, 0)}
+    return out
+
+
+def batches_with_work_for(*, user, batches: list[Batch]) -> set[int]:
+    """Ids of the open batches where `user` can still be served pairs (`work_left_for`), or where a set past its
+    deadline is about to be released."""
+    left = work_left_for(user=user, batches=batches)
+    open_ids = [b.pk for b in batches if b.status == Batch.Status.OPEN]
+    expired = AnnotationSet.objects.filter(batch_id__in=open_ids, status=AnnotationSet.Status.OPEN,
+                                           expires_at__lt=timezone.now()).values_list("batch_id", flat=True)
+    return {pk for pk, row in left.items() if row["you"]} | (set(expired) if open_ids else set())
 
 
 def set_items(*, annotation_set: AnnotationSet) -> list[dict]:

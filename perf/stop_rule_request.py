@@ -5,12 +5,12 @@ result and queueing one (now).
 Usage: .venv/bin/python perf/stop_rule_request.py [--reps 5] [--budget 1500]
 
 For each rep, a 99-candidate batch judged adaptively (`pair_selection.simulate_design`, 11 annotators of equal noise,
-θ ~ N(0, 2²)) gives a count matrix; the project's threshold is set 0.05 above the least Laplace adjacent probability,
+θ ~ N(0, 2²)) gives a count matrix; the project's top-10 rule (9 of 10, margin 0.5) gets a level 0.05 above its Laplace probability,
 so the Laplace gate passes (the state in which the request used to make the draws). Timed, in a throwaway test
 database, each the call `adaptive_fresh` makes (`adaptive_batches.stop_status` with the selection's Laplace fit):
 
-* ``inline draws``: without `exact_source`, as the next-set path did: 600 exact draws (`exact_adjacent`, cache cleared);
-* ``job result``: with `exact_source=queued_stop_check`, as it does now: the look-up of the batch's latest check
+* ``inline draws``: without `exact_source`, as the next-set path did: 600 exact draws (`exact_settled`, cache cleared);
+* ``job result``: with `exact_source` = `read_stop_check`, as it does now: the look-up of the batch's latest check
   and, when none is queued, the Job row it queues (inside a transaction rolled back afterwards, so the job is not run
   here; the message to the broker, sent on commit, is not timed).
 
@@ -67,7 +67,10 @@ def main() -> None:
             counts = ps.simulate_design(theta, "adaptive", annotator_scales=np.ones(11), budget=args.budget, seed=rep,
                                         return_counts=True)["counts"]
             post = ps.posterior(counts)
-            project.stop_adjacent_probability = min(0.9999, float(ps.adjacent_order_probabilities(post)[1].min()) + 0.05)
+            project.stop_top_k, project.stop_recall, project.stop_margin, project.stop_level = 10, 0.9, 0.5, 0.5
+            compared = np.ones(len(theta), bool)
+            project.stop_level = min(0.999, max(0.5, ab.laplace_settled(post, compared, ab.stop_rule(project))["p"]
+                                                + 0.05))
             with ab._EXACT_LOCK:
                 ab._EXACT.clear()
             t, c = time.perf_counter(), time.process_time()
@@ -76,7 +79,7 @@ def main() -> None:
             with transaction.atomic():
                 t, c = time.perf_counter(), time.process_time()
                 queued = ab.stop_status(project, counts, post, previous={}, exact_source=lambda judged: (
-                    ab.queued_stop_check(batch, judged, project.stop_adjacent_probability)))
+                    ab.read_stop_check(batch, judged, ab.stop_rule(project)).done))
                 times["job result"].append((time.perf_counter() - t, time.process_time() - c))
                 transaction.set_rollback(True)
             assert inline["posterior"] == "exact" and queued["exact_pending"], (inline, queued)
@@ -88,7 +91,7 @@ def main() -> None:
             with transaction.atomic():
                 t, c = time.perf_counter(), time.process_time()
                 stored = ab.stop_status(project, counts, exact_source=lambda judged: (
-                    ab.read_stop_check(batch, judged, project.stop_adjacent_probability).done))
+                    ab.read_stop_check(batch, judged, ab.stop_rule(project)).done))
                 times["card stored check"].append((time.perf_counter() - t, time.process_time() - c))
                 transaction.set_rollback(True)
             assert card["posterior"] == "exact" and stored["exact_pending"], (card, stored)

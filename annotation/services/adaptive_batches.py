@@ -21,7 +21,7 @@ from django.db.models import F
 from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
 from annotation.stats import pair_selection as adaptive
 from annotation.stats.bt_bayes import bradley_terry_posterior
-from annotation.stats.rank_claims import order_claims
+from annotation.stats.rank_claims import top_k_settled
 from core import rawsql
 
 _BLAS = None
@@ -194,37 +194,66 @@ def batch_counts(batch: Batch) -> tuple[np.ndarray, np.ndarray]:
     return counts, verses
 
 
-# The stop rule's settledness comes from exact posterior draws (Pólya-Gamma Gibbs under the learnt prior,
-# `stats.bradley_terry_posterior(exact=True)`), cached per batch state (the count matrix's digest), so a dashboard
-# read after no new judgement costs a dictionary look-up. The cheap Laplace fit (the selection's own in the next-set
-# path) is the gate: only when all its adjacent probabilities are within `STOP_GATE` of the threshold are the draws
-# made (docs/statistics.md, "Rank claims and the stop rule on the exact posterior", for the cost).
+# The stop rule (`StopRule`, the project's `stop_*` settings): the posterior probability that the batch's reported
+# top k hold ⌈recall · k⌉ of the true top k, strengths closer than the margin tied (`rank_claims.top_k_settled`).
+# Whether it holds is decided on exact posterior draws (`stats.bradley_terry_posterior(exact=True)`), made by the
+# `annotation.stop_check` job, never in a request, and cached per count matrix and rule. The cheap Laplace fit (the
+# selection's own in the next-set path) is the gate: the exact check is queued only once every candidate is compared
+# and the same probability on normal draws (`pair_selection.laplace_top_k`) is within `STOP_GATE` of the level.
 STOP_DRAWS = 600
-STOP_GATE = 0.1
-STOP_RECHECK = 50
+STOP_GATE, STOP_RECHECK, recheck_spacing = adaptive.STOP_GATE, adaptive.STOP_RECHECK, adaptive.recheck_spacing
 
 
-def recheck_spacing(n_candidates: int) -> int:
-    """Judgements after a "not settled" exact check before the next one: `STOP_RECHECK`, or a twentieth of the
-    batch's pairs when that is fewer (a 12-candidate batch has 66 pairs: a check every 3 judgements, not every 50,
-    which the batch might never get before its pairs run out)."""
-    return max(1, min(STOP_RECHECK, n_candidates * (n_candidates - 1) // 2 // 20))
+class StopRule(NamedTuple):
+    """A project's top-k stop rule (the `Project.stop_*` fields)."""
+    k: int
+    recall: float
+    margin: float
+    level: float
+
+    def explain(self) -> str:
+        """The rule in one plain sentence, as the dashboard and the planning page say it."""
+        need = int(np.ceil(self.recall * self.k - 1e-9))
+        which = f"all {self.k}" if need >= self.k else f"at least {need} of the {self.k}"
+        nth = f"{self.k}{'th' if 10 <= self.k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(self.k % 10, 'th')}"
+        return (f"stop when, with posterior probability ≥ {self.level:g}, {which} candidates ranked highest are truly "
+                f"among the {self.k} strongest (a candidate within {self.margin:g} of the {nth} strongest counts "
+                f"as one of them: strengths that close are treated as tied)")
+
+    def as_list(self) -> list:
+        return [self.k, self.recall, self.margin, self.level]
+
+
+def stop_rule(project: Project) -> StopRule | None:
+    """The project's top-k rule, None when no k is set (the rule is off)."""
+    if project.stop_top_k is None:
+        return None
+    return StopRule(int(project.stop_top_k), float(project.stop_recall), float(project.stop_margin),
+                    float(project.stop_level))
+
+
+def laplace_settled(post: adaptive.Posterior, compared: np.ndarray, rule: StopRule) -> dict:
+    """The rule's probability on the Laplace posterior `post` (the gate; `pair_selection.laplace_top_k`)."""
+    return adaptive.laplace_top_k(post, compared, k=rule.k, recall=rule.recall, margin=rule.margin)
+
+
 _EXACT: OrderedDict[bytes, dict] = OrderedDict()
 _EXACT_LOCK = threading.Lock()
 
 
-def exact_adjacent(counts: np.ndarray) -> dict | None:
-    """Adjacent-rank order probabilities of the ranking by posterior strength, from exact draws: ``{"p_next": (n,),
-    "claim": (n,), …}`` as `rank_claims.order_claims` returns it, or None with fewer than two judgements (no draws).
-    Cached per count matrix (the last 128)."""
+def exact_settled(counts: np.ndarray, rule: StopRule, draws: int = STOP_DRAWS, seed: int = 0) -> dict | None:
+    """`top_k_settled` on exact posterior draws of the count matrix (``{"p", "expected_recall", …}``), or None with
+    fewer than two judgements (no draws). Cached per count matrix and rule (the last 128)."""
     counts = np.ascontiguousarray(counts, float)
-    key = hashlib.blake2b(counts.tobytes(), digest_size=16, person=str(counts.shape[0]).encode()[:16]).digest()
+    key = hashlib.blake2b(counts.tobytes() + repr((rule, draws, seed)).encode(), digest_size=16,
+                          person=str(counts.shape[0]).encode()[:16]).digest()
     with _EXACT_LOCK:
         if key in _EXACT:
             _EXACT.move_to_end(key)
             return _EXACT[key]
-    post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=STOP_DRAWS, seed=0)
-    out = order_claims(post.strengths, post.draws) if post.draws is not None else None
+    post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=draws, seed=seed)
+    out = (None if post.draws is None else
+           top_k_settled(post.strengths, post.draws, k=rule.k, recall=rule.recall, margin=rule.margin))
     with _EXACT_LOCK:
         _EXACT[key] = out
         while len(_EXACT) > 128:
@@ -237,28 +266,31 @@ STOP_JOB = "annotation.stop_check"
 
 def stop_check(batch: Batch) -> dict:
     """The stop rule's exact check of a batch as it stands (the `annotation.stop_check` job's work, off the annotator's
-    request): its live judgements' count matrix, 600 exact draws, and each adjacent order's share of them. Returns
-    ``{"judgements": N, "p_next": [...]}`` (the finite adjacent probabilities; empty with fewer than two judgements)."""
+    request): its live judgements' count matrix, `STOP_DRAWS` exact draws, and the rule's probability on them.
+    Returns ``{"judgements": N, "rule": [k, recall, margin, level], "p": float | None, "expected_recall": …}``
+    (None with fewer than two judgements or no rule)."""
     counts = batch_counts(batch)[0]
-    exact = exact_adjacent(counts)
-    p_next = [] if exact is None else [float(x) for x in exact["p_next"] if np.isfinite(x)]
-    return {"judgements": int(round(counts.sum())), "p_next": p_next}
+    rule = stop_rule(batch.project)
+    exact = exact_settled(counts, rule) if rule is not None else None
+    return {"judgements": int(round(counts.sum())), "rule": rule.as_list() if rule else None,
+            "p": None if exact is None else exact["p"],
+            "expected_recall": None if exact is None else exact["expected_recall"]}
 
 
 class StopCheck(NamedTuple):
-    """What the `annotation.stop_check` jobs of a batch say now: the latest finished check's result (``{"judgements",
-    "p_next"}``, None while none finished), when it finished, and the check queued or running (``{"pk", "status",
-    "progress", "progress_message"}``, None when none is)."""
+    """What the `annotation.stop_check` jobs of a batch say now: the latest finished check's result for the
+    project's current rule (`stop_check`'s dict, None while none finished), when it finished, and the check queued
+    or running (``{"pk", "status", "progress", "progress_message"}``, None when none is)."""
     done: dict | None
     finished: object | None
     pending: dict | None
 
 
-def read_stop_check(batch: Batch, judged: int, threshold: float) -> StopCheck:
-    """The latest stored exact check of the batch and the one in progress; makes no draws. Enqueues a check (a Job,
-    sent when the request's transaction commits) when the stored one is stale and none is queued or running: none
-    finished, or the last said "not settled" at least `recheck_spacing` judgements ago. The next-set path and the
-    dashboard's stop-rule card read through here, so both show and act on the same draws."""
+def read_stop_check(batch: Batch, judged: int, rule: StopRule) -> StopCheck:
+    """The latest stored exact check of the batch under `rule` and the one in progress; makes no draws. Enqueues a
+    check (a Job, sent when the request's transaction commits) when the stored one is stale and none is queued or
+    running: none finished for this rule, or the last said "not settled" at least `recheck_spacing` judgements ago.
+    The next-set path and the dashboard's stop-rule card read through here, so both show and act on the same draws."""
     from jobs.models import Job
     from jobs.services import job_create
 
@@ -266,9 +298,10 @@ def read_stop_check(batch: Batch, judged: int, threshold: float) -> StopCheck:
                 .values("pk", "status", "result", "finished", "progress", "progress_message")[:20])
     pending = next(({k: row[k] for k in ("pk", "status", "progress", "progress_message")} for row in rows
                     if row["status"] in (Job.Status.QUEUED, Job.Status.RUNNING)), None)
-    last = next((row for row in rows if row["status"] == Job.Status.SUCCEEDED and row["result"]), None)
+    last = next((row for row in rows if row["status"] == Job.Status.SUCCEEDED and row["result"]
+                 and row["result"].get("rule") == rule.as_list()), None)
     done = last["result"] if last else None
-    settled = done is not None and bool(done["p_next"]) and min(done["p_next"]) >= threshold
+    settled = done is not None and done["p"] is not None and done["p"] >= rule.level
     stale = done is None or (not settled
                              and judged - int(done["judgements"]) >= recheck_spacing(batch.n_candidates))
     if stale and pending is None:
@@ -277,59 +310,51 @@ def read_stop_check(batch: Batch, judged: int, threshold: float) -> StopCheck:
     return StopCheck(done, last["finished"] if last else None, pending)
 
 
-def queued_stop_check(batch: Batch, judged: int, threshold: float) -> dict | None:
-    """The next-set path's exact figures: the latest finished `annotation.stop_check` of the batch (``{"judgements",
-    "p_next"}``, possibly from a few judgements ago), or None while none has finished; queues one when it is stale
-    (`read_stop_check`)."""
-    return read_stop_check(batch, judged, threshold).done
-
-
 def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior | None = None,
                 previous: dict | None = None, exact_source=None) -> dict:
-    """How close the batch is to the lead's stop rule: judgements against the budget, the smallest adjacent-rank
-    posterior probability against the threshold, and whether the batch takes new pairs (`stopped`).
+    """How close the batch is to the lead's stop rules: judgements against the budget, the top-k rule's posterior
+    probability against its level (`StopRule`), and whether the batch takes new pairs (`stopped`).
 
-    Whether the rule holds is decided on exact draws (`exact_adjacent`, ``"posterior": "exact"``). The Laplace fit
-    (`post`, the selection's own in the next-set path, else fitted here in milliseconds) is the gate: the draws are
-    made once every candidate is compared and every Laplace adjacent probability is within `STOP_GATE` of the
-    threshold; until then the Laplace figures are reported (``"posterior": "laplace"``) and the rule does not
-    hold.
+    Whether the top-k rule holds is decided on exact draws (``"posterior": "exact"``). The Laplace fit (`post`, the
+    selection's own in the next-set path, else fitted here in milliseconds) is the gate: the exact figure is asked
+    for once every candidate is compared and the Laplace probability is within `STOP_GATE` of the level; until then
+    the Laplace figures are reported (``"posterior": "laplace"``) and the rule does not hold.
 
-    `exact_source` (what the service's callers pass: the next-set path's `queued_stop_check`, the dashboard's
-    `stored_stop_status`) replaces the draws by the latest finished exact check, made by a job; the rule then holds
-    only on that check's draws (``"exact_at"`` says at how many judgements it was made), and while none has finished
-    the Laplace figures are shown and the rule does not hold. Without it the draws are made here (cached per batch
-    state): the known-answer tests and `perf/stop_rule_request.py`'s "before" rows; `previous` (the batch's last
-    status) then spaces them, waiting `recheck_spacing` judgements after draws that said "not settled"."""
+    `exact_source` (what the service's callers pass: the next-set path's and the dashboard's `read_stop_check`)
+    gives the latest finished exact check, made by a job; the rule then holds only on that check's draws
+    (``"exact_at"`` says at how many judgements it was made), and while none has finished the Laplace figures are
+    shown and the rule does not hold. Without it the draws are made here (cached per batch state; the known-answer
+    tests); `previous` (the batch's last status) then spaces them, waiting `recheck_spacing` judgements after draws
+    that said "not settled"."""
     judged = int(round(counts.sum()))
-    threshold = project.stop_adjacent_probability
-    out = {"judgements": judged, "budget": project.stop_budget, "threshold": threshold,
-           "min_adjacent": None, "n_unsettled": None, "stopped": False, "reason": "", "posterior": None,
-           "exact_at": (previous or {}).get("exact_at")}
+    rule = stop_rule(project)
+    out = {"judgements": judged, "budget": project.stop_budget, "rule": rule.explain() if rule else None,
+           "level": rule.level if rule else None, "p": None, "expected_recall": None, "stopped": False, "reason": "",
+           "posterior": None, "exact_at": (previous or {}).get("exact_at")}
     if project.stop_budget is not None and judged >= project.stop_budget:
         out.update(stopped=True, reason=f"budget of {project.stop_budget} judgements reached")
     compared = (counts.sum(0) + counts.sum(1)) > 0
-    if threshold is None or compared.sum() < 2:
+    if rule is None or compared.sum() < 2:
         return out
-    probs = adaptive.adjacent_order_probabilities(post if post is not None else adaptive.posterior(counts))[1]
+    figures = laplace_settled(post if post is not None else adaptive.posterior(counts), compared, rule)
     how = "laplace"
     recent = (out["exact_at"] is not None
               and 0 <= judged - out["exact_at"] < recheck_spacing(counts.shape[0]))
-    gate = compared.all() and probs.min() >= threshold - STOP_GATE
+    gate = compared.all() and figures["p"] >= rule.level - STOP_GATE
     if gate and exact_source is not None:  # the job's draws: nothing computed here
         done = exact_source(judged)
-        if done is not None and done["p_next"]:
-            probs, how, out["exact_at"] = np.asarray(done["p_next"], float), "exact", int(done["judgements"])
+        if done is not None and done["p"] is not None:
+            figures, how, out["exact_at"] = done, "exact", int(done["judgements"])
         out["exact_pending"] = done is None or int(done["judgements"]) < judged  # a newer check may come
     elif gate and not (previous is not None and recent):
         out["exact_at"] = judged
-        exact = exact_adjacent(counts)
+        exact = exact_settled(counts, rule)
         if exact is not None:
-            probs, how = exact["p_next"][np.isfinite(exact["p_next"])], "exact"
-    out.update(min_adjacent=float(probs.min()), n_unsettled=int((probs < threshold).sum()), posterior=how)
-    if how == "exact" and compared.all() and out["n_unsettled"] == 0 and not out["stopped"]:
-        out.update(stopped=True, reason=f"every adjacent pair ordered with posterior probability ≥ {threshold:g} "
-                                        f"(exact draws)")
+            figures, how = exact, "exact"
+    out.update(p=float(figures["p"]), expected_recall=float(figures["expected_recall"]), posterior=how)
+    if how == "exact" and compared.all() and out["p"] >= rule.level and not out["stopped"]:
+        out.update(stopped=True, reason=f"top {rule.k} settled: posterior probability {out['p']:.3f} ≥ "
+                                        f"{rule.level:g} (exact draws)")
     return out
 
 
@@ -342,7 +367,7 @@ def stored_stop_status(project: Project, batch: Batch) -> dict:
     seen: list[StopCheck] = []
 
     def source(judged: int) -> dict | None:
-        seen.append(read_stop_check(batch, judged, project.stop_adjacent_probability))
+        seen.append(read_stop_check(batch, judged, stop_rule(project)))
         return seen[-1].done
 
     status = stop_status(project, batch_counts(batch)[0], exact_source=source)
@@ -421,8 +446,8 @@ def adaptive_fresh(batch: Batch, project: Project, limit: int, rng: random.Rando
             state.fitted_at = state.live
         if refit or state.stop.get("exact_pending"):  # between refits only to look for a check's newer result
             state.stop = stop_status(project, state.counts, state.post, previous=state.stop,
-                                     exact_source=lambda judged: queued_stop_check(batch, judged,
-                                                                                  project.stop_adjacent_probability))
+                                     exact_source=lambda judged: read_stop_check(batch, judged,
+                                                                                stop_rule(project)).done)
         stop = state.stop
     if stop["stopped"] or (project.stop_budget is not None and state.live >= project.stop_budget):
         # The rule closes the batch once no pair waits for its second judgement (those are still served).

@@ -102,13 +102,17 @@ def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid:
             return _replay(existing, annotator=annotator, assignment_id=a_id, chosen_verse_id=chosen_verse_id)
     if a_annotator != annotator.pk:
         raise NotAllowed("This pair is not assigned to you.")
-    if batch_status != Batch.Status.OPEN:
-        raise Conflict(f"The batch {batch_name!r} is closed; judgements are no longer accepted.")
+    # A batch that closed (its stop rule held, or its lead closed it) still stores the answers to pairs it had
+    # served and not taken back (an open assignment), marked `after_close`: nobody's work is lost at a close. A
+    # released pair (expired set) is not served any more and is refused.
+    after_close = batch_status != Batch.Status.OPEN
+    if after_close and a_status != Assignment.Status.OPEN:
+        raise Conflict(f"The batch {batch_name!r} is complete; judgements are no longer accepted.")
     if archived_at is not None or training_on or check_on or consent_on:
         # Archived, or a study step the lead may have turned on after this set was served: nothing is counted
         # from an annotator who may not be served pairs now.
         require_accepting(Batch.objects.select_related("project").get(pk=batch_id), annotator,
-                          doing="takes no more judgements; nothing was stored")
+                          doing="takes no more judgements; nothing was stored", served=after_close)
     if chosen_verse_id not in (verse_a, verse_b):
         raise AnnotationError("The chosen verse is not one of the two candidates of this pair.")
     if a_status == Assignment.Status.DONE:
@@ -119,13 +123,13 @@ def _submit(*, annotator, assignment_id: int, chosen_verse_id: int, client_uuid:
     judgement = Judgement(
         assignment_id=a_id, annotator_id=annotator.pk, pair_id=a_pair, batch_id=batch_id, set_id=set_id,
         chosen_id=chosen_verse_id, left_id=a_left, chose_left=chosen_verse_id == a_left, response_ms=response_ms,
-        client_uuid=client_uuid, created=timezone.now(), undone_at=None)
+        client_uuid=client_uuid, created=timezone.now(), undone_at=None, after_close=after_close)
     judgement.pk = _record(judgement, complete_set=set_status == AnnotationSet.Status.OPEN)
     return judgement, True
 
 
 _JUDGEMENT_COLUMNS = ("assignment_id", "annotator_id", "pair_id", "batch_id", "set_id", "chosen_id", "left_id",
-                      "chose_left", "response_ms", "client_uuid", "created")
+                      "chose_left", "response_ms", "client_uuid", "created", "after_close")
 
 
 @functools.cache
@@ -157,7 +161,7 @@ def _record(judgement: Judgement, *, complete_set: bool) -> int:
     created = field("created").get_db_prep_save(judgement.created, connection)
     values = [judgement.assignment_id, judgement.annotator_id, judgement.pair_id, judgement.batch_id,
               judgement.set_id, judgement.chosen_id, judgement.left_id, judgement.chose_left, judgement.response_ms,
-              field("client_uuid").get_db_prep_save(judgement.client_uuid, connection), created]
+              field("client_uuid").get_db_prep_save(judgement.client_uuid, connection), created, judgement.after_close]
     done_params = [Assignment.Status.DONE.value, judgement.assignment_id]
     complete_params = [AnnotationSet.Status.COMPLETED.value, created, judgement.set_id,
                        AnnotationSet.Status.OPEN.value, judgement.set_id, Assignment.Status.OPEN.value,

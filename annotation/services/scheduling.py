@@ -147,12 +147,13 @@ def _open_sets(batch: Batch, annotator, now) -> list[AnnotationSet]:
         return [rawsql.instance(AnnotationSet, row) for row in cursor.fetchall()]
 
 
-def require_accepting(batch: Batch, annotator, *, doing: str = "serves no more pairs") -> None:
+def require_accepting(batch: Batch, annotator, *, doing: str = "serves no more pairs", served: bool = False) -> None:
     """Refuse (409, or 403 for the study steps) unless the batch takes work from the annotator now: the batch is
     open, its project is not archived, and the annotator has done every study step that is on. Serving a set,
-    storing a choice and undoing one ask the same question; ``doing`` ends the sentences that say why not."""
-    if batch.status != Batch.Status.OPEN:
-        raise Conflict(f"The batch {batch.name!r} is closed: it {doing}.")
+    storing a choice and undoing one ask the same question; ``doing`` ends the sentences that say why not. `served`:
+    the answer to a pair served before the batch closed, which a closed batch still takes."""
+    if batch.status != Batch.Status.OPEN and not served:
+        raise Conflict(f"The batch {batch.name!r} is complete (closed): it {doing}.")
     if batch.project.archived_at is not None:
         raise Conflict(f"The project {batch.project.name!r} is archived: it {doing}.")
     if study_on(batch.project):  # consent, training, comprehension check: no real pairs before them

@@ -215,13 +215,19 @@ class _Pool:
 def simulate_annotations(
     *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
     batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None, calibrate: bool = True,
+    attention_fail_rate: float = 0.0,
 ) -> dict:
     """Run simulated annotators until the batches have no pairs left for them (or a cap is hit).
 
     Annotators take turns set by set, as `simulate_annotations_via_services` does; each judges every
     pair of the set at once. Returns counts per batch, the users created (`sim-<project>-<k>`) and the noise
-    calibration used (`noise_calibration`, read before any simulated judgement is written).
+    calibration used (`noise_calibration`, read before any simulated judgement is written). On attention checks
+    annotator k chooses the wrong candidate with probability `attention_fail_rate` · s_k / noise (`_fail_rates`:
+    the panel's mean is the rate, the sloppy fail more often than the careful), so the dashboard flags some of them
+    as it flags real annotators (checks passed below 80 %).
     """
+    if not 0.0 <= attention_fail_rate <= 1.0:
+        raise ValueError(f"attention_fail_rate must be between 0 and 1, not {attention_fail_rate}")
     rng = np.random.default_rng(seed)
     calibration = noise_calibration(project) if calibrate else None
     agreement = calibration["agreement"] if calibration else None
@@ -241,7 +247,7 @@ def simulate_annotations(
             count = simulate_annotations_via_services(
                 project=project, annotators=len(users), judgements_per_pair=judgements_per_pair, noise=noise,
                 seed=int(rng.integers(2**31)), batch_ids=[batch.pk], max_judgements=cap, agreement=agreement,
-                calibrate=calibrate)["judgements"]
+                calibrate=calibrate, attention_fail_rate=attention_fail_rate)["judgements"]
             summary["batches"][batch.name] = count
             total += count
             continue
@@ -361,12 +367,19 @@ def _set_created(sets, planned_sets, times, response) -> None:
         cursor.executemany(f"UPDATE {table} SET created = %s WHERE id = %s", rows)
 
 
-def _choice(pair: Pair, theta: dict[int, float], scale: float, rng: np.random.Generator) -> int:
+def _fail_rates(noise: float, annotators: int, rate: float) -> list[float]:
+    """Per simulated annotator, the probability of failing an attention check: `rate` · s_k / noise (at most 1)."""
+    return [min(1.0, rate * s / noise) for s in _scales(noise, annotators)]
+
+
+def _choice(pair: Pair, theta: dict[int, float], scale: float, rng: np.random.Generator, fail: float = 0.0) -> int:
     """The simulated annotator's choice on a served pair: on an attention check (the reference against a
-    candidate, no latent strength for the reference) the known answer, as an attentive annotator gives it;
-    otherwise candidate a with probability σ((θ_a − θ_b) / scale)."""
+    candidate, no latent strength for the reference) the known answer, except with probability `fail` the other
+    candidate; otherwise candidate a with probability σ((θ_a − θ_b) / scale)."""
     draw = rng.random()  # drawn on every pair, so the stream does not depend on which pairs are checks
     if pair.attention_answer_id is not None:
+        if draw < fail:
+            return pair.verse_b_id if pair.attention_answer_id == pair.verse_a_id else pair.verse_a_id
         return pair.attention_answer_id
     a, b = pair.verse_a_id, pair.verse_b_id
     return a if draw < 1.0 / (1.0 + np.exp(-(theta[a] - theta[b]) / scale)) else b
@@ -390,16 +403,17 @@ def _finish_open_sets(*, batch, users, scale, rng, theta, cap) -> int:
 def simulate_annotations_via_services(
     *, project: Project, annotators: int = 3, judgements_per_pair: int = 1, noise: float = 1.0, seed: int = 0,
     batch_ids: list[int] | None = None, max_judgements: int | None = None, progress=None, calibrate: bool = True,
-    agreement: float | None = None,
+    agreement: float | None = None, attention_fail_rate: float = 0.0,
 ) -> dict:
     """The same simulation through `set_next` and `judgement_submit`, one judgement at a time (`agreement`: the
-    calibration target when the caller already has it)."""
+    calibration target when the caller already has it; `attention_fail_rate` as in `simulate_annotations`)."""
     rng = np.random.default_rng(seed)
     if calibrate and agreement is None:
         agreement = noise_calibration(project)["agreement"]
     serving = random.Random(seed)  # the scheduler's set order and screen sides: the same seed serves the same sets
     users = _simulated_users(project, annotators)
     scale = _scales(noise, annotators)
+    fail = _fail_rates(noise, annotators, attention_fail_rate)
     summary = {"annotators": [u.username for u in users], "batches": {}}
     total = 0
     batches = _open_batches(project, batch_ids)
@@ -418,7 +432,7 @@ def simulate_annotations_via_services(
                 for item in annotation_set.assignments.filter(status="open").select_related("pair").order_by("position"):
                     if max_judgements and total >= max_judgements:
                         break
-                    chosen = _choice(item.pair, theta, scale[k], rng)
+                    chosen = _choice(item.pair, theta, scale[k], rng, fail[k])
                     judgement_submit(annotator=users[k], assignment_id=item.pk, chosen_verse_id=chosen,
                                      client_uuid=uuid.uuid4(), response_ms=int(rng.integers(800, 6000)))
                     count += 1

@@ -30,8 +30,9 @@ Noise calibration (`calibrate_strength_scale`): strengths θ = c · shape with c
 agree on a random pair as often as real ones did: the DBBE STS gold's published agreement (`DBBE_AGREEMENT`) or a
 project's own.
 
-Stop rule helper: `adjacent_order_probabilities` gives, for the ranking by posterior mean, the probability that
-each candidate is really stronger than the next one, Φ((μ_r − μ_{r+1}) / √v), from the same posterior.
+`adjacent_order_probabilities` gives, for the ranking by posterior mean, the probability that each candidate is
+really stronger than the next one, Φ((μ_r − μ_{r+1}) / √v), from the same posterior. The stop rule's gate
+(`laplace_top_k`) and its simulation (`simulate_stop_rule`, the service's rule on simulated batches) are at the end.
 """
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ from .bt_bayes import bt_map
 __all__ = ["Posterior", "posterior", "expected_information_gain", "expected_misorder_reduction", "choose_pairs",
            "adjacent_order_probabilities", "adjacent_rank_claims", "simulate_design", "compare_designs", "DESIGNS",
            "ORACLE_RULES", "oracle_gain_pairs", "midranks", "rejudge",
-           "CRITERIA", "explore_window", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT"]
+           "CRITERIA", "explore_window", "annotator_scales", "expected_agreement", "calibrate_strength_scale", "DBBE_AGREEMENT",
+           "laplace_top_k", "simulate_stop_rule", "holds_from", "top_recall"]
 
 SELECTION_PRIOR_SD = 3.0
 REFIT_EVERY = 10  # judgements between two fits of the selection posterior (the service caches the fit per batch)
@@ -394,10 +396,23 @@ def oracle_gain_pairs(post: Posterior, theta: np.ndarray, scale: float, i: np.nd
     return weight * (wrong - after)
 
 
+TOP_K = 10
+
+
+def top_recall(estimate: np.ndarray, theta: np.ndarray, k: int = TOP_K) -> float:
+    """Top-k recall of a ranking: the share of the k largest `estimate`s that are among the k strongest in `theta`
+    (a candidate tied with the true k-th counts as one of them; `rank_claims.top_k_right` without a margin)."""
+    from .rank_claims import top_k_right
+
+    top = np.argsort(-np.asarray(estimate, float), kind="stable")[:k]
+    return float(top_k_right(theta, top, 0.0)[0]) / k
+
+
 def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndarray, budget: int, seed: int,
                     set_size: int = 10, overlap_per_set: int = 3, explore_share: float = 0.2,
                     checkpoints: list[int] | None = None, return_counts: bool = False, criterion: str = DEFAULT_CRITERION,
-                    local_explore: bool = LOCAL_EXPLORE, oracle_rule: str = "gain", trace: list | None = None) -> dict:
+                    local_explore: bool = LOCAL_EXPLORE, oracle_rule: str = "gain", trace: list | None = None,
+                    stop=None) -> dict:
     """Serve sets of `set_size` to annotators in turn until `budget` judgements, under `design`:
 
     - ``exhaustive``: fresh pairs in a random permutation of all C(n, 2) (the Swaelens et al. design: every pair);
@@ -414,8 +429,11 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     before (the agreement design), and no annotator sees a pair twice. Annotator k chooses i over j with
     probability σ((θ_i − θ_j) / s_k). Returns ``{"judgements": [...], "spearman": [...]}`` at the checkpoints
     (Spearman of the Laplace posterior mode with θ), and with `return_counts` the final count matrix and, per
-    judgement, (annotator, i, j, i_won). `trace` (adaptive and oracle designs), a list to which every pair chosen by
-    the criterion (not the exploration share) is appended as (judgements so far, i, j, posterior mode θ_i − θ_j)."""
+    judgement, (annotator, i, j, i_won); ``"top_recall"`` at the checkpoints is `top_recall` of the mode (top 10).
+    `trace` (adaptive and oracle designs), a list to which every pair chosen by
+    the criterion (not the exploration share) is appended as (judgements so far, i, j, posterior mode θ_i − θ_j).
+    `stop`, a function of (count matrix, judgements so far) asked after every set: a true answer ends the run there
+    (``out["stopped_at"]``, None when the run ended otherwise; `simulate_stop_rule`)."""
     rng = np.random.default_rng(seed)
     n = len(theta)
     iu, ju = np.triu_indices(n, 1)
@@ -429,7 +447,8 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
     seen = [set() for _ in range(m)]
     log: list[tuple[int, int, int, int]] = []
     checkpoints = sorted(checkpoints or [budget])
-    out = {"judgements": [], "spearman": []}
+    out = {"judgements": [], "spearman": [], "top_recall": [], "stopped_at": None}
+    top_k = min(TOP_K, n - 1)
     cp = 0
     post = gain = fitted_at = None
     annotator = 0
@@ -496,11 +515,16 @@ def simulate_design(theta: np.ndarray, design: str, *, annotator_scales: np.ndar
             fit = posterior(counts)
             out["judgements"].append(done)
             out["spearman"].append(float(spearmanr(fit.mean, theta).statistic))
+            out["top_recall"].append(top_recall(fit.mean, theta, top_k))
             cp += 1
-    if cp < len(checkpoints):  # ran out of pairs before the last checkpoint
+        if stop is not None and stop(counts, done):
+            out["stopped_at"] = done
+            break
+    if cp < len(checkpoints) and stop is None:  # ran out of pairs before the last checkpoint
         fit = posterior(counts)
         out["judgements"].append(done)
         out["spearman"].append(float(spearmanr(fit.mean, theta).statistic))
+        out["top_recall"].append(top_recall(fit.mean, theta, top_k))
     if return_counts:
         out["counts"] = counts
         out["log"] = log
@@ -530,13 +554,24 @@ def rejudge(log: list[tuple[int, int, int, int]], theta: np.ndarray, annotator_s
     return counts
 
 
+def holds_from(budgets, values, target: float):
+    """The first budget from which `values` (a mean curve over `budgets`) stay at or above `target` at every later
+    budget, None when they do not end there: a budget at a tolerance, not the first that touches it (a noisy mean
+    curve can touch a level and fall back)."""
+    at = None
+    for budget, value in zip(budgets, values):
+        at = (budget if at is None else at) if value >= target else None
+    return at
+
+
 def compare_designs(theta: np.ndarray, *, annotator_scales: np.ndarray, seeds: int, target: float,
                     shares=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75), explore_share: float = 0.2, progress=None) -> dict:
     """The exhaustive, random and adaptive designs on the same simulated annotators and seeds.
 
     Budgets are `shares` of the exhaustive design's judgements (every pair once plus the overlap judgements of sets
     of 10 with 3). Returns {"exhaustive": {"judgements", "rho", "sd"}, "random"/"adaptive": [{"judgements", "rho",
-    "sd", "min", "max"}] per budget, "needed": {design: judgements at which the mean ρ first reaches `target`
+    "sd", "min", "max"}] per budget, "needed": {design: the budget from which the mean ρ stays at or above `target`
+    (`holds_from`; never the first budget that touches it)
     (None: not within the budgets)}, "target", "seeds"}."""
     n = len(theta)
     full = n * (n - 1)  # more than the exhaustive design uses: it stops once every pair is judged
@@ -557,6 +592,82 @@ def compare_designs(theta: np.ndarray, *, annotator_scales: np.ndarray, seeds: i
         rho = np.array(runs)
         out[design] = [{"judgements": b, "rho": float(rho[:, k].mean()), "sd": float(rho[:, k].std()),
                         "min": float(rho[:, k].min()), "max": float(rho[:, k].max())} for k, b in enumerate(budgets)]
-        out["needed"][design] = next((r["judgements"] for r in out[design] if r["rho"] >= target), None)
+        out["needed"][design] = holds_from([r["judgements"] for r in out[design]], [r["rho"] for r in out[design]],
+                                           target)
     out["needed"]["exhaustive"] = ex_j if out["exhaustive"]["rho"] >= target else None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The stop rule in simulation: the service's rule (`annotation/services/adaptive_batches.py`) on simulated batches.
+
+STOP_GATE = 0.1  # the exact check is made once the Laplace probability is within this of the level
+GATE_DRAWS = 400
+STOP_RECHECK = 50
+
+
+def recheck_spacing(n_candidates: int) -> int:
+    """Judgements after a "not settled" exact check before the next one: `STOP_RECHECK`, or a twentieth of the
+    batch's pairs when that is fewer (a 12-candidate batch has 66 pairs: a check every 3 judgements, not every 50,
+    which the batch might never get before its pairs run out)."""
+    return max(1, min(STOP_RECHECK, n_candidates * (n_candidates - 1) // 2 // 20))
+
+
+def laplace_top_k(post: Posterior, compared: np.ndarray, *, k: int, recall: float, margin: float,
+                  seed: int = 0) -> dict:
+    """`rank_claims.top_k_settled` on `GATE_DRAWS` normal draws of the Laplace posterior `post` (the stop rule's
+    gate: milliseconds); p = 0 while a candidate is uncompared."""
+    from .rank_claims import top_k_settled
+
+    strengths = np.where(compared, post.mean, np.nan)
+    if not compared.all():
+        return top_k_settled(strengths, np.zeros((0, int(compared.sum()))), k=k, recall=recall, margin=margin)
+    chol = np.linalg.cholesky(post.cov + 1e-9 * np.eye(len(post.mean)))
+    draws = post.mean + np.random.default_rng(seed).standard_normal((GATE_DRAWS, len(post.mean))) @ chol.T
+    return top_k_settled(strengths, draws, k=k, recall=recall, margin=margin)
+
+
+def simulate_stop_rule(theta: np.ndarray, *, k: int, recall: float, margin: float, level: float,
+                       annotator_scales: np.ndarray, seed: int, draws: int = 200) -> dict:
+    """One adaptive batch (`simulate_design`, sets of 10 with 3 overlap pairs) judged until the top-k stop rule holds
+    or its pairs run out, checked as the service checks it: after a set, once `spacing` judgements passed since the
+    last check (`recheck_spacing`), every candidate compared and the Laplace probability (`laplace_top_k`) within `STOP_GATE` of
+    `level`, on `draws` exact posterior draws (`bt_bayes.bradley_terry_posterior(exact=True)`).
+
+    Returns ``{"stopped_at": judgements at the stop or None, "pairs": C(n, 2), "judged_pairs": distinct pairs judged
+    at the stop, "p": the rule's probability at the
+    stop, "right": how many of the reported top k are truly among the top k (within the margin) at the stop,
+    "need": ⌈recall · k⌉, "false_stop": the stop's claim is false in the truth, "checks": exact checks made}``."""
+    from .bt_bayes import bradley_terry_posterior
+    from .rank_claims import top_k_right, top_k_settled
+
+    theta = np.asarray(theta, float)
+    n = len(theta)
+    state = {"last": None, "checks": 0, "p": None, "top": None, "judged_pairs": None}
+    spacing = recheck_spacing(n)
+
+    def stop(counts: np.ndarray, done: int) -> bool:
+        if state["last"] is not None and done - state["last"] < spacing:
+            return False
+        compared = (counts.sum(0) + counts.sum(1)) > 0
+        if not compared.all():
+            return False
+        state["last"] = done
+        if laplace_top_k(posterior(counts), compared, k=k, recall=recall, margin=margin)["p"] < level - STOP_GATE:
+            return False
+        state["checks"] += 1
+        post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=draws, seed=seed)
+        figures = top_k_settled(post.strengths, post.draws, k=k, recall=recall, margin=margin)
+        state.update(p=figures["p"], top=figures["top"], judged_pairs=int(np.count_nonzero(np.triu(counts + counts.T))))
+        return figures["p"] >= level
+
+    run = simulate_design(theta, "adaptive", annotator_scales=annotator_scales, budget=n * (n - 1), seed=seed,
+                          stop=stop)
+    need = int(np.ceil(recall * k - 1e-9))
+    out = {"stopped_at": run["stopped_at"], "pairs": n * (n - 1) // 2, "judged_pairs": None, "p": None,
+           "right": None, "need": need,
+           "false_stop": False, "checks": state["checks"]}
+    if run["stopped_at"] is not None:
+        right = int(top_k_right(theta, state["top"], margin)[0])
+        out.update(p=state["p"], right=right, false_stop=right < need, judged_pairs=state["judged_pairs"])
     return out

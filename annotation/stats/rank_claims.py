@@ -22,7 +22,7 @@ import numpy as np
 
 from .bt_bayes import tied_ranks
 
-__all__ = ["order_claims", "adjacent_probabilities"]
+__all__ = ["order_claims", "adjacent_probabilities", "favoured_order", "top_k_right", "top_k_settled"]
 
 
 def adjacent_probabilities(strengths: np.ndarray, draws: np.ndarray, weights: np.ndarray | None = None
@@ -79,3 +79,95 @@ def order_claims(strengths: np.ndarray, draws: np.ndarray, weights: np.ndarray |
             p_joint = joint
     return {"p_next": p_next, "claim": claim, "p_joint": p_joint, "level": float(level),
             "n_claims": int(claim.sum()), "n_adjacent": max(k - 1, 0), "n_draws": int(len(draws)), "rule": "joint"}
+
+
+def top_k_right(values: np.ndarray, top: np.ndarray, margin: float) -> np.ndarray:
+    """How many of the candidates `top` (indices, k of them) are among the k strongest in each row of `values`
+    (draws × candidates, or one row: the truth), a candidate within `margin` of the row's k-th strongest counting as
+    among them (strengths closer than the margin are ties). Returns an int array, one count per row."""
+    values = np.atleast_2d(np.asarray(values, float))
+    k = len(top)
+    kth = -np.partition(-values, k - 1, axis=1)[:, k - 1]
+    return (values[:, top] >= (kth - margin)[:, None]).sum(1)
+
+
+def top_k_settled(strengths: np.ndarray, draws: np.ndarray, *, k: int, recall: float, margin: float,
+                  weights: np.ndarray | None = None) -> dict:
+    """The stop rule's figure: the posterior probability that the reported top k (the k largest `strengths`, ties
+    broken by position as the table lists them) contain at least ⌈recall · k⌉ of the true top k, a candidate within
+    `margin` of the true k-th strongest counting as one of them (`top_k_right`).
+
+    Args:
+        strengths: (n,) reported strengths, NaN for never-compared candidates.
+        draws: (m × c) posterior draws of the c compared candidates' strengths (columns in index order).
+        k: how many of the strongest the lead wants; recall: the share of them that must be right (0–1];
+        margin: strength differences below it are ties (the Bradley–Terry logit scale).
+        weights: (m,) importance weights summing to 1 (None: equal).
+
+    Returns:
+        ``{"p": posterior probability of the claim, "expected_recall": posterior mean share of the reported top k that
+        are right, "top": (k,) indices into strengths, "need": ⌈recall · k⌉, "compared_all": bool}``; p is 0 while a
+        candidate was never compared (its strength is unknown, so no top k is settled).
+    """
+    strengths = np.asarray(strengths, float)
+    if not 1 <= k:
+        raise ValueError(f"k must be at least 1, not {k}")
+    if not 0.0 < recall <= 1.0 or margin < 0:
+        raise ValueError(f"recall must be in (0, 1] and margin ≥ 0 (got {recall}, {margin})")
+    idx = np.flatnonzero(np.isfinite(strengths))
+    need = int(np.ceil(recall * k - 1e-9))
+    compared_all = len(idx) == len(strengths)
+    out = {"p": 0.0, "expected_recall": 0.0, "top": np.zeros(0, np.int64), "need": need, "compared_all": compared_all}
+    if not compared_all or len(draws) == 0:
+        return out
+    if draws.shape[1] != len(idx):
+        raise ValueError(f"draws have {draws.shape[1]} columns for {len(idx)} compared candidates")
+    if k >= len(idx):
+        out.update(p=1.0, expected_recall=1.0, top=np.arange(len(idx)))
+        return out
+    top = np.argsort(-strengths, kind="stable")[:k]
+    right = top_k_right(draws, top, margin)
+    w = np.full(len(draws), 1.0 / len(draws)) if weights is None else np.asarray(weights, float)
+    out.update(p=float(w @ (right >= need)), expected_recall=float(w @ right) / k, top=top)
+    return out
+
+
+def favoured_order(strengths: np.ndarray, draws: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """The ranking to show: ranks (1 = strongest; 0 for never-compared candidates, NaN `strengths`) in which every
+    candidate is above the next with posterior probability above ½ or shares its rank (tied).
+
+    The order starts from the posterior mean of the draws (the mode at one prior SD put 17 % of a 99-candidate
+    adaptive batch's adjacent pairs against the draws' majority, the mean 3 %) and swaps any adjacent pair the draws
+    order the other way, pass after pass (at most one per candidate). Candidates with identical records (equal
+    `strengths`, `bt_bayes.tied_ranks`) and pairs the draws split evenly, or still against the order after the passes
+    (a cycle), share a rank."""
+    strengths = np.asarray(strengths, float)
+    ranks = np.zeros(len(strengths), np.int64)
+    idx = np.flatnonzero(np.isfinite(strengths))
+    if not len(idx):
+        return ranks
+    if draws.shape[1] != len(idx):
+        raise ValueError(f"draws have {draws.shape[1]} columns for {len(idx)} compared candidates")
+    w = np.full(len(draws), 1.0 / len(draws)) if weights is None else np.asarray(weights, float)
+    same = tied_ranks(strengths[idx])
+
+    def above(a: int, b: int) -> float:
+        return float(w @ (draws[:, a] > draws[:, b]))
+
+    order = list(np.argsort(-(w @ draws), kind="stable"))
+    for _ in range(len(order)):
+        swapped = False
+        for r in range(len(order) - 1):
+            a, b = order[r], order[r + 1]
+            if same[a] != same[b] and above(b, a) > 0.5:
+                order[r], order[r + 1], swapped = b, a, True
+        if not swapped:
+            break
+    local = np.empty(len(order), np.int64)
+    rank = 1
+    for pos, a in enumerate(order):
+        if pos and same[order[pos - 1]] != same[a] and above(order[pos - 1], a) > 0.5:
+            rank = pos + 1
+        local[a] = rank
+    ranks[idx] = local
+    return ranks

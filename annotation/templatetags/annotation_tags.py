@@ -18,9 +18,12 @@ def annotator_batches(context):
     for project in selectors.projects_to_annotate(user=user).prefetch_related("batches__reference"):
         for batch in project.batches.all():
             rows.append({"project": project, "batch": batch, "mine": mine.get(batch.pk, 0)})
-    work = selectors.batches_with_work_for(user=user, batches=[row["batch"] for row in rows])
+    batches = [row["batch"] for row in rows]
+    work = selectors.batches_with_work_for(user=user, batches=batches)
+    left = selectors.work_left_for(user=user, batches=batches)
     for row in rows:
         row["has_work"] = row["batch"].pk in work
+        row["left"] = left[row["batch"].pk]
     return {"rows": rows}
 
 

@@ -11,9 +11,9 @@ from django.views.decorators.http import require_POST
 
 from annotation import analytics, selectors
 from annotation.dashboard_selectors import batch_progress
-from annotation.models import AnalyticsBatchResult, Batch, Project
+from annotation.models import AnalyticsBatchResult, Batch, Judgement, Project
 from annotation.modes import mode_for
-from annotation.services.adaptive_batches import stored_stop_status
+from annotation.services.adaptive_batches import stop_rule, stored_stop_status
 from annotation.services.study import STUDY_COLUMNS, study_on, study_rows
 from core.csv_export import SPREADSHEET, csv_text
 from frontend import svg
@@ -30,6 +30,14 @@ def last_analytics(project: Project) -> tuple[Job | None, Job | None]:
     jobs = Job.objects.filter(kind=analytics.ANALYTICS_JOB, params__project_id=project.pk).defer("log")
     done = jobs.filter(status=Job.Status.SUCCEEDED).order_by("-finished").first()
     return done, analytics.analytics_in_progress(project)
+
+
+def _first_view_computes(project: Project) -> bool:
+    """Whether a dashboard view with nothing stored queues the analytics job itself: the project has live judgements
+    and no analytics job of it failed (a failing one is not retried on every view; the lead's button does)."""
+    jobs = Job.objects.filter(kind=analytics.ANALYTICS_JOB, params__project_id=project.pk)
+    return (Judgement.objects.filter(batch__project=project, undone_at__isnull=True).exists()
+            and not jobs.filter(status=Job.Status.FAILED).exists())
 
 
 def _section(rows: list[dict]) -> dict:
@@ -108,6 +116,8 @@ def dashboard(request, pk: int):
 def dashboard_context(request, project: Project) -> dict:
     """What the dashboard page shows: the stored summary and the shown batch's piece."""
     done, running = last_analytics(project)
+    if done is None and running is None and _first_view_computes(project):
+        running = analytics.analytics_enqueue(project, owner=request.user)[0]
     report = done.result if done else None
     # The per-batch progress counts (every live judgement counted) come by fetch from `progress` below,
     # so the page itself reads only the stored summary and the shown batch's piece.
@@ -115,6 +125,8 @@ def dashboard_context(request, project: Project) -> dict:
                "can_manage": selectors.user_can_manage(project=project, user=request.user)}
     if mode_for(project).chooses_fresh:
         context["stop_rows"] = adaptive_stop_rows(project)
+        rule = stop_rule(project)
+        context["stop_rule"] = rule.explain() if rule else ""
     if report:
         legacy = None
         if report.get("stored") != "per batch":

@@ -130,9 +130,16 @@ def test_planning_job_reports_budget_table(sts_project, users):
         curve = designs[design]
         assert [r["judgements"] for r in curve] == sorted(r["judgements"] for r in curve)
         assert curve[-1]["rho"] > curve[0]["rho"]
+    # Issue 39: the top-k stop rule simulated on the same strengths before a lead sets it (defaults: 9 of the top 10)
+    stop = job.result["stop_rule"]
+    assert stop["settings"] == [10, 0.9, 0.5, 0.95] and stop["runs"] == 10
+    assert 0 <= stop["false_stops"] <= stop["stopped"] <= 10
+    if stop["stopped"]:
+        assert 0 < stop["share_min"] <= stop["share_median"] <= stop["share_max"] <= 1
     client = Client()
     client.force_login(sts_project.owner)
     html = client.get(f"/projects/{sts_project.pk}/planning/").content.decode()
+    assert "The stop rule on simulated batches" in html and stop["rule"] in html
     assert "Exhaustive, random and adaptive designs" in html and "Rank correlation with the true strengths" in html
     assert "<svg" in html and "exhaustive ρ" in html
 
@@ -171,3 +178,37 @@ def test_one_click_gold_set_from_a_batch(sts_project, client, users, annotators)
     assert set(pairs.values_list("candidate_id", flat=True)) == compared
     assert max(pairs.values_list("score", flat=True)) == 1.0
     assert set(pairs.values_list("reference_id", flat=True)) == {"16977 2"}
+
+
+def test_dashboard_computes_on_first_view_when_judgements_exist_and_nothing_is_stored(lead_user, annotators, client):
+    """Issue 39: a project with judgements opened on "Not computed yet." until the lead pressed the button (the demo
+    too). The first view queues the analytics job and shows its progress; one job at a time; no judgements, no job;
+    a failed job is not retried by views (the button is there)."""
+    import json
+
+    from annotation.services.projects import batch_create, membership_add, project_create, verses_import
+    from jobs.models import Job
+
+    project = project_create(owner=lead_user, name="first-view")
+    verses_import(project=project, data=json.dumps([{"verse_id": f"5 {k}", "text": f"v{k}"} for k in range(6)]).encode(),
+                  filename="v.json")
+    batch = batch_create(project=project, reference_id="5 0", candidate_ids=[f"5 {k}" for k in range(1, 6)], name="b")
+    membership_add(project=project, username=annotators[0].username)
+    client.force_login(lead_user)
+    url = f"/projects/{project.pk}/dashboard/"
+    jobs = Job.objects.filter(kind="annotation.analytics", params__project_id=project.pk)
+    assert "Not computed yet." in client.get(url).content.decode() and not jobs.exists()  # nothing to compute
+    item = set_next(batch=batch, annotator=annotators[0]).assignments.first()
+    judgement_submit(annotator=annotators[0], assignment_id=item.pk, chosen_verse_id=item.left_id,
+                     client_uuid=uuid.uuid4())
+    html = client.get(url).content.decode()
+    job = jobs.get()
+    assert job.status == Job.Status.QUEUED and f'data-job="{job.pk}"' in html
+    assert "Computing the figures of the judgements so far" in html
+    client.get(url)
+    assert jobs.count() == 1  # one at a time
+    assert run_job(job.pk) == "succeeded"
+    html = client.get(url).content.decode()
+    assert "Last computed" in html and jobs.count() == 1
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED)  # nothing stored and the last attempt failed
+    assert "Recompute now" in client.get(url).content.decode() and jobs.count() == 1

@@ -88,15 +88,16 @@ def test_annotator_flow_over_the_api(world, client_for, users):
     assert Judgement.objects.filter(undone_at__isnull=True).count() == 0
 
 
-def test_closed_batch_refuses_judgements(world, client_for):
+def test_closed_batch_stores_answers_to_served_pairs_and_serves_no_new_set(world, client_for):
     project, batch = world
     client = client_for("annotator")
     item = client.post(f"/api/v1/batches/{batch.pk}/next-set/").json()["set"]["items"][0]
     client_for("lead").patch(f"/api/v1/batches/{batch.pk}/", {"status": "closed"}, format="json")
     response = client.post("/api/v1/judgements/", {"assignment_id": item["assignment_id"], "chosen_verse": item["left"]["id"],
                                                    "client_uuid": str(uuid.uuid4())}, format="json")
-    assert response.status_code == 409 and "closed" in response.json()["detail"]
-    assert client.post(f"/api/v1/batches/{batch.pk}/next-set/").status_code == 409
+    assert response.status_code == 201 and response.json()["after_close"] is True
+    closed = client.post(f"/api/v1/batches/{batch.pk}/next-set/")
+    assert closed.status_code == 409 and "complete" in closed.json()["detail"]
 
 
 def test_verse_upload_reports_the_line_and_imports_nothing(world, client_for):

@@ -3,10 +3,11 @@ reads the latest stored `annotation.stop_check` result and queues one when it is
 an adaptive project carry approximate intervals and queue the analytics job that stores the exact ones; the gold set
 made from a batch reads counts only. Counted on the real Pólya-Gamma sampler (`bt_bayes._gibbs_draws`, wrapped, still
 run): none in the requests, some in the jobs."""
+import numpy as np
 import pytest
 
 from annotation.models import AnalyticsBatchResult, Project
-from annotation.services.adaptive_batches import STOP_JOB, batch_counts
+from annotation.services.adaptive_batches import STOP_JOB, batch_counts, laplace_settled, stop_rule
 from jobs.models import Job
 from jobs.runner import run_job
 
@@ -31,8 +32,8 @@ def draws(monkeypatch):
 
 def judged_adaptive_batch(lead, people, n: int = 7):
     """An adaptive batch of n − 1 candidates judged by their number (a known order) until no pair is left to serve;
-    then the stop threshold is set 0.05 above the least Laplace adjacent probability, so the rule's gate passes and the
-    exact draws decide. Returns (project, batch)."""
+    then the top-2 rule (margin 0.5) gets a level 0.05 above its Laplace probability, so the rule's gate passes and
+    the exact draws decide. Returns (project, batch)."""
     from annotation.stats import pair_selection
 
     project, batch = _adaptive_project(lead, people, n=n)
@@ -40,8 +41,11 @@ def judged_adaptive_batch(lead, people, n: int = 7):
         _take_turns(batch, people, 1)
     counts = batch_counts(batch)[0]
     assert ((counts.sum(0) + counts.sum(1)) > 0).all()
-    least = float(pair_selection.adjacent_order_probabilities(pair_selection.posterior(counts))[1].min())
-    Project.objects.filter(pk=project.pk).update(stop_adjacent_probability=round(min(0.99, least + 0.05), 3))
+    Project.objects.filter(pk=project.pk).update(stop_top_k=2, stop_recall=1.0, stop_margin=0.5, stop_level=0.5)
+    project.refresh_from_db()
+    p = laplace_settled(pair_selection.posterior(counts), np.ones(len(counts), bool), stop_rule(project))["p"]
+    assert p >= 0.45  # so a level 0.05 above it is a valid level the gate passes
+    Project.objects.filter(pk=project.pk).update(stop_level=round(min(0.99, max(0.5, p + 0.05)), 3))
     project.refresh_from_db()
     return project, batch
 
@@ -69,12 +73,13 @@ def test_dashboard_stop_card_reads_the_stored_check_queues_one_and_makes_no_draw
     assert run_job(check.pk) == "succeeded"  # the worker's part
     assert len(draws) == 1
     check.refresh_from_db()
-    assert check.result["judgements"] == judged and len(check.result["p_next"]) == 5
+    assert check.result["judgements"] == judged and check.result["rule"] == stop_rule(project).as_list()
+    assert 0 <= check.result["p"] <= 1
     card = stop_card(client, project)
     assert len(draws) == 1 and checks.count() == 1  # read back, not recomputed, nothing queued
     assert "(exact)" in card and "exact-computing" not in card
     assert f"made at {judged} judgements (0 since)" in card
-    assert f"{min(check.result['p_next']):.3f} (exact)" in card
+    assert f"{check.result['p']:.3f} (exact)" in card
 
 
 @pytest.mark.django_db

@@ -186,7 +186,8 @@ def test_submit_is_idempotent_on_client_uuid(small_project, annotators):
     assert first.chose_left == (item.left_id == item.pair.verse_b_id)
 
 
-@pytest.mark.parametrize("case", ["not_mine", "not_a_candidate", "already_judged", "closed", "missing", "bad_uuid"])
+@pytest.mark.parametrize("case", ["not_mine", "not_a_candidate", "already_judged", "closed_and_released", "missing",
+                                  "bad_uuid"])
 def test_submit_errors_store_nothing(small_project, annotators, case):
     project, batch = small_project
     item = set_next(batch=batch, annotator=annotators[0]).assignments.select_related("pair").first()
@@ -199,8 +200,9 @@ def test_submit_errors_store_nothing(small_project, annotators, case):
     elif case == "already_judged":
         judgement_submit(annotator=user, assignment_id=item.pk, chosen_verse_id=verse, client_uuid=uuid.uuid4())
         expected = Conflict
-    elif case == "closed":
+    elif case == "closed_and_released":  # a served pair's answer is kept after a close (issue 39), a released one's not
         Batch.objects.filter(pk=batch.pk).update(status="closed")
+        Assignment.objects.filter(pk=item.pk).update(status="expired")
         expected = Conflict
     elif case == "missing":
         assignment_id, expected = 10**9, NotFound

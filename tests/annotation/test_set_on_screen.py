@@ -43,14 +43,20 @@ def test_a_choice_after_the_project_is_archived_is_refused_and_not_counted(page_
     assert Judgement.objects.filter(batch=batch).count() == 2
 
 
-def test_a_choice_after_the_batch_is_closed_is_refused(page_client, small_project, annotators):
+def test_a_choice_on_a_pair_served_before_the_batch_closed_is_stored_and_marked(page_client, small_project, annotators):
+    """Issue 39: nothing shown to an annotator is lost at a close. The answer is stored, marked `after_close`, and
+    the answer says so (the page tells the annotator the batch is complete); the closed batch serves no new set."""
     project, batch = small_project
     client = page_client(annotators[0])
     _, items = _served(client, batch)
     batch_set_status(batch=batch, status="closed")
-    refused = _choose(client, items[0])
-    assert refused.status_code == 409 and "closed" in refused.json()["detail"]
-    assert not Judgement.objects.filter(batch=batch).exists()
+    stored = _choose(client, items[0])
+    assert stored.status_code == 201 and stored.json()["after_close"] is True
+    assert Judgement.objects.get(batch=batch).after_close
+    lead = page_client(project.owner)
+    exported = lead.get(f"/api/v1/projects/{project.pk}/judgements/").json()["results"]
+    assert [row["after_close"] for row in exported] == [True]  # marked in the export too
+    assert client.post(f"/api/v1/batches/{batch.pk}/next-set/").status_code == 409
 
 
 @pytest.mark.parametrize("step", ["consent", "training", "check"])

@@ -102,3 +102,26 @@ def test_attention_checks_simulate_without_error_and_the_seed_decides_everything
         assert checks and all(r[5] == r[6] for r in checks)  # simulated annotators pass the checks
         runs.append([(who.rsplit("-", 1)[1], *rest) for who, *rest in rows])
     assert runs[0] == runs[1]
+
+
+def test_simulated_annotators_fail_attention_checks_at_the_set_rate_and_are_flagged(lead_user):
+    """Issue 39: simulated annotators always passed the checks, so the simulation never exercised the flag. With a
+    rate, annotator k fails a check with probability rate · s_k / noise (careful 0.5×, sloppy 1.5× the rate); the
+    pass rates are read as the dashboard reads real ones, and the sloppiest falls under the 80 % flag."""
+    from annotation.analytics import attention_pass_rates
+    from annotation.services.attention import attention_checks_build
+    from annotation.services.simulation import _fail_rates
+
+    assert _fail_rates(1.0, 3, 0.4) == pytest.approx([0.2, 0.4, 0.6])
+    project = _twin(lead_user, "fails", n=16, set_size=5, overlap=1)
+    Project.objects.filter(pk=project.pk).update(attention_per_set=1)
+    project.refresh_from_db()
+    assert attention_checks_build(batch=project.batches.get(), actor=lead_user, n=6, seed=2) == 6
+    simulate_annotations(project=project, annotators=3, seed=4, attention_fail_rate=0.4)
+    rates = attention_pass_rates(project)
+    careful, sloppy = rates["sim-fails-1"], rates["sim-fails-3"]
+    assert careful["n"] >= 5 and sloppy["n"] >= 5
+    failed = sum(r["n"] - r["passed"] for r in rates.values())
+    assert failed > 0 and sloppy["passed"] / sloppy["n"] < 0.8  # flagged, as a real annotator would be
+    with pytest.raises(ValueError):
+        simulate_annotations(project=project, annotators=3, seed=4, attention_fail_rate=1.5)

@@ -34,6 +34,12 @@ def test_header_names_project_and_batch_and_progress_moves_during_the_set(live_s
     page.click("#back-home")
     page.wait_for_url(f"{live_server.url}/#annotate")
     assert page.is_visible(f"#annotate a[href='/annotate/{batch.pk}/']")
+    # Issue 39: what is left for this annotator (their open set's pairs and the pairs still to serve) and for the
+    # batch (pairs no one has judged), not the batch's total
+    row = page.locator("#annotate tr", has_text=batch.name)
+    assert row.locator(".left-batch").inner_text() == f"{batch.n_pairs - 1} of {batch.n_pairs}"
+    left_you = int(row.locator(".left-you").inner_text().removeprefix("up to "))
+    assert 0 < left_you <= batch.n_pairs - 1
 
 
 def test_finished_batch_hides_undo_and_keys_and_home_stops_offering_it(live_server, page, greek_project):  # noqa: F811
@@ -56,21 +62,29 @@ def test_finished_batch_hides_undo_and_keys_and_home_stops_offering_it(live_serv
     assert page.locator(f"#annotate a[href='/annotate/{batch.pk}/']").count() == 1  # the other batch is still offered
 
 
-def test_closed_batch_shows_a_message_instead_of_empty_cards(live_server, page, greek_project):  # noqa: F811
-    batch, _ = greek_project
+def test_a_batch_closed_while_the_annotator_works_keeps_the_answer_and_says_complete(live_server, page,
+                                                                                      greek_project):  # noqa: F811
+    """Issue 39: the pair on screen was served before the close: its answer is stored (marked after the close), the
+    page says the batch is complete, and a reload shows the closed batch's message instead of empty cards."""
+    batch, annotator = greek_project
     _annotate(page, live_server.url, batch)
     page.wait_for_selector("#choices[data-ready]")
-    batch_set_status(batch=batch, status="closed")  # closed by the lead while the annotator works
+    assert page.is_hidden("#batch-complete-note")
+    batch_set_status(batch=batch, status="closed")  # its stop rule held, or its lead closed it, while the annotator works
     page.keyboard.press("ArrowLeft")
-    page.wait_for_selector("#batch-closed:not([hidden])")
-    assert "closed" in page.inner_text("#batch-closed-reason")
-    assert "closed" in page.inner_text("#refused-list")  # the choice was refused, and says so
-    assert page.is_hidden("#choices") and page.is_hidden("#undo") and page.is_hidden("#reference-text")
+    page.wait_for_selector("#batch-complete-note:not([hidden])")  # shown once the server stored the choice
+    page.wait_for_selector("#save-state:has-text('All choices saved')")
+    assert Judgement.objects.get(batch=batch, annotator=annotator).after_close
+    assert page.locator("#refused-list li").count() == 0
     page.reload()  # opened while closed: the server renders the message, no empty cards
     page.wait_for_selector("#batch-closed:not([hidden])")
+    assert page.inner_text("#batch-closed-title") == "This batch is complete"
+    assert "answers to pairs you were already shown are still stored" in page.inner_text("#batch-closed-reason")
     assert page.is_hidden("#workspace") and page.is_hidden("#choice-left")
     page.goto(f"{live_server.url}/")
     assert page.locator(f"#annotate a[href='/annotate/{batch.pk}/']").count() == 0
+    row = page.locator("#annotate tr", has_text=batch.name)
+    assert "complete (closed)" in row.inner_text() and row.locator(".left-batch").inner_text() == "complete"
 
 
 def test_home_page_offers_annotate_only_where_pairs_remain(live_server, page, greek_project, make_user):  # noqa: F811

@@ -43,7 +43,9 @@ def test_stop_card_shows_computing_then_the_exact_figures(live_server, page, mak
     page.wait_for_selector("#stop-rule td:has-text('(exact)')", timeout=20_000)  # polled, reloaded by itself
     text = page.locator("#stop-rule").inner_text()
     check.refresh_from_db()
-    assert f"{min(check.result['p_next']):.3f} (exact)" in text
+    assert f"{check.result['p']:.3f} (exact)" in text
+    # Issue 39: the rule in plain words, on the card
+    assert "all 2 candidates ranked highest are truly among the 2 strongest" in page.inner_text("#stop-rule .explain")
     assert f"made at {judged} judgements (0 since)" in text
     assert page.locator("#stop-rule .exact-computing").count() == 0
     assert Job.objects.filter(kind=STOP_JOB, params__batch_id=batch.pk).count() == 1  # nothing queued again

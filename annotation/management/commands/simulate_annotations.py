@@ -17,6 +17,9 @@ class Command(BaseCommand):
                             help="the old fixed strengths θ = 6 · gold instead of noise calibrated to the project's "
                                  "agreement (or the DBBE gold's)")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--attention-fail-rate", type=float, default=0.1,
+                            help="share of attention checks the simulated annotators fail (the sloppy more often than "
+                                 "the careful; 0–1, default 0.1)")
         parser.add_argument("--batch", type=int, action="append", help="batch id (repeatable); default all open batches")
         parser.add_argument("--max-judgements", type=int, default=None)
         parser.add_argument("--compare-designs", type=int, default=0, metavar="SEEDS",
@@ -30,12 +33,14 @@ class Command(BaseCommand):
             raise CommandError(f"No project named {o['project']!r}.")
         if o["annotators"] < 1 or o["judgements_per_pair"] < 1 or o["noise"] <= 0:
             raise CommandError("--annotators and --judgements-per-pair must be ≥ 1 and --noise > 0.")
+        if not 0 <= o["attention_fail_rate"] <= 1:
+            raise CommandError("--attention-fail-rate must be between 0 and 1.")
         if o["compare_designs"]:
             return self.compare(project, o)
         summary = simulate_annotations(
             project=project, annotators=o["annotators"], judgements_per_pair=o["judgements_per_pair"],
             noise=o["noise"], seed=o["seed"], batch_ids=o["batch"], max_judgements=o["max_judgements"],
-            calibrate=not o["no_calibration"],
+            calibrate=not o["no_calibration"], attention_fail_rate=o["attention_fail_rate"],
             progress=lambda f, m: self.stdout.write(f"  {f:5.1%} {m}") if f >= 1 or int(f * 100) % 10 == 0 else None,
         )
         for name, count in summary["batches"].items():

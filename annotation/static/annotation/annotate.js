@@ -106,8 +106,9 @@
     }
   }
 
-  function confirmed(op) {
+  function confirmed(op, data) {
     answered = true;
+    if (data && data.after_close) $("batch-complete-note").hidden = false;  // stored; no new set will follow
     if (!state || !state.set || op.set_id !== state.set.id) return;
     const items = state.set.items;
     if (op.kind === "choice") {
@@ -267,7 +268,7 @@
         sessionProblem = "";
         retryDelay = 1000;
         setQueue(queue().filter((o) => !sameOp(o, op)));
-        if (res.ok) confirmed(op); else refused(op, detail(res));
+        if (res.ok) confirmed(op, res.data); else refused(op, detail(res));
         applyQueue();
         render();
       }
@@ -289,7 +290,7 @@
           const why = detail(res);
           const study = res.status === 403 && /study steps|comprehension check/.test(why);
           $("batch-closed-title").textContent = res.status === 409
-            ? (/ is archived/.test(why) ? "This project is archived" : "This batch is closed")
+            ? (/ is archived/.test(why) ? "This project is archived" : "This batch is complete")
             : (study ? "Study steps first" : "You cannot annotate this batch");
           $("batch-closed-reason").textContent = why;
           $("batch-closed-study").hidden = !study || /did not pass/.test(why);

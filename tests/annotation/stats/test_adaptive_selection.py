@@ -302,3 +302,36 @@ def test_the_trace_lists_the_pairs_chosen_by_the_criterion(design):
     else:  # a fifth of each set's fresh pairs (rounded: 1 of 7, 2 of 10) is exploration
         assert 0.75 * fresh_after_the_first_set < len(trace) < 0.9 * fresh_after_the_first_set
     assert all(np.isfinite(d) for *_, d in trace) and [t[0] for t in trace] == sorted(t[0] for t in trace)
+
+
+def test_top_recall_counts_true_top_k_members_and_ties_with_the_kth():
+    from annotation.stats.pair_selection import top_recall
+
+    assert top_recall(np.array([3.0, 2.0, 1.0, 0.0]), np.array([3.0, 2.0, 1.0, 0.0]), 2) == 1.0
+    assert top_recall(np.array([3.0, 2.0, 1.0, 0.0]), np.array([0.0, 1.0, 2.0, 3.0]), 2) == 0.0
+    assert top_recall(np.array([3.0, 2.0, 1.0, 0.0]), np.array([5.0, 1.0, 1.0, 0.0]), 2) == 1.0  # tied with the 2nd
+
+
+def test_simulated_stop_rule_stops_early_on_a_clear_truth_and_its_claim_holds():
+    """The service's rule on a simulated batch whose top 3 stand well apart: it stops before the pairs run out, on
+    exact draws, and the truth bears the claim out; an unreachable claim (all 15 right, k = 15 of 16 with no margin,
+    neighbours 0.1 apart) does not stop the batch before it runs out of pairs."""
+    from annotation.stats.pair_selection import annotator_scales, simulate_stop_rule
+
+    theta = np.concatenate([[9.0, 8.0, 7.0], np.linspace(3.0, -3.0, 13)])
+    out = simulate_stop_rule(theta, k=3, recall=1.0, margin=0.5, level=0.9, annotator_scales=annotator_scales(11),
+                             seed=1, draws=200)
+    assert out["stopped_at"] is not None and out["judged_pairs"] < out["pairs"] == 120
+    assert out["checks"] >= 1 and out["p"] >= 0.9 and out["right"] == 3 and not out["false_stop"]
+    flat = np.linspace(0.75, -0.75, 16)
+    never = simulate_stop_rule(flat, k=15, recall=1.0, margin=0.0, level=0.95, annotator_scales=annotator_scales(11),
+                               seed=1, draws=100)
+    assert never["stopped_at"] is None and not never["false_stop"]
+
+
+def test_budgets_are_reported_at_a_tolerance_not_at_the_first_touch():
+    from annotation.stats.pair_selection import holds_from
+
+    assert holds_from([100, 200, 300, 400], [0.90, 0.96, 0.94, 0.97], 0.95) == 400  # touched at 200, fell back
+    assert holds_from([100, 200, 300], [0.96, 0.97, 0.98], 0.95) == 100
+    assert holds_from([100, 200, 300], [0.96, 0.97, 0.94], 0.95) is None
