@@ -176,9 +176,11 @@ def corpus_search_run(corpus: SearchCorpus, req: SearchRequest) -> dict:
         return s.search(text, req.k, filters=flt, explain=req.k, checked=True)
 
     hits, info = run(own)
-    if not own and not req.include_own:  # a typed line of the corpus: its own work left out too
-        norm = " ".join(text.lower().split())
-        same = [h for h in hits if " ".join(h.text.lower().split()) == norm]
+    if not own and not req.include_own:  # a typed line of the corpus (the same words): its own work left out too
+        from detection.latin.analysis import latin_tokens
+
+        words = latin_tokens(text)
+        same = [h for h in hits if latin_tokens(h.text) == words]
         if same:
             own = same[0].work["key"]
             hits, info = run(own)

@@ -54,4 +54,4 @@ def build_corpus_index(job, *, corpus: str, source: str, subset: str = "all", ex
     from detection.services.corpora import corpus_build, source_path
 
     return corpus_build(name=corpus, path=source_path(source), subset=subset, extend=extend,
-                        progress=job.progress, log=job.log, job=job)
+                        progress=job.progress, log=job.log, job_id=job.id)

@@ -57,7 +57,7 @@ def _subset_filter(subset: str | None):
 
 def corpus_build(*, name: str, path, subset: str | None = None, works: list[str] | None = None,
                  extend: bool = False, params: dict | None = None, owner=None, progress=None, log=None,
-                 job: Job | None = None) -> dict:
+                 job_id: int | None = None) -> dict:
     """Build (or, ``extend``, add works to) the index of corpus ``name`` from the folder or archive ``path``.
     Malformed ``.tess`` lines are reported (file, line) and skipped; the build goes on. Returns a summary."""
     from django.utils.text import slugify
@@ -78,7 +78,7 @@ def corpus_build(*, name: str, path, subset: str | None = None, works: list[str]
         if extend and row.status != SearchCorpus.Status.READY:
             raise CorpusError(f"the corpus {name!r} has no finished index to extend: build it first", status=409)
         previous = row.status
-        SearchCorpus.objects.filter(pk=row.pk).update(status=SearchCorpus.Status.BUILDING, build_job=job)
+        SearchCorpus.objects.filter(pk=row.pk).update(status=SearchCorpus.Status.BUILDING, build_job_id=job_id)
         report = corpus_files.new_report()
 
         def chosen():
