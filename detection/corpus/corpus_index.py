@@ -44,7 +44,10 @@ MATRICES = ("lemma", "form", "quote", "order", "position", "sound")
 # the matrix each sparse channel reads (rare: the lemma postings of the query's rare lemmas)
 CHANNEL_MATRIX = {"lemma": "lemma", "rare": "lemma", "synonym": "lemma", "form": "form", "edit": "form",
                   "quote": "quote", "order": "order", "position": "position", "sound": "sound"}
-SOUND_CAP = 0.2  # trigrams in more than this share of the segments carry no sound of their own (the channel's rule)
+# trigrams in more than this share of the segments carry no sound of their own: the channel's rule is a fifth of the
+# fitted texts; over a corpus of 100,000s of segments a common trigram's postings cost more than every other
+# channel together (docs/corpus_search.md), so the corpus index keeps the rarer ones only
+SOUND_CAP = 0.01
 Progress = Callable[[float, str], None]
 
 
@@ -204,8 +207,15 @@ def _write_part(folder: Path, works, settings: ChannelSettings, encoder, progres
     _sound_counts(folder, docs)
     _variants(folder, docs)
     content = [[lem for _t, lem in _content(d)] for d in docs]
-    _save(folder, "semantic", encoder.encode(content).astype(np.float32))
+    vectors = encoder.encode(content).astype(np.float32)
+    _save(folder, "semantic", vectors)
+    _save(folder, "semantic8", quantised(vectors))
     return len(texts)
+
+
+def quantised(unit_vectors: np.ndarray) -> np.ndarray:
+    """Unit vectors as int8 (x 127): the semantic channel's scan reads a quarter of the bytes."""
+    return np.clip(np.round(unit_vectors * 127), -127, 127).astype(np.int8)
 
 
 def _synonyms(root: Path, wv, parts: list[dict]) -> None:
@@ -350,8 +360,8 @@ class Blob:
     """Strings stored as one UTF-8 blob with offsets, read memory-mapped."""
 
     def __init__(self, folder: Path, name: str):
-        self.data = np.load(folder / f"{name}.bin.npy", mmap_mode="r")
-        self.off = np.load(folder / f"{name}.off.npy", mmap_mode="r")
+        self.data = np.load(folder / f"{name}.bin.npy", mmap_mode="r").view(np.ndarray)
+        self.off = np.load(folder / f"{name}.off.npy", mmap_mode="r").view(np.ndarray)
 
     def __len__(self) -> int:
         return self.off.size - 1
@@ -371,11 +381,11 @@ class Part:
         self.folder, self.start, self.n = folder, start, n
         self.text, self.ref, self.forms = Blob(folder, "text"), Blob(folder, "ref"), Blob(folder, "forms")
 
-        def load(name):
-            return np.load(folder / f"{name}.npy", mmap_mode="r")
+        def load(name):  # a plain array over the mapped file (indexing a np.memmap costs more)
+            return np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
 
         self.mats = {m: tuple(load(f"{m}.{s}") for s in ("keys", "ptr", "seg", "w")) for m in MATRICES}
-        self.semantic = load("semantic")
+        self.semantic, self.semantic8 = load("semantic"), load("semantic8")
         self.var_keys, self.var_form = load("variants.keys"), load("variants.form")
 
 
@@ -393,10 +403,8 @@ class CorpusIndex:
         self.part_starts = np.asarray([p.start for p in self.parts], np.int64)
         self.work_starts = np.asarray([w["start"] for w in self.works], np.int64)
         self.work_by_key = {w["key"]: i for i, w in enumerate(self.works)}
-        self.syn_keys = np.load(self.folder / "synonyms.keys.npy", mmap_mode="r")
-        self.syn_other = np.load(self.folder / "synonyms.other.npy", mmap_mode="r")
-        self.idf_keys = np.load(self.folder / "sound_idf.keys.npy", mmap_mode="r")
-        self.idf_val = np.load(self.folder / "sound_idf.val.npy", mmap_mode="r")
+        self.syn_keys, self.syn_other = np.load(self.folder / "synonyms.keys.npy"), np.load(self.folder / "synonyms.other.npy")
+        self.idf_keys, self.idf_val = np.load(self.folder / "sound_idf.keys.npy"), np.load(self.folder / "sound_idf.val.npy")
 
     def _part(self, i: int) -> tuple[Part, int]:
         p = self.parts[int(np.searchsorted(self.part_starts, i, side="right")) - 1]
@@ -439,16 +447,27 @@ class CorpusIndex:
         """Each query form -> the corpus forms one edit from it (after assimilation), as
         :class:`detection.methods.lexical.channel_index.VariantIndex` finds them."""
         out: dict[str, set[str]] = {}
-        for w in sorted({f for f in forms if len(f) >= min_len}):
-            a = C.assimilated(w)
-            keys = sorted({"=" + a, a, *(a[:p] + a[p + 1:] for p in range(len(a)))})
-            h = feature_hashes(keys)
-            for part in self.parts:
-                lo = np.searchsorted(part.var_keys, h)
-                hi = np.searchsorted(part.var_keys, h, side="right")
-                for x, y in zip(lo.tolist(), hi.tolist()):
-                    for fi in part.var_form[x:y].tolist():
-                        g = part.forms[fi]
-                        if g != w and C._one_edit(a, C.assimilated(g)):
-                            out.setdefault(w, set()).add(g)
+        words = sorted({f for f in forms if len(f) >= min_len})
+        assim = {w: C.assimilated(w) for w in words}
+        owners, keys = [], []
+        for w in words:
+            a = assim[w]
+            ks = {"=" + a, a, *(a[:p] + a[p + 1:] for p in range(len(a)))}
+            keys.extend(ks)
+            owners.extend([w] * len(ks))
+        if not keys:
+            return C.Relation({})
+        h = feature_hashes(keys)
+        for part in self.parts:
+            lo = np.searchsorted(part.var_keys, h)
+            hi = np.searchsorted(part.var_keys, h, side="right")
+            found = np.flatnonzero(hi > lo)
+            pairs = set()
+            for x in found.tolist():
+                for fi in part.var_form[lo[x]:hi[x]].tolist():
+                    pairs.add((owners[x], fi))
+            for w, fi in pairs:
+                g = part.forms[fi]
+                if g != w and g not in out.get(w, ()) and C._one_edit(assim[w], C.assimilated(g)):
+                    out.setdefault(w, set()).add(g)
         return C.Relation({k: frozenset(v) for k, v in out.items()})

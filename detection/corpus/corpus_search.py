@@ -49,6 +49,45 @@ def _scatter(keys, ptr, seg, w, qkeys, qw, offset, acc, cnt, touched, n_touched)
     return n_touched
 
 
+HIST_BITS = 12
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _dot8(X, q, out):
+    """``out[i] = X[i] . q`` for int8 rows and an int8 query (int16 products, int32 sums)."""
+    n, d = X.shape
+    for i in range(n):
+        acc = np.int32(0)
+        for j in range(d):
+            acc += np.int16(X[i, j]) * np.int16(q[j])
+        out[i] = acc
+
+
+@njit(cache=True, nogil=True)
+def _top_positive(scores, depth, shift):
+    """The indices of the ``depth`` largest positive scores (all of them when fewer), best first: a histogram of
+    the scores (``score >> shift``) gives the threshold, one more pass collects those above it."""
+    nb = 1 << HIST_BITS
+    hist = np.zeros(nb + 1, np.int64)
+    for s in scores:
+        if s > 0:
+            hist[min(s >> shift, nb)] += 1
+    total, b = 0, nb
+    while b > 0 and total + hist[b] < depth:
+        total += hist[b]
+        b -= 1
+    over = np.empty(total + hist[b], np.int64)
+    m = 0
+    for i in range(scores.size):
+        s = scores[i]
+        if s > 0 and min(s >> shift, nb) >= b:
+            over[m] = i
+            m += 1
+    over = over[:m]
+    sel = np.argsort(-scores[over], kind="mergesort")[:depth]
+    return over[sel]
+
+
 def check_query(text: str) -> str:
     text = " ".join(str(text or "").split())
     if not text:
@@ -91,9 +130,15 @@ class CorpusSearcher:
         self._acc = {c: np.zeros(n, np.float32) for c in self.sparse}
         self._cnt = {c: np.zeros(n, np.int32) for c in self.sparse}
         self._touched = {c: np.zeros(n, np.int64) for c in self.sparse}
+        self._sem_buf = np.zeros(n, np.int32)
+        from dataclasses import replace
+
         from detection.methods.semantic.static_semantic import SegmentEncoder
 
-        self.encoder = SegmentEncoder.from_state(settings.wv, index.manifest["encoder"])
+        wv = settings.wv  # a float32 copy of the vectors: the encoder would convert a float16 table every query
+        wv32 = replace(wv, vectors=np.asarray(wv.vectors, np.float32), index=wv.index)
+        self.encoder = SegmentEncoder.from_state(wv32, index.manifest["encoder"])
+        self._idf: dict[str, float] = {}
         self._keys = list(settings.wv.keys)
 
     # ---------------------------------------------------------------------------------------- query side
@@ -103,8 +148,16 @@ class CorpusSearcher:
         var = self.index.variants(doc.tokens) if "edit" in self.weights else None
         qf = C.features(doc, self.settings.rarity, rare_min=self.settings.rare_min, side="query", synonyms=syn,
                         variants=var)
-        C.weigh_sound(qf, self.index.sound_idf(qf.feats["sound"]))
+        C.weigh_sound(qf, self.sound_idf(qf.feats["sound"]))
         return doc, qf
+
+    def sound_idf(self, trigrams) -> dict[str, float]:
+        """The index's idf of these trigrams (kept for later searches: a few 10,000 trigrams in all)."""
+        todo = [g for g in trigrams if g not in self._idf]
+        if todo:
+            found = self.index.sound_idf(todo)
+            self._idf.update({g: found.get(g, 0.0) for g in todo})
+        return {g: self._idf[g] for g in trigrams}
 
     def _walk(self, ch: str, feats: dict[str, float]) -> np.ndarray:
         """The channel's scores of every touched segment: (touched segments, scores)."""
@@ -121,6 +174,24 @@ class CorpusSearcher:
             keys, ptr, seg, w = part.mats[CHANNEL_MATRIX[ch]]
             n_t = _scatter(keys, ptr, seg, w, qk, qw, part.start, acc, cnt, touched, n_t)
         return touched[:n_t].copy()
+
+    def _channel(self, ch: str, segs: np.ndarray) -> np.ndarray:
+        """The channel's scores of ``segs`` (walked already); the lemma channel counts two shared lemmas at least
+        (Tesserae's rule)."""
+        v = self._acc[ch][segs]
+        if ch == "lemma":
+            v = np.where(self._cnt[ch][segs] >= 2, v, np.float32(0))
+        return v
+
+    def _fused(self, segs: np.ndarray, qv) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The fused score of ``segs`` (sum of weight x channel score) and every channel's score."""
+        scores = {ch: self._channel(ch, segs) for ch in self.sparse}
+        if qv is not None:
+            scores["semantic"] = self._exact_semantic(qv, segs)
+        fused = np.zeros(segs.size, np.float32)
+        for ch, v in scores.items():
+            fused += np.float32(self.weights[ch]) * v
+        return fused, scores
 
     def _reset(self, ch: str, touched: np.ndarray) -> None:
         self._acc[ch][touched] = 0
@@ -144,6 +215,27 @@ class CorpusSearcher:
             keep[w["start"]:w["start"] + w["n"]] = True
         return keep
 
+    def _semantic_list(self, qv: np.ndarray, depth: int, keep) -> np.ndarray:
+        """The segments of the semantic channel's own top list: an int8 scan of every segment (quantised unit
+        vectors) and a histogram threshold; their exact cosines come from the float32 vectors."""
+        from .corpus_index import quantised
+
+        q8 = quantised(qv)
+        bound = 127 * int(np.abs(q8.astype(np.int64)).sum()) + 1
+        for part in self.index.parts:
+            _dot8(part.semantic8, q8, self._sem_buf[part.start:part.start + part.n])
+        if keep is not None:
+            self._sem_buf[~keep] = 0
+        return _top_positive(self._sem_buf, depth, max(0, bound.bit_length() - HIST_BITS))
+
+    def _exact_semantic(self, qv: np.ndarray, segs: np.ndarray) -> np.ndarray:
+        out = np.zeros(segs.size, np.float32)
+        for part in self.index.parts:
+            m = (segs >= part.start) & (segs < part.start + part.n)
+            if m.any():
+                out[m] = np.maximum(part.semantic[segs[m] - part.start] @ qv, 0.0)
+        return out
+
     def search(self, text: str, k: int = 20, *, filters: Filters | None = None, explain: int = 20,
                checked: bool = False) -> tuple[list[Hit], dict]:
         """The top ``k`` segments for the passage ``text`` (best first), the first ``explain`` explained; and
@@ -151,77 +243,65 @@ class CorpusSearcher:
         text = text if checked else check_query(text)
         doc, qf = self.query_features(text)
         keep = self.allowed(filters)
-        n = self.index.n
         depth = max(int(k), self.settings.budget)
-        per_channel: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        touched_all = {}
+        touched_all: dict[str, np.ndarray] = {}
         try:
-            for ch in self.sparse:
+            segs = []
+            for ch in self.sparse:  # every sparse channel's own top list (score > 0), as deep as the budget
                 t = touched_all[ch] = self._walk(ch, qf.feats[ch])
-                vals = self._acc[ch][t]
-                if ch == "lemma":  # Tesserae's rule: two shared lemmas at least
-                    vals = np.where(self._cnt[ch][t] >= 2, vals, np.float32(0))
-                per_channel[ch] = (t, vals)
+                v = self._channel(ch, t)
+                ok = v > 0
+                if keep is not None:
+                    ok &= keep[t]
+                t, v = t[ok], v[ok]
+                if t.size > depth:
+                    sel = np.argpartition(-v, depth - 1)[:depth]
+                    t, v = t[sel], v[sel]
+                segs.append(t[np.lexsort((t, -v))])
+            qv = None
+            if "semantic" in self.weights:
+                content = [[lem for tok, lem in zip(doc.tokens, doc.lemmas) if C.is_content(lem, tok)]]
+                qv = self.encoder.encode(content).astype(np.float32)[0]
+                if np.any(qv):
+                    t = self._semantic_list(qv, depth, keep)
+                    v = self._exact_semantic(qv, t)
+                    segs.append(t[np.lexsort((t, -v))])
+            cand = np.zeros(0, np.int64)
+            if segs:  # round robin: a segment's best rank in any list, equal ranks by index, up to the budget
+                S = np.concatenate(segs).astype(np.int64)
+                R = np.concatenate([np.arange(x.size) for x in segs])
+                o = np.lexsort((R, S))
+                S, R = S[o], R[o]
+                first = np.ones(S.size, bool)
+                first[1:] = S[1:] != S[:-1]
+                S, R = S[first], R[first]
+                cand = S[np.lexsort((S, R))][:depth]
+            fused, scores = self._fused(cand, qv)
+            if cand.size < depth and touched_all:  # the lists ran out: the best fused scores of the rest
+                rest = np.setdiff1d(np.unique(np.concatenate(list(touched_all.values()))), cand)
+                if keep is not None:
+                    rest = rest[keep[rest]]
+                f_rest, _ = self._fused(rest, qv)
+                ok = f_rest > 0
+                rest, f_rest = rest[ok], f_rest[ok]
+                more = np.lexsort((rest, -f_rest))[:depth - cand.size]
+                cand = np.concatenate([cand, rest[more]])
+                fused, scores = self._fused(cand, qv)
+            order = np.lexsort((cand, -fused))[:k] if cand.size else cand
+            top, fused_top = cand[order], fused[order]
+            channel_scores = {ch: v[order] for ch, v in scores.items()}
         finally:
             for ch, t in touched_all.items():
                 self._reset(ch, t)
-        sem = None
-        if "semantic" in self.weights:
-            content = [[lem for tok, lem in zip(doc.tokens, doc.lemmas) if C.is_content(lem, tok)]]
-            qv = self.encoder.encode(content).astype(np.float32)[0]
-            sem = np.empty(n, np.float32)
-            for part in self.index.parts:
-                np.maximum(part.semantic @ qv, 0.0, out=sem[part.start:part.start + part.n])
-        fused = np.zeros(n, np.float32) if sem is None else np.float32(self.weights["semantic"]) * sem
-        for ch, (t, vals) in per_channel.items():
-            fused[t] += np.float32(self.weights[ch]) * vals
-        if keep is not None:
-            fused[~keep] = -np.inf
-        lists = list(per_channel.values()) + ([(np.arange(n), sem)] if sem is not None else [])
-        segs, ranks = [], []
-        for t, v in lists:  # every channel's own top list (score > 0), as deep as the budget
-            ok = v > 0
-            if keep is not None:
-                ok &= keep[t]
-            t, v = t[ok], v[ok]
-            if t.size > depth:
-                sel = np.argpartition(-v, depth - 1)[:depth]
-                t, v = t[sel], v[sel]
-            segs.append(t[np.lexsort((t, -v))])
-            ranks.append(np.arange(segs[-1].size))
-        cand = np.zeros(0, np.int64)
-        if segs:  # round robin: a segment's best rank in any list, equal ranks by index, up to the budget
-            S, R = np.concatenate(segs).astype(np.int64), np.concatenate(ranks)
-            o = np.lexsort((R, S))
-            S, R = S[o], R[o]
-            first = np.ones(S.size, bool)
-            first[1:] = S[1:] != S[:-1]
-            S, R = S[first], R[first]
-            cand = S[np.lexsort((S, R))][:depth]
-        if cand.size < depth:  # the channels' lists ran out: the best fused scores of the rest
-            rest = fused.copy()
-            rest[cand] = -np.inf
-            more = np.flatnonzero(rest > 0)
-            more = more[np.lexsort((more, -rest[more]))][:depth - cand.size]
-            cand = np.concatenate([cand, more])
-        top = cand[np.lexsort((cand, -fused[cand]))][:k] if cand.size else cand
-        channel_scores = {}
-        for ch, (t, vals) in per_channel.items():
-            o = np.argsort(t)
-            ts, vs = t[o], vals[o]
-            pos = np.minimum(np.searchsorted(ts, top), max(ts.size - 1, 0))
-            channel_scores[ch] = np.where(ts[pos] == top, vs[pos], 0.0) if ts.size else np.zeros(top.size)
-        if sem is not None:
-            channel_scores["semantic"] = sem[top]
         hits = []
         for r, s in enumerate(top.tolist()):
             wi = self.index.work_of(s)
-            hit = Hit(s, float(fused[s]), self.index.works[wi], self.index.ref(s), self.index.citation(s),
+            hit = Hit(s, float(fused_top[r]), self.index.works[wi], self.index.ref(s), self.index.citation(s),
                       self.index.text(s), {ch: round(float(v[r]), 6) for ch, v in channel_scores.items()})
             if r < explain:
                 hit.explanation = self.explain(qf, hit)
             hits.append(hit)
-        return hits, {"text": text, "tokens": doc.tokens, "n_segments": n}
+        return hits, {"text": text, "tokens": doc.tokens, "n_segments": self.index.n}
 
     # ---------------------------------------------------------------------------------------- explaining
     def explain(self, qf: C.ChannelFeatures, hit: Hit) -> dict:
@@ -229,7 +309,7 @@ class CorpusSearcher:
         sdoc = C.analyse([hit.text])[0]
         sf = C.features(sdoc, self.settings.rarity, rare_min=self.settings.rare_min, side="source",
                         synonyms=C.Relation(), variants=C.Relation())
-        C.weigh_sound(sf, self.index.sound_idf(sf.feats["sound"]))
+        C.weigh_sound(sf, self.sound_idf(sf.feats["sound"]))
         out = []
         q_words, s_words = set(), set()
         for ch, score in hit.channels.items():
