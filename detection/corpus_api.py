@@ -5,9 +5,6 @@ explanation; ``export=csv|json|trec`` downloads it), ``/corpora/<name>/works/<ke
 or work answers 404 with a sentence, an index to rebuild 409."""
 from __future__ import annotations
 
-import json
-
-from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
@@ -15,7 +12,6 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.csv_export import csv_text
 from core.pagination import Pagination, paginated
 from core.roles import LEAD, RESEARCHER, has_role
 from core.schema import OpenEndedSerializer
@@ -44,23 +40,6 @@ class BuildSerializer(serializers.Serializer):
     source = serializers.ChoiceField(choices=sorted(SOURCES))
     subset = serializers.ChoiceField(choices=sorted(SUBSETS), default="all")
     extend = serializers.BooleanField(default=False)
-
-
-def export_response(result: dict, kind: str) -> HttpResponse:
-    """A search as a download: CSV (one row a hit, every channel a column), JSON (the whole answer) or a TREC run."""
-    name = f"{result['corpus']}-search"
-    if kind == "csv":
-        rows = R.export_rows(result)
-        header = list(rows[0]) if rows else ["rank", "citation", "work", "ref", "score", "text"]
-        resp = HttpResponse(csv_text(header, rows), content_type="text/csv; charset=utf-8")
-        resp["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-    elif kind == "trec":
-        resp = HttpResponse(R.trec_run(result), content_type="text/plain; charset=utf-8")
-        resp["Content-Disposition"] = f'attachment; filename="{name}.trec"'
-    else:
-        resp = HttpResponse(json.dumps(result, ensure_ascii=False, indent=1), content_type="application/json")
-        resp["Content-Disposition"] = f'attachment; filename="{name}.json"'
-    return resp
 
 
 class CorpusListApi(APIView):
@@ -104,7 +83,7 @@ class CorpusSearchApi(APIView):
         result = R.corpus_search_run(R.corpus_get(name), R.request_from(request.query_params))
         kind = request.query_params.get("export")
         if kind in ("csv", "json", "trec"):
-            return export_response(result, kind)
+            return R.export_response(result, kind)
         return Response(result)
 
 

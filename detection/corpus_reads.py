@@ -4,12 +4,17 @@ the loaded index (memory-mapped) and its searcher per corpus; an index whose dig
 and the configuration's is refused with 409 and "rebuild"."""
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from dataclasses import dataclass, field
 
+from django.http import HttpResponse
+
+from core.csv_export import csv_text
 from detection.corpus import corpus_index, corpus_search
+from detection.methods.specs import MethodConfig
 from detection.models import CorpusWork, SearchCorpus
 from detection.services.corpora import CorpusError, corpus_root
 
@@ -48,15 +53,23 @@ def searcher(corpus: SearchCorpus) -> corpus_search.CorpusSearcher:
         stamp = (folder / "manifest.json").stat().st_mtime_ns
     except FileNotFoundError:
         raise CorpusError(f"The index of {corpus.name!r} is missing on this server: rebuild it.", status=409) from None
+    try:
+        expected = corpus_index.analyser_digest(MethodConfig.from_json(corpus.config).digest)
+    except (KeyError, TypeError, ValueError):
+        raise CorpusError(f"The corpus {corpus.name!r} has no valid configuration: rebuild it.", status=409) from None
     with _LOCK:
         hit = _CACHE.get(corpus.name)
         if hit is not None and hit[0] == stamp:
+            if hit[1].index.manifest["digest"] != expected:
+                raise CorpusError(f"The index of {corpus.name!r} was built with another analyser or method "
+                                  "configuration: rebuild it.", status=409)
             return hit[1]
         try:
             settings_ = corpus_index.channel_settings((corpus.config or {}).get("params"))
-            index = corpus_index.CorpusIndex(folder, expected_digest=settings_.digest)
-        except corpus_index.StaleIndex as exc:
-            raise CorpusError(f"The index of {corpus.name!r} is out of date: {exc}.", status=409) from None
+            index = corpus_index.CorpusIndex(folder, expected_digest=expected)
+        except corpus_index.StaleIndex:
+            raise CorpusError(f"The index of {corpus.name!r} was built with another analyser or method "
+                              "configuration: rebuild it.", status=409) from None
         except corpus_index.CorpusIndexError as exc:
             raise CorpusError(str(exc), status=409) from None
         s = corpus_search.CorpusSearcher(index, settings_)
@@ -209,3 +222,20 @@ def trec_run(result: dict, qid: str = "q1", run_name: str = "similia-channels") 
     """The hits as a TREC run file (``qid Q0 docid rank score run``; docid: work key and reference)."""
     return "".join(f"{qid} Q0 {h['work']}:{h['ref']} {h['rank']} {h['score']:.6f} {run_name}\n"
                    for h in result["hits"])
+
+
+def export_response(result: dict, kind: str) -> HttpResponse:
+    """A search as a download: CSV (one row a hit, every channel a column), JSON (the whole answer) or a TREC run."""
+    name = f"{result['corpus']}-search"
+    if kind == "csv":
+        rows = export_rows(result)
+        header = list(rows[0]) if rows else ["rank", "citation", "work", "ref", "score", "text"]
+        resp = HttpResponse(csv_text(header, rows), content_type="text/csv; charset=utf-8")
+        resp["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+    elif kind == "trec":
+        resp = HttpResponse(trec_run(result), content_type="text/plain; charset=utf-8")
+        resp["Content-Disposition"] = f'attachment; filename="{name}.trec"'
+    else:
+        resp = HttpResponse(json.dumps(result, ensure_ascii=False, indent=1), content_type="application/json")
+        resp["Content-Disposition"] = f'attachment; filename="{name}.json"'
+    return resp

@@ -72,9 +72,7 @@ def corpus_search(request, name: str):
             h["reader_url"] = R.reader_url(c.name, h["work"], h["ref"])
         kind = request.GET.get("export")
         if kind in ("csv", "json", "trec"):
-            from detection.corpus_api import export_response
-
-            return export_response(result, kind)
+            return R.export_response(result, kind)
         query = request.GET.copy()
         exports = {}
         for k in ("csv", "json", "trec"):
