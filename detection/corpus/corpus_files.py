@@ -15,7 +15,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from detection.latin.errors import InputError
 from detection.latin.readers import ReadReport, read_plain, read_tess, tess_prefix
@@ -78,9 +78,9 @@ def _files(folder: Path) -> list[Path]:
                   and not p.name.startswith("."))
 
 
-def read_corpus(path, *, report: ReadReport, only: set[str] | None = None) -> Iterator[Work]:
+def read_corpus(path, *, report: ReadReport, only: Callable[[str], bool] | None = None) -> Iterator[Work]:
     """The works of a folder or an archive (``.tar.xz``, ``.tar.gz``, ``.tar``, ``.zip``) of ``.tess`` and
-    ``.txt`` files, by file name; ``only``: the work keys to read (None: all). An archive's members are read by
+    ``.txt`` files, by file name; ``only(key)``: whether to read a work (None: all; the others are not parsed). An archive's members are read by
     their base names into a private temporary folder (no member path is followed)."""
     path = Path(path)
     if path.is_dir():
@@ -93,11 +93,11 @@ def read_corpus(path, *, report: ReadReport, only: set[str] | None = None) -> It
         yield from _works(_files(Path(tmp)), report, only)
 
 
-def _works(files: list[Path], report: ReadReport, only: set[str] | None) -> Iterator[Work]:
+def _works(files: list[Path], report: ReadReport, only: Callable[[str], bool] | None) -> Iterator[Work]:
     seen: set[str] = set()
     for f in files:
         key = f.name.removesuffix(".txt").removesuffix(".tess")
-        if (only is not None and key not in only) or key in seen:
+        if (only is not None and not only(key)) or key in seen:
             continue
         seen.add(key)
         work = read_work(f, report=report, key=key)

@@ -81,12 +81,11 @@ def corpus_build(*, name: str, path, subset: str | None = None, works: list[str]
         SearchCorpus.objects.filter(pk=row.pk).update(status=SearchCorpus.Status.BUILDING, build_job_id=job_id)
         report = corpus_files.new_report()
 
+        def want(key: str) -> bool:
+            return (prefixes is None or key.startswith(prefixes)) and (wanted is None or key in wanted)
+
         def chosen():
-            for w in corpus_files.read_corpus(path, report=report):
-                if prefixes is not None and not w.key.startswith(prefixes):
-                    continue
-                if wanted is not None and w.key not in wanted:
-                    continue
+            for w in corpus_files.read_corpus(path, report=report, only=want):
                 if log:
                     log(f"{w.key}: {len(w.texts):,} segments ({w.genre})")
                 yield w
