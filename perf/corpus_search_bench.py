@@ -103,7 +103,11 @@ def main() -> None:
     if a.write:
         import yaml
 
-        Path(a.write).write_text(yaml.safe_dump(figures, sort_keys=False), encoding="utf-8")
+        setup = {k: figures.pop(k) for k in ("corpus", "segments", "works", "parts", "queries", "k", "explained",
+                                             "channels", "load_average_1min", "cpus")}
+        stored = {"name": "corpus_search", "command": " ".join(["perf/corpus_search_bench.py", *sys.argv[1:]]),
+                  "setup": setup, "figures": figures}
+        Path(a.write).write_text(yaml.safe_dump(stored, sort_keys=False), encoding="utf-8")
         print(f"written {a.write}")
 
 
