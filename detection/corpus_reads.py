@@ -121,6 +121,17 @@ def reader_url(corpus: str, work: str, ref: str) -> str:
     return f"{reverse('corpora:work', args=[corpus, work])}?{urlencode({'ref': ref})}#line-{ref}"
 
 
+def work_segments(corpus: SearchCorpus, work: CorpusWork) -> list[tuple[str, str]]:
+    """Every segment of a work as (citation, text), in order (what the workbench copies)."""
+    s = searcher(corpus)
+    return [(s.index.citation(i), s.index.text(i)) for i in range(work.start, work.start + work.n_segments)]
+
+
+def ready_works():
+    """The works of every built corpus (the workbench's stored texts)."""
+    return CorpusWork.objects.filter(corpus__status=SearchCorpus.Status.READY).select_related("corpus")
+
+
 def segment_at(corpus: SearchCorpus, work: CorpusWork, ref: str) -> str:
     """The text of the work's segment ``ref`` (404 when the work has none)."""
     s = searcher(corpus)
