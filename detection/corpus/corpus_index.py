@@ -312,26 +312,36 @@ def build_index(root, name: str, works: Sequence, settings: ChannelSettings, *, 
         added += n
         batch, size = [], 0
 
-    for w in works:
-        if w.key in known:
-            raise CorpusIndexError(f"the work {w.key!r} is in the corpus {name!r} already")
-        known.add(w.key)
-        if size and size + len(w.texts) > part_size:
-            flush()
-        batch.append(w)
-        size += len(w.texts)
-    flush()
-    if not manifest["parts"]:
-        raise CorpusIndexError("no work with readable segments")
-    if progress:
-        progress(0.95, "synonyms and sound weights")
-    _synonyms(folder, settings.wv, manifest["parts"])
-    _reweigh_sound(folder, manifest["parts"], manifest["n_segments"])
-    manifest["seconds_last_build"] = round(time.time() - t0, 1)
-    manifest["added_last_build"] = added
-    tmp = folder / ".manifest.tmp"
-    tmp.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, folder / "manifest.json")
+    original = {p["dir"] for p in manifest["parts"]}
+    try:
+        for w in works:
+            if w.key in known:
+                raise CorpusIndexError(f"the work {w.key!r} is in the corpus {name!r} already")
+            known.add(w.key)
+            if size and size + len(w.texts) > part_size:
+                flush()
+            batch.append(w)
+            size += len(w.texts)
+        flush()
+        if not manifest["parts"]:
+            raise CorpusIndexError("no work with readable segments")
+        if progress:
+            progress(0.95, "synonyms and sound weights")
+        _synonyms(folder, settings.wv, manifest["parts"])
+        _reweigh_sound(folder, manifest["parts"], manifest["n_segments"])
+        manifest["seconds_last_build"] = round(time.time() - t0, 1)
+        manifest["added_last_build"] = added
+        tmp = folder / ".manifest.tmp"
+        tmp.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, folder / "manifest.json")
+    except BaseException:  # nothing half-built is left: a fresh build's folder, an extension's new parts
+        if extend:
+            for p in folder.glob("p*"):
+                if p.is_dir() and p.name not in original:
+                    shutil.rmtree(p, ignore_errors=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     if not extend:
         old = root / f".{name}.old-{os.getpid()}"
         if final.exists():

@@ -11,6 +11,7 @@ context term is 0.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -131,6 +132,7 @@ class CorpusSearcher:
         self._cnt = {c: np.zeros(n, np.int32) for c in self.sparse}
         self._touched = {c: np.zeros(n, np.int64) for c in self.sparse}
         self._sem_buf = np.zeros(n, np.int32)
+        self._lock = threading.Lock()
         from dataclasses import replace
 
         from detection.methods.semantic.static_semantic import SegmentEncoder
@@ -239,8 +241,13 @@ class CorpusSearcher:
     def search(self, text: str, k: int = 20, *, filters: Filters | None = None, explain: int = 20,
                checked: bool = False) -> tuple[list[Hit], dict]:
         """The top ``k`` segments for the passage ``text`` (best first), the first ``explain`` explained; and
-        the query's analysis (its words and which ones matched)."""
+        the query's analysis (its words and which ones matched). One search at a time per searcher (its score
+        buffers are shared): a threaded web server's requests wait for each other here."""
         text = text if checked else check_query(text)
+        with self._lock:
+            return self._search(text, k, filters, explain)
+
+    def _search(self, text: str, k: int, filters: Filters | None, explain: int) -> tuple[list[Hit], dict]:
         doc, qf = self.query_features(text)
         keep = self.allowed(filters)
         depth = max(int(k), self.settings.budget)

@@ -93,13 +93,11 @@ def corpus_build(*, name: str, path, subset: str | None = None, works: list[str]
         try:
             manifest = corpus_index.build_index(corpus_root(), name, list(chosen()), settings_, extend=extend,
                                                 progress=progress)
-        except (corpus_index.CorpusIndexError, corpus_files.InputError) as exc:
-            SearchCorpus.objects.filter(pk=row.pk).update(
-                status=previous if extend else SearchCorpus.Status.FAILED)
-            raise CorpusError(str(exc), status=409 if isinstance(exc, corpus_index.StaleIndex) else 400) from None
-        except BaseException:
-            SearchCorpus.objects.filter(pk=row.pk).update(
-                status=previous if extend else SearchCorpus.Status.FAILED)
+        except BaseException as exc:  # a failed or cancelled build leaves the index it replaces in service
+            ready = previous == SearchCorpus.Status.READY and (corpus_root() / name / "manifest.json").is_file()
+            SearchCorpus.objects.filter(pk=row.pk).update(status=previous if ready else SearchCorpus.Status.FAILED)
+            if isinstance(exc, (corpus_index.CorpusIndexError, corpus_files.InputError)):
+                raise CorpusError(str(exc), status=409 if isinstance(exc, corpus_index.StaleIndex) else 400) from None
             raise
         skipped = {"summary": report.summary(), "lines": list(report.messages)}
         for line in report.messages:

@@ -160,3 +160,17 @@ def test_arrays_are_plain_npy_without_pickle(built):
     assert files
     for f in files:
         np.load(f, allow_pickle=False, mmap_mode="r")
+
+
+def test_a_failed_build_leaves_nothing_half_built(built, small_corpus_dir, tmp_path):
+    _folder, settings, _r, _m = built
+    works = list(corpus_files.read_corpus(small_corpus_dir, report=corpus_files.new_report()))
+    with pytest.raises(corpus_index.CorpusIndexError, match="already"):
+        corpus_index.build_index(tmp_path, "twice", works + works[:1], settings, part_size=500)
+    assert not any(tmp_path.iterdir())  # the fresh build's folder removed
+    corpus_index.build_index(tmp_path, "ext", works[:1], settings)
+    before = sorted(p.name for p in (tmp_path / "ext").iterdir())
+    with pytest.raises(corpus_index.CorpusIndexError, match="already"):
+        corpus_index.build_index(tmp_path, "ext", works[1:] + works[:1], settings, extend=True, part_size=500)
+    assert sorted(p.name for p in (tmp_path / "ext").iterdir()) == before  # the extension's parts removed
+    assert corpus_index.CorpusIndex(tmp_path / "ext").n == len(works[0].texts)
