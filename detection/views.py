@@ -81,8 +81,8 @@ def corpus_search(request, name: str):
         return _search_page(request, c, result=result, exports=exports,
                             permalink=request.build_absolute_uri())
 
-    return page_action(request, run, again=lambda exc: _search_page(request, c, error=str(exc),
-                                                                     status=getattr(exc, "status", 400)))
+    return page_action(request, run, again=_shown(lambda exc: _search_page(
+        request, c, error=str(exc), status=getattr(exc, "status", 400))))
 
 
 @login_required
@@ -98,6 +98,17 @@ def corpus_work(request, name: str, key: str):
         data = R.work_lines(c, work, page, ref=request.GET.get("ref") or "")
         return render(request, "detection/corpus_work.html", {"corpus": c, "work": work, **data})
 
-    return page_action(request, show, again=lambda exc: render(
+    return page_action(request, show, again=_shown(lambda exc: render(
         request, "detection/corpus_work.html", {"corpus": c, "work": work, "error": str(exc), "lines": []},
-        status=getattr(exc, "status", 400)))
+        status=getattr(exc, "status", 400))))
+
+
+def _shown(page):
+    """A refusal on the page itself (a bad query, an index to rebuild); a missing corpus, work or line goes to
+    the site's 404 page with its sentence."""
+    def again(exc):
+        if getattr(exc, "status", 400) == 404:
+            raise exc
+        return page(exc)
+
+    return again

@@ -133,3 +133,22 @@ def test_the_build_job_reports_progress_and_extends(db, settings, tmp_path, smal
     assert out.getvalue().splitlines()[-1].endswith("own work horace.ars_poetica left out")
     with pytest.raises(CommandError, match="no corpus named"):
         call_command("search_corpus", "--corpus", "nope", "--query", "arma")
+
+
+def test_pages_for_readers_and_builders(small, client, users):
+    client.force_login(users["annotator"])
+    html = client.get("/corpora/").content.decode()
+    assert 'data-corpus="small"' in html and 'id="build"' not in html  # reading for all, building for some
+    assert client.post("/corpora/", {"name": "x", "source": "tesserae-la", "subset": "all"}).status_code == 403
+    assert "vergil" in client.get("/corpora/small/").content.decode()
+    page = client.get("/corpora/small/works/vergil.eclogues/", {"ref": "2.18"})
+    assert page.status_code == 200 and 'id="line-2.18" class="marked"' in page.content.decode()
+    missing = client.get("/corpora/small/works/vergil.eclogues/", {"ref": "99.1"})
+    assert missing.status_code == 404 and "has no line" in missing.content.decode()
+    assert client.get("/corpora/small/works/nothing.here/").status_code == 404
+    client.force_login(users["researcher"])
+    assert 'id="build"' in client.get("/corpora/").content.decode()
+    Job.objects.create(kind=corpora.BUILD_KIND, params={"corpus": "small", "source": "tesserae-la"},
+                       status=Job.Status.RUNNING, owner=users["researcher"])
+    refused = client.post("/corpora/", {"name": "small", "source": "tesserae-la", "subset": "all"})
+    assert refused.status_code == 200 and "being built already" in refused.content.decode()
