@@ -20,6 +20,7 @@ migrate: venv
 
 demo: migrate
 	$(PY) manage.py load_demo
+	$(PY) manage.py build_corpus_index --default
 
 run: demo
 	./scripts/run_local.sh

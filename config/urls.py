@@ -25,6 +25,7 @@ urlpatterns = [
     path("", include("annotation.page_urls")),
     path("benchmarks/", include("benchmarks.page_urls")),
     path("workbench/", include("workbench.page_urls")),
+    path("corpora/", include("detection.page_urls")),
     path("", include("frontend.urls")),
 ]
 

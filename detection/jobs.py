@@ -45,3 +45,13 @@ def pretrain_encoder(job, *, name: str, config: dict) -> dict:
     return {"model": name, **{k: card[k] for k in ("size", "language", "steps", "final_loss", "device",
                                                    "mixed_precision", "parameters", "seconds_per_step", "corpus",
                                                    "versions")}}
+
+
+@job_kind("detection.build_corpus_index", queue="cpu", description="Build (or extend) a search corpus's index "
+          "from a shipped source (the Tesserae Latin texts).")
+def build_corpus_index(job, *, corpus: str, source: str, subset: str = "all", extend: bool = False) -> dict:
+    """``source``: a shipped source's name (never a path)."""
+    from detection.services.corpora import corpus_build, source_path
+
+    return corpus_build(name=corpus, path=source_path(source), subset=subset, extend=extend,
+                        progress=job.progress, log=job.log, job_id=job.id)

@@ -71,3 +71,61 @@ class TrainedModel(models.Model):
         if self.config is None and self.kind == self.Kind.FEATURE_CLASSIFIER:
             self.config = config_json(self.method, "reranker", self.params)
         super().save(*args, **kwargs)
+
+
+class SearchCorpus(models.Model):
+    """A corpus one passage is searched against (e.g. the Tesserae Latin texts): its works are rows, its segments
+    (texts, citations) and every channel's features live in the on-disk index ``VAR_DIR/corpora/<name>/``
+    (:mod:`detection.corpus.corpus_index`), stamped with the analyser's and the method configuration's digest."""
+
+    class Status(models.TextChoices):
+        EMPTY = "empty"
+        BUILDING = "building"
+        READY = "ready"
+        FAILED = "failed"
+
+    name = models.SlugField(max_length=60, unique=True)
+    description = models.TextField(blank=True)
+    language = models.CharField(max_length=10, default="la")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.EMPTY)
+    config = models.JSONField(default=dict, blank=True, help_text="the channels method's MethodConfig.to_json()")
+    digest = models.CharField(max_length=64, blank=True, help_text="analyser + configuration digest of the index")
+    n_segments = models.IntegerField(default=0)
+    index_bytes = models.BigIntegerField(default=0)
+    build_job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    report = models.JSONField(default=dict, blank=True, help_text="the last build: seconds, skipped lines")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "search corpora"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CorpusWork(models.Model):
+    """One work of a search corpus: its segments are rows ``start .. start + n_segments - 1`` of the index."""
+
+    class Genre(models.TextChoices):
+        VERSE = "verse"
+        PROSE = "prose"
+
+    corpus = models.ForeignKey(SearchCorpus, on_delete=models.CASCADE, related_name="works")
+    key = models.CharField(max_length=200, help_text="the file's name: vergil.aeneid")
+    author = models.CharField(max_length=100)
+    title = models.CharField(max_length=200)
+    cite = models.CharField(max_length=100, blank=True, help_text="citation prefix: verg. aen.")
+    genre = models.CharField(max_length=10, choices=Genre.choices)
+    start = models.IntegerField()
+    n_segments = models.IntegerField()
+
+    class Meta:
+        ordering = ["corpus_id", "start"]
+        constraints = [models.UniqueConstraint(fields=["corpus", "key"], name="detection_corpuswork_unique")]
+
+    def __str__(self) -> str:
+        return self.key

@@ -75,6 +75,30 @@ def document_from_corpus(*, corpus: Corpus) -> Document:
     return doc
 
 
+def document_from_corpus_work(*, corpus: str, work: str, owner=None) -> Document:
+    """The workbench copy of one work of a search corpus (``detection.corpus_reads``), made once per owner: its
+    segments keep their citations as ids (a repeated citation, a mis-numbered line of the edition, gets ``#2``)."""
+    from detection import corpus_reads
+
+    row = corpus_reads.corpus_get(corpus)
+    cw = corpus_reads.work_get(row, work)
+    provenance = {"search_corpus": row.name, "work": cw.key, "digest": row.digest}
+    existing = Document.objects.filter(owner=owner, provenance=provenance).first()
+    if existing is not None:
+        return existing
+    segments = corpus_reads.work_segments(row, cw)
+    doc = Document.objects.create(name=f"{cw.author}, {cw.title} ({row.name})", format=Document.Format.TESS,
+                                  owner=owner, n_segments=len(segments), provenance=provenance)
+    seen: dict[str, int] = {}
+    rows = []
+    for pos, (cite, text) in enumerate(segments):
+        seen[cite] = seen.get(cite, 0) + 1
+        sid = cite if seen[cite] == 1 else f"{cite}#{seen[cite]}"
+        rows.append(DocumentSegment(document=doc, position=pos, seg_id=sid, author=cw.author, work=cw.key, text=text))
+    DocumentSegment.objects.bulk_create(rows, batch_size=2000)
+    return doc
+
+
 # ------------------------------------------------------------------------------------- detection runs
 def _thresholds(value) -> dict:
     value = value or {}

@@ -26,6 +26,7 @@ from core.page_actions import form_action, page_action, say_done, say_queued
 from core.roles import RESEARCHER, has_role
 from core.run_limit_fields import form_field
 from core.run_limits import WORKBENCH_TOP_K, WORKBENCH_UNIT
+from detection import corpus_reads
 from frontend.confirm import confirm_page
 from jobs.services import job_enqueue_error
 from workbench import methods, selectors
@@ -37,6 +38,7 @@ from workbench.services import (
     WorkbenchError,
     detection_run_create,
     document_from_corpus,
+    document_from_corpus_work,
     document_upload,
     gold_promote,
     run_delete_plan,
@@ -84,6 +86,8 @@ class DetectForm(forms.Form):
         stored += [(f"doc:{d.pk}", f"{d.name} ({d.n_segments} segments)")
                    for d in selectors.document_list(user=user).filter(corpus__isnull=True)[:200]]
         stored += [(f"corpus:{c.pk}", f"stored corpus {c} ({c.n_segments} segments)") for c in selectors.corpus_list()]
+        stored += [(f"work:{w.corpus.name}/{w.key}", f"corpus {w.corpus.name}: {w.author}, {w.title} "
+                    f"({w.n_segments} segments)") for w in corpus_reads.ready_works()]
         self.fields["query_stored"].choices = self.fields["source_stored"].choices = stored
         retrievers = methods.specs("retriever")
         self.fields["retriever"].choices = [(s["name"], f"{s['name']} — {s['description']}") for s in retrievers]
@@ -107,6 +111,9 @@ class DetectForm(forms.Form):
         kind, _, pk = self.cleaned_data[f"{side}_stored"].partition(":")
         if kind == "corpus":
             return document_from_corpus(corpus=get_object_or_404(Corpus, pk=pk))
+        if kind == "work":
+            name, _, key = pk.partition("/")
+            return document_from_corpus_work(corpus=name, work=key, owner=self.user)
         return get_object_or_404(selectors.document_list(user=self.user), pk=pk)
 
 
