@@ -409,8 +409,8 @@ def _training_jobs(user):
     """The latest training jobs, less those on a version `user` may not read."""
     from jobs.models import Job
 
-    jobs = Job.objects.filter(kind=TRAIN_KIND).exclude(params__version_id__in=selectors.version_ids_hidden_from(user))
-    return list(jobs.select_related("owner").order_by("-created", "-id")[:10])
+    return selectors.jobs_visible_to(user, Job.objects.filter(kind=TRAIN_KIND).select_related("owner")
+                                     .order_by("-created", "-id"))
 
 
 @researcher_pages
