@@ -24,7 +24,14 @@ from benchmarks.models import (
 )
 from core.errors import RunError
 from core.numeric import finite_or_none
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, MAX_SHARDS  # noqa: F401
+from core.run_limits import (  # noqa: F401
+    EVALUATION_K,
+    EVALUATION_N_FOLDS,
+    EVALUATION_SEED,
+    EVALUATION_SHARDS,
+    EVALUATION_UNIT,
+    MAX_SHARDS,
+)
 from core.text_checks import control_character_message
 from detection.models import config_json
 from detection.services.detection import check_params, method_params
@@ -135,6 +142,7 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     if split not in EvaluationRun.Split.values:
         raise RunError(f"split must be one of {', '.join(EvaluationRun.Split.values)}")
     EVALUATION_N_FOLDS.check(n_folds, RunError)
+    EVALUATION_SEED.check(seed, RunError)
     if pool not in POOLS:
         raise RunError(f"pool must be one of {', '.join(POOLS)}")
     EVALUATION_UNIT.check(unit, RunError)
