@@ -5,7 +5,7 @@ multipart), and each is sent as anonymous, annotator, researcher, lead and staff
 the generated ids are replaced by ids that exist. No answer may be a 5xx.
 
 Usage: .venv/bin/python perf/fuzz_api.py [--requests 20000] [--seed 1] [--store]
-  --store  writes the figures to perf/expected/fuzz_api.yaml (the full form's stored run).
+  --store  writes the figures to perf/expected/security/fuzz_api.yaml (the full form's stored run).
 
 `tests/core/test_api_fuzz.py` runs the short form (`fuzz(...)` with a few hundred requests, fixed seed) on the
 suite's database (SQLite, or PostgreSQL where DATABASE_URL names it, as in CI). Jobs are queued, never run (the
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPECTED = ROOT / "perf" / "expected" / "fuzz_api.yaml"
+EXPECTED = ROOT / "perf" / "expected" / "security" / "fuzz_api.yaml"  # not a suite file (perf/suite_check.py)
 # role -> demo login (core.demo.DEMO_USERS); anonymous sends no credentials
 ROLES = {"anonymous": None, "annotator": ("annotator1", "annotator-demo-pass"),
          "researcher": ("researcher", "researcher-demo-pass"), "lead": ("lead", "lead-demo-pass"),
@@ -249,7 +249,7 @@ def main() -> int:
 
         stored = {"name": "fuzz_api", "description": "Schema-driven API fuzzer (issue 40): generated requests as "
                   "every role, the demo's objects in place; the measure is 0 answers 5xx.",
-                  "command": f"perf/fuzz_api.py --requests {args.requests} --seed {args.seed} --store",
+                  "command": f".venv/bin/python perf/fuzz_api.py --requests {args.requests} --seed {args.seed} --store",
                   "measured": f"{dt.date.today()}, Python {platform.python_version()}",
                   **{k: v for k, v in figures.items() if k != "errors"}}
         EXPECTED.write_text(yaml.safe_dump(stored, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -124,7 +124,7 @@ def test_a_page_form_reads_json_through_the_guarded_reader(demo, client):
 
 
 def test_the_fuzzer_short_form_finds_no_server_error(demo):
-    """The full form (>= 20,000 requests) is perf/fuzz_api.py, its figures in perf/expected/fuzz_api.yaml."""
+    """The full form (>= 20,000 requests) is perf/fuzz_api.py, its figures in perf/expected/security/fuzz_api.yaml."""
     figures = fuzz_api.fuzz(600, seed=40, log=lambda line: None)
     assert figures["requests"] >= 600 and figures["operations"] > 50
     assert figures["statuses"].get("2xx", 0) > 0 and figures["statuses"].get("4xx", 0) > 0
