@@ -61,14 +61,17 @@ def objects_in_place() -> None:
 
 
 def _token(username: str, password: str) -> str:
-    """The role's API token, issued by the API itself (POST /api/v1/auth/token/), as a client gets it."""
+    """The role's API token, issued by the API itself (POST /api/v1/auth/token/), as a client gets it: through
+    the WSGI application, as the fuzzer's requests (Django's test client would connect close_old_connections)."""
     from django.core.cache import cache
-    from django.test import Client
+    from django.core.wsgi import get_wsgi_application
+    from werkzeug.test import Client
 
     cache.clear()  # the fuzzer's wrong passwords must not throttle this
-    response = Client().post("/api/v1/auth/token/", {"username": username, "password": password})
-    assert response.status_code == 200, response.content
-    return response.json()["token"]
+    response = Client(get_wsgi_application()).post("/api/v1/auth/token/", data={"username": username,
+                                                                               "password": password})
+    assert response.status_code == 200, response.text
+    return response.json["token"]
 
 
 def _case_strategy(operation):
@@ -149,7 +152,8 @@ def fuzz(n_requests: int, seed: int, *, log=print) -> dict:
     from config.celery import app as celery_app
 
     celery_app.conf.task_always_eager = False  # jobs are queued for a worker that never comes
-    signals.request_finished.disconnect(close_old_connections)  # one connection, as Django's test client keeps
+    for signal in (signals.request_started, signals.request_finished):  # one connection, as Django's test client
+        signal.disconnect(close_old_connections)  # keeps (a test's transaction stays open across requests)
     exceptions: list[str] = []
 
     def record(sender, request=None, **kwargs):
@@ -215,6 +219,7 @@ def fuzz(n_requests: int, seed: int, *, log=print) -> dict:
                 "server_errors": len(errors), "errors": errors}
     finally:
         signals.got_request_exception.disconnect(record)
+        signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
 
 

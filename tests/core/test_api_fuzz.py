@@ -29,8 +29,9 @@ def demo():
     clients = {}
     for role, login in fuzz_api.ROLES.items():
         clients[role] = APIClient()
-        if login:
-            clients[role].credentials(HTTP_AUTHORIZATION=f"Token {fuzz_api._token(*login)}")
+        if login:  # the token as a client gets it
+            key = APIClient().post("/api/v1/auth/token/", dict(zip(("username", "password"), login))).json()["token"]
+            clients[role].credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return clients
 
 
@@ -127,5 +128,6 @@ def test_the_fuzzer_short_form_finds_no_server_error(demo):
     """The full form (>= 20,000 requests) is perf/fuzz_api.py, its figures in perf/expected/security/fuzz_api.yaml."""
     figures = fuzz_api.fuzz(600, seed=40, log=lambda line: None)
     assert figures["requests"] >= 600 and figures["operations"] > 50
-    assert figures["statuses"].get("2xx", 0) > 0 and figures["statuses"].get("4xx", 0) > 0
+    answered = {code[0] for code, n in figures["statuses"].items() if n}
+    assert {"2", "4"} <= answered  # requests got through, and were refused
     assert figures["errors"] == []
