@@ -328,12 +328,10 @@ def _json_record(record: dict, where: str) -> dict:
 def _parse_json(text: str, name: str, limits: ImportLimits) -> ParsedFile:
     try:
         data = safejson.loads(text, max_depth=limits.max_json_depth)
-    except safejson.JSONTooDeep as exc:
-        raise VerseFileError(f"{name}: {exc}") from None
+    except safejson.JSONRefused as exc:  # too deep, or a number beyond ±(2**63 - 1) or not finite: its place named
+        raise VerseFileError(f"{name}: {exc.path + ': ' if exc.path else ''}{exc}") from None
     except json.JSONDecodeError as exc:
         raise VerseFileError(f"{name}, line {exc.lineno}: invalid JSON ({exc.msg}).") from None
-    except ValueError:  # an integer literal beyond Python's 4,300-digit conversion limit
-        raise VerseFileError(f"{name}: invalid JSON (a number with thousands of digits).") from None
     records = data.get("verses") if isinstance(data, dict) else data
     if not isinstance(records, list):
         raise VerseFileError(f'{name}: expected a list of verses or {{"verses": [...], "batches": [...]}}.')

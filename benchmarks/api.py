@@ -30,10 +30,18 @@ from benchmarks.services import gold_set_publish as gold_publish
 from benchmarks.services.runs import POOLS
 from core.pagination import CsvListMixin
 from core.params import query_int
+from core.parsers import JSONField
 from core.renderers import csv_mode
 from core.roles import LEAD, RESEARCHER, has_role
 from core.run_limit_fields import serializer_field
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, TRAINING_K
+from core.run_limits import (
+    EVALUATION_K,
+    EVALUATION_N_FOLDS,
+    EVALUATION_SEED,
+    EVALUATION_SHARDS,
+    EVALUATION_UNIT,
+    TRAINING_K,
+)
 from core.schema import OpenEndedSerializer
 from jobs.services import job_enqueue_error
 
@@ -132,14 +140,14 @@ class EvaluationRunDetailSerializer(EvaluationRunSerializer):
 class EvaluationRunInputSerializer(serializers.Serializer):
     version = VisibleVersionField()
     method = serializers.CharField(max_length=100)
-    params = serializers.JSONField(required=False, default=dict)
+    params = JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    reranker_params = serializers.JSONField(required=False, default=dict)
+    reranker_params = JSONField(required=False, default=dict)
     ks = serializers.ListField(child=serializer_field(EVALUATION_K), required=False, allow_empty=False)
     split = serializers.ChoiceField(choices=EvaluationRun.Split.choices, required=False,
                                     default=EvaluationRun.Split.FILE)
     n_folds = serializer_field(EVALUATION_N_FOLDS)
-    seed = serializers.IntegerField(required=False, default=0)
+    seed = serializer_field(EVALUATION_SEED)
     pool = serializers.ChoiceField(choices=list(POOLS.items()), required=False, default="gold")
     shards = serializer_field(EVALUATION_SHARDS)
     unit = serializer_field(EVALUATION_UNIT)
@@ -250,7 +258,7 @@ class SimilarityRunDetailSerializer(SimilarityRunSerializer):
 class SimilarityRunInputSerializer(serializers.Serializer):
     gold_set = ReadableGoldSetField()
     method = serializers.CharField(max_length=100)
-    params = serializers.JSONField(required=False, default=dict)
+    params = JSONField(required=False, default=dict)
     calibration = serializers.ChoiceField(choices=["", "linear", "isotonic"], required=False, default="")
 
 
@@ -512,9 +520,9 @@ class TrainingInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     method = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     base_model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    params = serializers.JSONField(required=False, default=dict)
+    params = JSONField(required=False, default=dict)
     retriever = serializers.CharField(max_length=100, required=False, default="bm25-lemma")
-    retriever_params = serializers.JSONField(required=False, default=dict)
+    retriever_params = JSONField(required=False, default=dict)
     k = serializer_field(TRAINING_K)
     final_model = serializers.BooleanField(required=False, allow_null=True, default=None)
 

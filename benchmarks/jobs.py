@@ -33,10 +33,12 @@ register_segment_set("corpus", SegmentSet(_corpus_rows, _corpus_count, _corpus_f
 
 
 def benchmark_job_visible(job, user) -> bool:
-    """Benchmark runs are shared: every researcher and lead may follow their jobs."""
+    """Benchmark runs are shared: every researcher and lead may follow their jobs, except a job about something
+    hidden from them (another user's version awaiting approval, a model learnt from one: its owner's and the
+    leads', as the version is)."""
     from core.roles import LEAD, RESEARCHER, has_role
 
-    return has_role(user, RESEARCHER, LEAD)
+    return has_role(user, RESEARCHER, LEAD) and not selectors.HiddenFromUser(user).hides(job)
 
 
 @sharded_job_kind(runs.LOCI_KIND, plan=evaluation_shards.evaluation_plan, merge=evaluation_shards.evaluation_merge,

@@ -101,6 +101,57 @@ def trained_models_hidden_from(user) -> set[str]:
     return {n for name in names for n in (name, name.split("/", 1)[0])}
 
 
+class HiddenFromUser:
+    """What `user` may not read of the benchmarks, for telling whether a job is about it: another user's version
+    awaiting approval (by id, and as the suite's ``stored:NAME@VERSION``) and every model learnt from one. Empty
+    (and no further query) for leads, staff and whenever no version awaits approval."""
+
+    def __init__(self, user):
+        self.versions = set(version_ids_hidden_from(user))
+        self.names: set[str] = set()
+        if self.versions:
+            from benchmarks.services.suite_jobs import stored_key
+
+            self.names = {stored_key(v) for v in BenchmarkVersion.objects.filter(pk__in=self.versions)
+                          .select_related("benchmark")} | trained_models_hidden_from(user)
+
+    def hides(self, job) -> bool:
+        """True when `job` refers to something hidden: an evaluation (or a shard of one) on a hidden version, a
+        training on one, a suite over one, or any job naming a model learnt from one (as a first stage, a
+        reranker, a base model)."""
+        if not self.versions:
+            return False
+        from benchmarks.services.runs import LOCI_KIND
+
+        params = job.params if isinstance(job.params, dict) else {}
+        version_id, run_id = params.get("version_id"), params.get("run_id")
+        if isinstance(version_id, int) and version_id in self.versions:
+            return True
+        stack: list = [params]
+        if job.kind.startswith(LOCI_KIND) and isinstance(run_id, int):  # the run holds its version and models
+            run = EvaluationRun.objects.filter(pk=run_id).values("version_id", "params", "reranker_params").first()
+            if run and run.pop("version_id") in self.versions:
+                return True
+            stack.append(run)
+        while stack:  # every string the job carries (the suite's benchmark keys, model names in configurations)
+            item = stack.pop()
+            if isinstance(item, str) and item in self.names:
+                return True
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        return False
+
+
+def jobs_visible_to(user, jobs, *, limit: int = 10) -> list:
+    """The first `limit` of `jobs` (a queryset, newest first) that are about nothing hidden from `user`."""
+    hidden = HiddenFromUser(user)
+    if not hidden.versions:
+        return list(jobs[:limit])
+    return [job for job in jobs[:limit * 20] if not hidden.hides(job)][:limit]
+
+
 def trained_models_visible_to(user, *, kind: str | None = None):
     """The trained-model registry (`detection.selectors.trained_model_list`) less the models hidden from `user`."""
     from detection.selectors import trained_model_list

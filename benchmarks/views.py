@@ -1,7 +1,6 @@
 """Benchmark pages (server-rendered): researchers see and launch runs; leads may look."""
 from __future__ import annotations
 
-import json
 from functools import partial, wraps
 
 from django import forms
@@ -33,11 +32,19 @@ from benchmarks.services.runs import (
     pilot_verses_upload,
     run_pool,
 )
+from core import safejson
 from core.csv_export import SPREADSHEET
 from core.page_actions import form_action, say_queued
 from core.roles import LEAD, RESEARCHER, has_role
 from core.run_limit_fields import form_field
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, TRAINING_K
+from core.run_limits import (
+    EVALUATION_K,
+    EVALUATION_N_FOLDS,
+    EVALUATION_SEED,
+    EVALUATION_SHARDS,
+    EVALUATION_UNIT,
+    TRAINING_K,
+)
 from detection.services.training import FEATURE_METHODS, KINDS, TRAIN_KIND
 from jobs.services import job_enqueue_error
 
@@ -65,8 +72,10 @@ class JsonObjectField(forms.CharField):
     def to_python(self, value):
         value = (value or "").strip() or "{}"
         try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError as exc:
+            parsed = safejson.loads(value)
+        except safejson.JSONRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
+        except ValueError as exc:
             raise forms.ValidationError(f"not valid JSON: {exc}") from None
         if not isinstance(parsed, dict):
             raise forms.ValidationError('must be a JSON object, e.g. {"k1": 1.2}')
@@ -84,7 +93,7 @@ class EvaluationRunForm(forms.Form):
     ks = forms.CharField(initial=", ".join(str(k) for k in DEFAULT_KS), help_text="comma-separated cut-offs")
     split = forms.ChoiceField(choices=EvaluationRun.Split.choices, initial=EvaluationRun.Split.FILE)
     n_folds = form_field(EVALUATION_N_FOLDS)
-    seed = forms.IntegerField(initial=0)
+    seed = form_field(EVALUATION_SEED)
     shards = form_field(EVALUATION_SHARDS)
 
     def __init__(self, *args, **kwargs):
@@ -409,8 +418,8 @@ def _training_jobs(user):
     """The latest training jobs, less those on a version `user` may not read."""
     from jobs.models import Job
 
-    jobs = Job.objects.filter(kind=TRAIN_KIND).exclude(params__version_id__in=selectors.version_ids_hidden_from(user))
-    return list(jobs.select_related("owner").order_by("-created", "-id")[:10])
+    return selectors.jobs_visible_to(user, Job.objects.filter(kind=TRAIN_KIND).select_related("owner")
+                                     .order_by("-created", "-id"))
 
 
 @researcher_pages

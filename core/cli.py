@@ -19,6 +19,8 @@ import contextlib
 import json
 from typing import Callable, Iterable, Sequence
 
+from core import safejson
+
 __all__ = ["CommandInputError", "add_method_arguments", "method_command", "parse_ks", "parse_params", "user_errors"]
 
 
@@ -43,7 +45,9 @@ def parse_params(items: Iterable[str] | None) -> dict:
         value = value.strip()
         if value == "null" or value[:1] in ("{", "["):
             try:
-                value = json.loads(value)
+                value = safejson.loads(value)
+            except safejson.JSONRefused as exc:
+                raise CommandInputError(f"--param {key}: {exc}") from None
             except json.JSONDecodeError as exc:
                 raise CommandInputError(f"--param {key}: bad JSON ({exc.msg})") from None
         out[key] = value

@@ -1,8 +1,8 @@
-"""Refuse a NUL character in query parameters and page form fields, in one place.
+"""Refuse a NUL character in the path, the headers, query parameters and page form fields, in one place.
 
-PostgreSQL cannot hold U+0000 in text: a NUL that reaches a filter or a save is a 500 there (and is
-stored as is on SQLite). The API's JSON bodies are checked by core.parsers, its form fields by DRF's
-CharField; this covers every query string and the pages' forms."""
+PostgreSQL cannot hold U+0000 in text, nor take it as a query parameter: a NUL that reaches a filter or a save is a
+500 there (``/invite/a%00b/``, ``Authorization: Token a<NUL>b``, a session cookie) and is stored as is on SQLite.
+The API's JSON bodies are checked by core.parsers, its form fields by DRF's CharField; this covers the rest."""
 from __future__ import annotations
 
 from typing import ClassVar
@@ -24,7 +24,13 @@ class RejectNulMiddleware:
 
     def __call__(self, request):
         api = request.path.startswith("/api/")
-        problem = _nul_field(request.GET, "query parameter")
+        problem = None
+        if "\x00" in request.path:
+            problem = "The address contains a NUL character (U+0000); no page has one."
+        for header, value in request.META.items():
+            if problem is None and header.startswith("HTTP_") and "\x00" in str(value):
+                problem = f"The header {header[5:].replace('_', '-').title()} contains a NUL character (U+0000)."
+        problem = problem or _nul_field(request.GET, "query parameter")
         if problem is None and request.method == "POST" and not api:  # DRF parses API bodies itself
             problem = _nul_field(request.POST, "form field")
         if problem is None:

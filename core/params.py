@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ValidationError
 
-ID_MAX = 2**63 - 1  # BigAutoField on SQLite and PostgreSQL
+from core import safejson
+
+ID_MAX = safejson.INT_MAX  # BigAutoField on SQLite and PostgreSQL
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_MAX_DIGITS = 30
 
 
 class ParamError(ValueError):
@@ -42,9 +43,10 @@ def parse_int(raw: str, name: str, *, min_value: int | None = None, max_value: i
     """A whole number in ASCII digits (optional sign) within [min_value, max_value]."""
     if not _INTEGER.fullmatch(raw):
         raise ParamError(name, f"{_shown(raw)} is not a whole number (digits 0-9).")
-    if len(raw.lstrip("+-")) > _MAX_DIGITS:
-        raise ParamError(name, f"{_shown(raw)} is out of range; it must be {_bounds(min_value, max_value)}.")
-    number = int(raw)
+    try:
+        number = safejson.whole_number(raw)  # the one guarded reader of numbers: at most ±(2**63 - 1)
+    except ValueError:
+        raise ParamError(name, f"{_shown(raw)} is out of range; it must be {_bounds(min_value, max_value)}.") from None
     if (min_value is not None and number < min_value) or (max_value is not None and number > max_value):
         raise ParamError(name, f"{number} is out of range; it must be {_bounds(min_value, max_value)}.")
     return number

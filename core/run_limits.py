@@ -5,8 +5,8 @@ Pure (no Django): the ``detect`` command of the pure Latin package reads its lim
 
 A run type's limits:
 
-- the Loci Similes evaluation run (``benchmarks.services.runs.evaluation_run_create``): ``n_folds``, ``shards``,
-  ``unit`` and each of its cut-offs ``ks`` (checked value by value with the ``k`` limit);
+- the Loci Similes evaluation run (``benchmarks.services.runs.evaluation_run_create``): ``n_folds``, ``seed``,
+  ``shards``, ``unit`` and each of its cut-offs ``ks`` (checked value by value with the ``k`` limit);
 - the one detection job (``detection.services.detection.detection_job_create``): ``k``, ``shards``,
   ``shard_size``, ``unit``;
 - a workbench detection run (``workbench.services.detection_run_create``): ``top_k`` (its candidates are rows
@@ -87,6 +87,7 @@ SHARDS = IntLimit(
 EVALUATION_N_FOLDS = IntLimit("n_folds", 2, 20, 5, "folds of the grouped split")
 EVALUATION_SHARDS = SHARDS
 EVALUATION_K = IntLimit("k", 1, 10_000, None, "an evaluation cut-off")
+EVALUATION_SEED = IntLimit("seed", 0, 2**31 - 1, 0, "the grouped split's seed")  # a 32-bit column
 
 # What a text is searched as (detection.latin.units): every run that searches texts takes it from here.
 UNIT = ChoiceLimit(

@@ -1,16 +1,31 @@
-"""JSON from users with a nesting limit (no Django imports: the verse importer uses it too).
+"""The one guarded reader of JSON and numbers from users (no Django imports: the importers and the method registry
+use it too).
 
-Python's decoder recurses once per level and fails with RecursionError near 1,000 levels; code
-that walks the result (serialisers, renderers, JSONField) recurses again. Anything deeper than
-`max_depth` is refused with a message instead."""
+Python's decoder recurses once per level and fails with RecursionError near 1,000 levels; code that walks the result
+(serialisers, renderers, JSONField) recurses again. Anything deeper than `max_depth` is refused with a message
+instead. A number is read once, here, within what a 64-bit column and a float hold: a whole number beyond
+±(2**63 - 1) (10**309 made `float()` raise OverflowError deep in a service, and a seed overflowed its column) and a
+number that is not finite as a float (1e400) are refused with a sentence, as is a 5,000-digit one (which `int()`
+refuses with a traceback). Every refusal is a ValueError (`JSONRefused`) whose text is for the user."""
 from __future__ import annotations
 
 import json
+import math
+import re
 
 DEFAULT_MAX_DEPTH = 64
+INT_MAX = 2**63 - 1  # BigAutoField and every 64-bit column, on SQLite and PostgreSQL
+_DIGITS = re.compile(r"[+-]?[0-9]{1,30}")
+_SHOWN = 24
 
 
-class JSONTooDeep(ValueError):
+class JSONRefused(ValueError):
+    """Input this reader refuses; the text says why, for the user; `path` where in the value (when known)."""
+
+    path = ""
+
+
+class JSONTooDeep(JSONRefused):
     def __init__(self, max_depth: int):
         super().__init__(f"JSON nested too deeply (more than {max_depth} levels).")
         self.max_depth = max_depth
@@ -49,15 +64,87 @@ def contains_nul(value) -> bool:
     return False
 
 
-def loads(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH, **kwargs):
-    """json.loads that raises JSONTooDeep beyond `max_depth` levels.
+def _shown(text: str, unit: str = "characters") -> str:
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}… ({len(text)} {unit})"
 
-    Other problems raise ValueError as json.loads does (json.JSONDecodeError for bad syntax, a
-    plain ValueError for an integer of more than 4,300 digits)."""
+
+def _out_of_range(value) -> JSONRefused:
+    return JSONRefused(f"{_shown(str(value), 'digits')} is out of range: whole numbers are within ±{INT_MAX}")
+
+
+def whole_number(value) -> int:
+    """An int within ±INT_MAX from an int, an integral float or ASCII digits (a sign allowed); JSONRefused else."""
+    if isinstance(value, bool):
+        raise JSONRefused("must be an integer, not a boolean")
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        value = int(value.strip())
+    elif not isinstance(value, int):
+        raise JSONRefused(f"must be an integer, not {_shown(repr(value))}")
+    if abs(value) > INT_MAX:
+        raise _out_of_range(value)
+    return value
+
+
+def real_number(value) -> float:
+    """A finite float from an int within ±INT_MAX, a float or a short ASCII decimal; JSONRefused else."""
+    if isinstance(value, bool):
+        raise JSONRefused("must be a number, not a boolean")
+    if isinstance(value, int):
+        return float(whole_number(value))
+    if isinstance(value, str) and len(value.strip()) <= 40 and value.strip().isascii():
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise JSONRefused(f"must be a number, not {_shown(repr(value))}") from None
+    if not isinstance(value, float):
+        raise JSONRefused(f"must be a number, not {_shown(repr(value))}")
+    if not math.isfinite(value):
+        raise JSONRefused(f"must be a finite number, not {value}")
+    return value
+
+
+class _LongNumber(str):
+    """A JSON number of more digits than `int()` reads, kept as text for `check` to refuse with its place."""
+
+
+def _json_int(text: str):
+    return _LongNumber(text) if len(text) > 30 else int(text)
+
+
+def _json_constant(name: str):
+    raise JSONRefused(f"{name} is not a JSON number")
+
+
+def loads(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH):
+    """json.loads held to `check`'s rules (NaN and Infinity refused): JSONRefused (JSONTooDeep for the nesting)
+    with a sentence, or json.JSONDecodeError (a ValueError) for bad syntax."""
     try:
-        value = json.loads(text, **kwargs)
+        value = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
     except RecursionError:
         raise JSONTooDeep(max_depth) from None
+    return check(value, max_depth=max_depth)
+
+
+def check(value, *, max_depth: int = DEFAULT_MAX_DEPTH):
+    """`value` (parsed JSON) if it nests at most `max_depth` levels and each number is a whole number within
+    ±INT_MAX or a finite float; else JSONRefused, its `path` the place of the number (e.g. ``params.k1``)."""
     if depth_exceeds(value, max_depth):
         raise JSONTooDeep(max_depth)
+    stack = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+        elif isinstance(item, (_LongNumber, float)) or (isinstance(item, int) and not isinstance(item, bool)):
+            try:
+                if isinstance(item, _LongNumber):
+                    raise _out_of_range(item)
+                whole_number(item) if isinstance(item, int) else real_number(item)
+            except JSONRefused as exc:
+                exc.path = path
+                raise
     return value

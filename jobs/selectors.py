@@ -17,14 +17,17 @@ def job_list(*, user) -> QuerySet[Job]:
 
 
 def job_visible_to(*, job: Job, user) -> bool:
-    """Owner and staff; researchers for system jobs; whoever the job kind's `visible` rule admits."""
-    if user.is_staff or job.owner_id == user.pk or (job.owner_id is None and has_role(user, "researcher")):
+    """Owner and staff; whoever the job kind's `visible` rule admits (e.g. every reader of its project's results,
+    but no one a private benchmark version is hidden from); researchers for a system job of a kind without one."""
+    if user.is_staff or (job.owner_id is not None and job.owner_id == user.pk):
         return True
     try:
         kind = get_kind(job.kind)
     except KeyError:
         return False
-    return bool(kind.visible and kind.visible(job, user))
+    if kind.visible is not None:
+        return bool(kind.visible(job, user))
+    return job.owner_id is None and has_role(user, "researcher")
 
 
 def job_cancellable_by(*, job: Job, user) -> bool:

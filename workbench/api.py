@@ -23,7 +23,7 @@ from benchmarks.selectors import versions_visible_to
 from core.action_answers import DoneSerializer, PlanSerializer, done, plan_answer
 from core.pagination import Pagination, list_responses, paginated
 from core.params import query_choice
-from core.parsers import DepthLimitedJSONParser
+from core.parsers import DepthLimitedJSONParser, JSONField
 from core.renderers import CSVRenderer
 from core.roles import RESEARCHER, has_role
 from core.run_limit_fields import serializer_field
@@ -110,13 +110,13 @@ class RunInputSerializer(serializers.Serializer):
     query_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
     source_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
     retriever = serializers.CharField(max_length=100, help_text="a registered retriever (GET methods/)")
-    retriever_params = serializers.JSONField(required=False, default=dict)
+    retriever_params = JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    reranker_params = serializers.JSONField(required=False, default=dict)
+    reranker_params = JSONField(required=False, default=dict)
     top_k = serializer_field(WORKBENCH_TOP_K)
     unit = serializer_field(WORKBENCH_UNIT)
     min_score = serializers.FloatField(required=False, allow_null=True, default=None)
-    thresholds = serializers.JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
+    thresholds = JSONField(required=False, default=dict, help_text='{"cit.": 0.5, "cf.": 0.5}')
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     shards = serializer_field(DETECTION_SHARDS)
 

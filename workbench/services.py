@@ -13,6 +13,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
+from core import safejson
 from core.errors import DomainError
 from core.roles import LEAD, has_role
 from core.run_limits import DETECTION_SHARDS, WORKBENCH_TOP_K, WORKBENCH_UNIT
@@ -106,9 +107,13 @@ def _thresholds(value) -> dict:
         raise WorkbenchError('thresholds must be a JSON object with the keys "cit." and/or "cf."')
     out = {"cit.": 0.5, "cf.": 0.5}
     for key, v in value.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
+        try:
+            v = None if isinstance(v, str) else safejson.real_number(v)
+        except ValueError:
+            v = None
+        if v is None or not 0.0 <= v <= 1.0:
             raise WorkbenchError(f"threshold {key!r} must be a number between 0 and 1")
-        out[key] = float(v)
+        out[key] = v
     return out
 
 

@@ -285,12 +285,12 @@ def _sweep(cands, pred, gold, split, cand_fold, sweep_ks) -> dict:
 
 
 def _parse_params(items) -> dict:
-    import json
+    from core import safejson
 
     params = {}
     for item in items:
         key, _, value = item.partition("=")
-        params[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+        params[key] = safejson.loads(value) if value[:1] in "0123456789-[{tfn" else value
     return params
 
 

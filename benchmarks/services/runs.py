@@ -24,7 +24,14 @@ from benchmarks.models import (
 )
 from core.errors import RunError
 from core.numeric import finite_or_none
-from core.run_limits import EVALUATION_K, EVALUATION_N_FOLDS, EVALUATION_SHARDS, EVALUATION_UNIT, MAX_SHARDS  # noqa: F401
+from core.run_limits import (  # noqa: F401
+    EVALUATION_K,
+    EVALUATION_N_FOLDS,
+    EVALUATION_SEED,
+    EVALUATION_SHARDS,
+    EVALUATION_UNIT,
+    MAX_SHARDS,
+)
 from core.text_checks import control_character_message
 from detection.models import config_json
 from detection.services.detection import check_params, method_params
@@ -97,11 +104,22 @@ def check_version_readable(version: BenchmarkVersion, owner) -> None:
 
 def check_models_usable(owner, *params: dict | None, names: tuple[str, ...] = ()) -> None:
     """Refuse a model (a string value of the method parameters, or one of `names`) learnt from a version the owner
-    may not read: a model trained on another user's private gold would carry that gold into their runs."""
+    may not read: a model trained on another user's private gold would carry that gold into their runs. A hub id
+    that the worker could not fetch (downloads off) is refused here, in the worker's sentence
+    (`model_store.check_fetchable`), instead of a job that fails."""
+    from detection.methods.infrastructure import model_store
+    from detection.models import TrainedModel
+
+    used = [v for p in params for v in (p or {}).values() if isinstance(v, str)] + [n for n in names if n]
+    for value in used:
+        if "/" in value and not TrainedModel.objects.filter(name=value).exists():
+            try:
+                model_store.check_fetchable(value)
+            except model_store.ModelUnavailable as exc:
+                raise RunError(str(exc)) from None
     if owner is None:
         return
     hidden = selectors.trained_models_hidden_from(owner)
-    used = [v for p in params for v in (p or {}).values() if isinstance(v, str)] + [n for n in names if n]
     for value in used:
         if value in hidden:
             raise RunError(f"model: no trained model {value!r} you may use (it learnt from a benchmark version "
@@ -135,6 +153,7 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     if split not in EvaluationRun.Split.values:
         raise RunError(f"split must be one of {', '.join(EvaluationRun.Split.values)}")
     EVALUATION_N_FOLDS.check(n_folds, RunError)
+    EVALUATION_SEED.check(seed, RunError)
     if pool not in POOLS:
         raise RunError(f"pool must be one of {', '.join(POOLS)}")
     EVALUATION_UNIT.check(unit, RunError)

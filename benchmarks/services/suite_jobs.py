@@ -97,17 +97,12 @@ def stored_suite_benchmark(key: str, user=None):
 
 
 def suite_jobs_visible_to(user, *, limit: int = 10) -> list:
-    """The latest suite jobs (the suite page's tables), less those over a stored version `user` may not read."""
-    from benchmarks.models import BenchmarkVersion
-    from benchmarks.selectors import version_ids_hidden_from
+    """The latest suite jobs (the suite page's tables), less those about a version `user` may not read
+    (`benchmarks.selectors.jobs_visible_to`)."""
+    from benchmarks.selectors import jobs_visible_to
     from jobs.models import Job
 
-    hidden = {stored_key(v) for v in BenchmarkVersion.objects.filter(pk__in=version_ids_hidden_from(user))
-              .select_related("benchmark")}
-    jobs = Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id")
-    if not hidden:
-        return list(jobs[:limit])
-    return [job for job in jobs[:limit * 20] if not hidden & set((job.params or {}).get("benchmarks") or [])][:limit]
+    return jobs_visible_to(user, Job.objects.filter(kind=SUITE_KIND).order_by("-created", "-id"), limit=limit)
 
 
 def suite_job_create(*, methods, benchmarks, owner=None):

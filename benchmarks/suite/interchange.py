@@ -39,16 +39,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from core import safejson
+
 MAX_ROWS = 1_000_000
 LISTED = 20  # unmatched ids listed by name (all are counted)
 
 
 class InterchangeError(ValueError):
-    """A file that cannot be read as the format it claims; the message names the line."""
+    """A file that cannot be read as the format it claims; the message names the file (when known) and the line."""
 
-    def __init__(self, line: int | None, message: str):
-        self.line = line
-        super().__init__(f"line {line}: {message}" if line else message)
+    def __init__(self, line: int | None, message: str, file: str = ""):
+        self.line, self.message, self.file = line, message, file
+        where = f"{file}:{line}" if file and line else file or (f"line {line}" if line else "")
+        super().__init__(f"{where}: {message}" if where else message)
 
 
 @dataclass(frozen=True)
@@ -131,14 +134,25 @@ def _lines(text: str) -> Iterable[tuple[int, str]]:
         yield n, line
 
 
-def _float(value: str, line: int, what: str) -> float:
+def _shown(value: str) -> str:
+    return repr(value[:30]) + ("…" if len(value) > 30 else "")
+
+
+def _whole(value: str, line: int, what: str) -> int:
+    """A rank: ASCII digits within ±(2**63 - 1), read by the one guarded reader of numbers (core.safejson)."""
     try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InterchangeError(line, f"{what} {value!r} is not a number") from None
-    if x != x or x in (float("inf"), float("-inf")):
-        raise InterchangeError(line, f"{what} {value!r} is not a finite number")
-    return x
+        return safejson.whole_number(value if value.isascii() else "x")
+    except ValueError:
+        raise InterchangeError(line, f"{what} {_shown(value)} is not an integer within ±{safejson.INT_MAX}") from None
+
+
+def _float(value: str, line: int, what: str) -> float:
+    """A score, read by the one guarded reader of numbers (finite, at most 40 characters)."""
+    try:
+        return safejson.real_number(value)
+    except ValueError as exc:
+        raise InterchangeError(line, f"{what} {_shown(value)} is not a {'finite ' * ('finite' in str(exc))}number"
+                               ) from None
 
 
 def _check_count(rows: list, line: int) -> None:
@@ -160,9 +174,7 @@ def read_trec_run(text: str) -> list[RawRow]:
                                       f"has {len(parts)}")
         q, _, s, r, sc, _ = parts
         q, s = unquote(q), unquote(s)
-        if not (r.isascii() and r.lstrip("-").isdigit()):
-            raise InterchangeError(n, f"rank {r!r} is not an integer")
-        rank = int(r)
+        rank = _whole(r, n, "rank")
         if rank < 0:
             raise InterchangeError(n, f"rank {rank} is negative")
         if (q, rank) in ranks:
@@ -208,7 +220,14 @@ def _csv_rows(text: str, required: dict[str, tuple[str, ...]], optional: dict[st
                                + "; ".join(f"{r}: one of {', '.join(n)}" for r, n in required.items())
                                + f"; found {', '.join(header)})")
     body = "\n".join(line for _, line in lines[1:])
-    for (n, _), values in zip(lines[1:], csv.reader(io.StringIO(body), delimiter=delim)):
+    reader = csv.reader(io.StringIO(body), delimiter=delim)
+    for n, _ in lines[1:]:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a field over the csv module's limit
+            raise InterchangeError(n, f"not {fmt}: {exc}") from None
         if len(values) < len(header):
             raise InterchangeError(n, f"{len(values)} fields where the header has {len(header)}")
         yield n, {role: values[i] for role, i in cols.items()}
@@ -244,9 +263,9 @@ def read_locisimiles_csv(text: str) -> list[RawRow]:
         score = _float(prob, n, "probability") if prob else _float(r["similarity"].strip(), n, "similarity")
         rank = None
         if (r.get("rank") or "").strip():
-            if not (r["rank"].strip().isascii() and r["rank"].strip().isdigit()):
-                raise InterchangeError(n, f"rank {r['rank']!r} is not an integer")
-            rank = int(r["rank"])
+            rank = _whole(r["rank"].strip(), n, "rank")
+            if rank < 0:
+                raise InterchangeError(n, f"rank {rank} is negative")
         rows.append(RawRow(n, q, s, score, rank))
         _check_count(rows, n)
     _check_ranks(rows)
@@ -272,7 +291,9 @@ def read_passim_jsonl(text: str) -> list[RawRow]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = safejson.loads(line)  # deep nesting and 5,000-digit numbers refused with a sentence
+        except safejson.JSONRefused as exc:
+            raise InterchangeError(n, f"{exc.path}: {exc}" if exc.path else str(exc)) from None
         except json.JSONDecodeError as exc:
             raise InterchangeError(n, f"not JSON: {exc.msg}") from None
         if not isinstance(obj, dict):

@@ -526,10 +526,13 @@ def imported(spec: str, bench: SuiteBenchmark) -> Ranked:
     (command line), never a request's."""
     from pathlib import Path
 
-    from .interchange import read_run, to_benchmark
+    from .interchange import InterchangeError, read_run, to_benchmark
 
     _, fmt, path = spec.split(":", 2)
-    imp = to_benchmark(read_run(fmt, Path(path).read_text(encoding="utf-8")), bench.query_ids, bench.source_ids)
+    try:
+        imp = to_benchmark(read_run(fmt, Path(path).read_text(encoding="utf-8")), bench.query_ids, bench.source_ids)
+    except InterchangeError as exc:  # file:line, for the command's one-line error
+        raise InterchangeError(exc.line, exc.message, Path(path).name) from None
     return Ranked(imp.ranked, {"mode": "import", "format": fmt, "file": Path(path).name, **imp.report()})
 
 

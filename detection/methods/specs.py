@@ -26,18 +26,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+from core import safejson
 from core.errors import DomainError
 
 KINDS = ("retriever", "pair_scorer", "reranker")
 PARAM_TYPES = ("int", "float", "bool", "str", "choice", "model", "object")
 
-_INT_RE = re.compile(r"^[+-]?[0-9]{1,18}$")
 _STR_MAX = 200
 
 
@@ -150,31 +148,11 @@ def _short(value) -> str:
 
 
 def _as_int(value) -> int:
-    if isinstance(value, bool):
-        raise ValueError("must be an integer, not a boolean")
-    if isinstance(value, int):
-        if abs(value) >= 10**18:
-            raise ValueError("integer out of range")
-        return value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
-        return int(value)
-    if isinstance(value, str) and _INT_RE.match(value.strip()):
-        return int(value.strip())
-    raise ValueError(f"must be an integer, not {_short(value)}")
+    return safejson.whole_number(value)  # the one guarded reader of numbers (±(2**63 - 1), ASCII digits)
 
 
 def _as_float(value) -> float:
-    if isinstance(value, bool):
-        raise ValueError("must be a number, not a boolean")
-    if isinstance(value, (int, float)):
-        out = float(value)
-    elif isinstance(value, str) and len(value) <= 40 and value.strip().isascii():
-        out = float(value.strip())
-    else:
-        raise ValueError(f"must be a number, not {_short(value)}")
-    if not math.isfinite(out):
-        raise ValueError("must be a finite number")
-    return out
+    return safejson.real_number(value)  # finite, from an int within ±(2**63 - 1), a float or a short decimal
 
 
 def _as_bool(value) -> bool:

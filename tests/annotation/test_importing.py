@@ -66,3 +66,12 @@ def test_bad_files_name_the_line_and_the_problem(data, message):
         parse_verse_file(data, "upload.csv")
     assert message in str(info.value)
     assert "upload.csv" in str(info.value)
+
+
+@pytest.mark.parametrize("number, words", [("9" * 5000, "5000 digits"), ("1" + "0" * 309, "out of range"),
+                                           ("1e400", "finite")])
+def test_a_number_no_column_holds_is_refused_with_its_place(number, words):
+    """Read by the one guarded reader (core.safejson): the file, the place and why, never a traceback."""
+    text = f'[{{"verse_id": "a", "text": "x"}}, {{"verse_id": "b", "text": "y", "n": {number}}}]'
+    with pytest.raises(VerseFileError, match=rf"^v\.json: \[1\]\.n: .*{words}"):
+        parse_verse_file(text.encode(), "v.json")

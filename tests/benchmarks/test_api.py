@@ -179,3 +179,21 @@ def test_schema_declares_shards_with_its_bounds(client):
     fields = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]["properties"]
     assert fields["shards"]["type"] == "integer" and fields["shards"]["nullable"] is True
     assert (fields["shards"]["minimum"], fields["shards"]["maximum"]) == (1, MAX_SHARDS)
+
+
+def test_a_hub_model_is_refused_when_asked_for_in_the_workers_sentence(loci_version, client_for, models_dir):
+    """Hub downloads are off: a hub id is refused with 400 when the run or the training is asked for, in the sentence
+    the worker would fail with (model_store.resolve), and nothing is queued."""
+    from detection.methods.infrastructure import model_store
+    from jobs.models import Job
+
+    hub = "sentence-transformers/foo"
+    with pytest.raises(model_store.ModelUnavailable) as worker:
+        model_store.resolve(hub)
+    training = client_for("researcher").post("/api/v1/models/", {
+        "version": loci_version.pk, "kind": "cross-encoder", "name": "from-hub", "base_model": hub}, format="json")
+    run = client_for("researcher").post("/api/v1/benchmarks/runs/", {
+        "version": loci_version.pk, "method": "dense-encoder", "params": {"model": hub}}, format="json")
+    for response in (training, run):
+        assert response.status_code == 400 and response.json()["detail"] == str(worker.value)
+    assert not Job.objects.exists()

@@ -171,7 +171,7 @@ def test_gold_set_from_bad_rows_names_the_row_and_writes_nothing(change, message
 
 
 @pytest.mark.django_db
-def test_run_create_validates_and_queues(loci_version, gold_set, users):
+def test_run_create_validates_and_queues(loci_version, gold_set, users, models_dir):
     with pytest.raises(RunError, match="unknown (retrieval )?method"):
         evaluation_run_create(version=loci_version, method="nope")
     with pytest.raises(RunError, match="needs a model"):
@@ -179,6 +179,7 @@ def test_run_create_validates_and_queues(loci_version, gold_set, users):
     run = evaluation_run_create(version=loci_version, method="bm25-lemma", ks=[10, 1], owner=users["researcher"])
     assert run.ks == [1, 10] and run.job.kind == "benchmarks.loci_evaluate" and run.job.queue == "cpu"
     assert run.job.params == {"run_id": run.pk} and run.status == "queued"
+    (models_dir / "org" / "m").mkdir(parents=True)  # a local model (a hub id not here is refused: issue 40)
     sim = similarity_run_create(gold_set=gold_set, method="sentence_transformer", params={"model": "org/m"})
     assert sim.job.queue == "gpu" and sim.job.kind == "benchmarks.greek_sts_evaluate"
     assert similarity_run_create(gold_set=gold_set, method="levenshtein").job.queue == "cpu"

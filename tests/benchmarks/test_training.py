@@ -102,9 +102,12 @@ def test_bad_training_requests_are_refused_before_any_job(loci_version, models_d
 
 @pytest.mark.django_db
 def test_a_training_that_fails_registers_nothing_and_says_why(loci_version, models_dir, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("SIMILIA_ALLOW_HUB_DOWNLOADS", "1")  # queued while the operator allowed hub downloads ...
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     job = training_run_create(version=loci_version, kind="cross-encoder", name="ce", base_model="org/absent",
                               params={"max_steps": 1})
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # ... and run once they are off
     assert job.queue == "gpu"
     assert run_job(job.pk) == "failed"
     job.refresh_from_db()

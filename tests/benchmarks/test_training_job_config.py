@@ -43,7 +43,8 @@ def test_the_job_carries_the_configurations_and_registers_what_they_say(loci_ver
 
 
 def test_a_neural_job_carries_its_first_stage_and_its_trainer_options(loci_version, models_dir):
-    job = training_run_create(version=loci_version, kind="cross-encoder", name="ce-cfg", base_model="org/absent",
+    (models_dir / "org" / "local").mkdir(parents=True)  # a hub id not here is refused when asked for (issue 40)
+    job = training_run_create(version=loci_version, kind="cross-encoder", name="ce-cfg", base_model="org/local",
                               params={"max_steps": 1}, k=5)
     request = TrainingRequest.from_job(job.params)
     assert job.params["reranker"] is None and request.reranker is None and request.method == "cross-encoder"

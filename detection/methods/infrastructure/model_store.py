@@ -98,11 +98,24 @@ def resolve(name: str) -> str:
     if path is not None:
         return str(path)
     if "/" not in name or hub_offline():
-        hint = ("; downloads from a hub are off (the operator's setting SIMILIA_ALLOW_HUB_DOWNLOADS)" if "/" in name
-                else " (a hub id has the form 'org/name')")
-        raise ModelUnavailable(f"model {name!r} is not in the models directory {models_dir()} and cannot be fetched "
-                               f"from a hub here{hint}: put a local copy in {models_dir() / name}")
+        raise _unavailable(name)
     return name
+
+
+def _unavailable(name: str) -> ModelUnavailable:
+    """The one sentence for a model that is not here and cannot be fetched (the worker's and the API's)."""
+    hint = ("; downloads from a hub are off (the operator's setting SIMILIA_ALLOW_HUB_DOWNLOADS)" if "/" in name
+            else " (a hub id has the form 'org/name')")
+    return ModelUnavailable(f"model {name!r} is not in the models directory {models_dir()} and cannot be fetched "
+                            f"from a hub here{hint}: put a local copy in {models_dir() / name}")
+
+
+def check_fetchable(name: str) -> None:
+    """Refuse a hub id (``org/name``) that `resolve` would refuse in the worker, when a run is asked for: the same
+    ModelUnavailable, before anything is queued. Names that are no model name are left to the caller's checks."""
+    if (isinstance(name, str) and "/" in name and _NAME_RE.match(name) and ".." not in name and hub_offline()
+            and local_path(name) is None and shipped_path(name) is None):
+        raise _unavailable(name)
 
 
 def list_local() -> list[str]:

@@ -207,6 +207,61 @@ def test_bad_imports_name_the_line(fmt, text, message):
     assert message in str(err.value)
 
 
+BIG = "9" * 5000
+
+
+@pytest.mark.parametrize("fmt,text,message", [
+    ("passim", '{"id1": "a", "id2": "b", "score": 1}\n' + "[" * 5000 + "]" * 5000, "line 2: JSON nested too deeply"),
+    ("passim", '{"id1": "a", "id2": "b", "score": 1}\n' + '{"id1": "a", "id2": "b", "score": ' + BIG + "}",
+     "line 2: score: 99999"),
+    ("passim", '{"id1": "a", "id2": "b", "score": 1e400}', "line 1: score: must be a finite number"),
+    ("trec", f"q Q0 s {BIG} 0.5 t\n", "line 1: rank '999999"),
+    ("trec", f"q Q0 s 1 {BIG} t\n", "line 1: score '999999"),
+    ("locisimiles", f"query_id,source_id,similarity,rank\nq,s,0.5,{BIG}\n", "line 2: rank '999999"),
+    ("locisimiles", "query_id,source_id,similarity\nq,s," + "1" * 200_000 + "\n", "line 2: not locisimiles"),
+    ("tesserae-xml", f"<results>\n<tessdata score='{BIG}'/></results>", "line 2: score '999999"),
+])
+def test_deep_json_long_numbers_and_long_fields_name_the_line(fmt, text, message):
+    """What let a RecursionError, a ValueError of int() or csv's field limit out as a traceback (issue 40)."""
+    with pytest.raises(IX.InterchangeError) as err:
+        IX.read_run(fmt, text)
+    assert message in str(err.value) and len(str(err.value)) < 300
+
+
+def test_any_malformed_file_is_an_error_naming_its_line():
+    """Whatever the bytes, every reader answers rows or an InterchangeError with a sentence, never another error."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(["q", "Q0", "s", "1", "-1", "0.5", "t", BIG[:400], "1e400", "nan", "[", "{", "}", "]",
+                              '"', ",", "\t", " ", "\n", '{"id1": "a", "id2": "b", "score": ', "<tessdata score='1'>",
+                              "<phrase text='source' line='1'/>", "</tessdata>", "query_id,source_id,similarity,rank",
+                              "RESULT,TARGET_LOC,SOURCE_LOC,SCORE", "\x00", "é"])
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(st.sampled_from(sorted(IX.READERS)), st.lists(pieces, max_size=60).map("".join))
+    def check(fmt, text):
+        try:
+            IX.read_run(fmt, text)
+        except IX.InterchangeError as exc:
+            assert str(exc)
+
+    check()
+
+
+def test_the_suite_names_the_file_and_the_line(tmp_path):
+    import io
+
+    from benchmarks.suite.suite_commands import run_suite_command
+    from core.cli import CommandInputError
+
+    bad = tmp_path / "theirs.jsonl"
+    bad.write_text('{"id1": "a", "id2": "b", "score": 1}\n' + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(CommandInputError, match="^theirs.jsonl:2: JSON nested too deeply"):
+        run_suite_command(methods=[f"file:passim:{bad}"], benchmarks=["lucan-vergil"], stdout=io.StringIO(),
+                          stderr=io.StringIO())
+
+
 def test_too_many_rows_is_refused_at_the_line_past_the_limit(monkeypatch):
     monkeypatch.setattr(IX, "MAX_ROWS", 1000)
     text = "".join(f"q Q0 s{i} {i + 1} {-i} t\n" for i in range(1001))
@@ -262,7 +317,7 @@ def test_suite_scores_other_tools_files_beside_its_methods_and_exports_everythin
         assert abs(rows[back]["mean"][m] - rows["bm25-lemma"]["mean"][m]) < 1e-12
     bad = tmp_path / "bad.trec"
     bad.write_text("luc.%202.5 Q0 verg.%20aen.%2012.85 1 2.0 t\nluc.%202.5 Q0 verg.%20aen.%201.1 1 1.0 t\n")
-    with pytest.raises(CommandInputError, match="line 2: query 'luc. 2.5' has rank 1 twice"):
+    with pytest.raises(CommandInputError, match="^bad.trec:2: query 'luc. 2.5' has rank 1 twice"):
         run_suite_command(methods=["bm25-lemma", f"file:trec:{bad}"], benchmarks=["lucan-vergil"],
                           stdout=io.StringIO(), stderr=io.StringIO())
     with pytest.raises(CommandInputError, match="write file:FORMAT:PATH"):
