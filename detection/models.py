@@ -12,9 +12,11 @@ from detection.methods.specs import MethodConfig
 
 
 def config_json(name: str, kind: str, params) -> dict | None:
-    """What a run row stores for a method it ran: ``MethodConfig.to_json()`` (name, kind, validated parameters and
-    their digest); None without a method (a run with no reranker)."""
-    return MethodConfig(name, kind, params or {}).to_json() if name else None
+    """What a run row stores for a method it ran: ``registry.configure(...).to_json()`` (name, kind, validated
+    parameters and their digest); None without a method (a run with no reranker)."""
+    from detection.methods.registry import configure
+
+    return configure(name, params or {}, kind=kind).to_json() if name else None
 
 
 def config_read(data) -> MethodConfig | None:

@@ -317,18 +317,9 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker, depth: int
         card.append({"benchmark": b.name, "queries": len(b.query_ids), "pool": b.pool,
                      "first_stage_config": c.meta.get("retriever_params", {}),
                      "positives": int((ys[-1] > 0).sum()), "candidates": len(c)})
-    X, y = np.vstack(Xs), np.concatenate(ys)
-    from detection.methods.rerank.rerankers import label_shares
-    from detection.methods.rerank.thresholds import class_thresholds, decide
-
-    g = np.concatenate(groups)
-    rr.clf = rr._fit_classifier(X, y, g, np.concatenate(orders))
-    # thresholds of the 3-class decision on the training candidates themselves (no held-out data here)
-    rr.thresholds = class_thresholds(rr._predict(rr.clf, X, g), y, rr.tol, {})
-    rr.training_queries = {q for b in benches for q in b.query_ids}
-    rr.first_stage = split_first(first)[0]
-    rr.first_stage_config = {b["benchmark"]: b["first_stage_config"] for b in card}
-    rr.label_distribution = label_shares(decide(rr._predict(rr.clf, X, g), rr.thresholds))
+    rr.fit_features(np.vstack(Xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
+                    queries={q for b in benches for q in b.query_ids}, first_stage=split_first(first)[0],
+                    first_stage_config={b["benchmark"]: b["first_stage_config"] for b in card})
     return rr, {"first_stage": first, "depth": depth, "reranker": _reranker_name(reranker), "trained_on": card,
                 "features": rr.feature_names,
                 "training_query_ids": {b.name: list(b.query_ids) for b in benches}}

@@ -71,7 +71,7 @@ def configure(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterab
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         if spec.kind not in kinds:
             raise ParamError(f"method {name!r} is a {spec.kind}, not a {' or '.join(kinds)}")
-    return MethodConfig(spec.name, spec.kind, spec.validate(params))
+    return spec.configure(params)
 
 
 def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None) -> dict:

@@ -28,7 +28,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -267,6 +267,11 @@ class MethodSpec:
             check(MappingProxyType(out))
         return out
 
+    def configure(self, params: Mapping[str, Any] | None) -> MethodConfig:
+        """This method with ``params`` validated (:meth:`validate`): the one place a :class:`MethodConfig` is made
+        (``registry.configure`` calls it; :meth:`MethodConfig.from_json` reads back what one wrote)."""
+        return MethodConfig(self.name, self.kind, self.validate(params), _CONFIGURED)
+
     def build(self, params: Mapping[str, Any] | None = None, **internal):
         """An instance with validated user ``params``; ``internal`` keyword arguments come from platform code."""
         return self.instantiate(self.validate(params), internal)
@@ -309,24 +314,43 @@ class MethodSpec:
 
 
 
+_CONFIGURED = object()  # what MethodSpec.configure and MethodConfig.from_json hand the constructor
+
+
+def config_digest(name: str, params: Mapping[str, Any]) -> str:
+    """The sha256 of a method and its parameters as canonical JSON (any key order gives one digest)."""
+    canonical = json.dumps({"name": name, "params": dict(params)}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def stored_json(name: str, kind: str, params: Mapping[str, Any]) -> dict:
+    """For data migrations only: what a row or job stored before configurations existed (a method and the
+    parameters it ran with, not validated again), in :meth:`MethodConfig.to_json`'s shape."""
+    return {"name": name, "kind": kind, "params": dict(params), "digest": config_digest(name, params)}
+
+
 @dataclass(frozen=True)
 class MethodConfig:
     """A method and its validated parameters: what ``registry.configure`` returns, services store and jobs carry.
     ``params`` is read-only with every declared parameter (defaults filled in); ``digest`` names the pair (the
-    sha256 of its canonical JSON), so two equal configurations have one digest whatever order the keys came in."""
+    sha256 of its canonical JSON), so two equal configurations have one digest whatever order the keys came in.
+    Only :meth:`MethodSpec.configure` (behind ``registry.configure``) and :meth:`from_json` make one: built any
+    other way it raises ``TypeError``."""
 
     name: str
     kind: str
     params: Mapping[str, Any]
+    origin: InitVar[object] = None
 
-    def __post_init__(self):
+    def __post_init__(self, origin):
+        if origin is not _CONFIGURED:
+            raise TypeError("a MethodConfig comes from registry.configure (or from_json of what one wrote), never "
+                            "built directly")
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
     @property
     def digest(self) -> str:
-        canonical = json.dumps({"name": self.name, "params": dict(self.params)}, sort_keys=True,
-                               separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return config_digest(self.name, self.params)
 
     def as_dict(self) -> dict:
         """What a row stores: ``{"name", "params"}`` (JSON)."""
@@ -334,7 +358,7 @@ class MethodConfig:
 
     def to_json(self) -> dict:
         """The one serialisation a job carries: name, kind, parameters and digest (JSON-safe)."""
-        return {"name": self.name, "kind": self.kind, "params": dict(self.params), "digest": self.digest}
+        return stored_json(self.name, self.kind, self.params)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MethodConfig:
@@ -343,7 +367,7 @@ class MethodConfig:
         if not isinstance(data, Mapping) or not {"name", "kind", "params", "digest"} <= set(data) \
                 or not isinstance(data["params"], Mapping):
             raise ParamError("a method configuration must be a JSON object with name, kind, params and digest")
-        config = cls(str(data["name"]), str(data["kind"]), dict(data["params"]))
+        config = cls(str(data["name"]), str(data["kind"]), dict(data["params"]), _CONFIGURED)
         if data["digest"] != config.digest:
             raise ParamError(f"the configuration of {config.name!r} does not match its digest")
         return config

@@ -272,7 +272,7 @@ def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[di
     by every target for an unsupervised retriever, fold f's own model's for a retriever stored per fold (and the
     ``all`` model's for the final model). ``retriever``: the job's ``MethodConfig``. Returns ``({fold: Candidates},
     gold classes)``."""
-    from detection.methods.registry import MethodConfig
+    from detection.methods import registry
     from detection.methods.rerank import pipeline as P
 
     bench, split = data.bench, data.split
@@ -291,8 +291,8 @@ def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[di
         rm = m
         if m.fold_models and fold is None:
             # the same configuration with the stored model's ``all`` member (trained on every fold)
-            rm = data.first_stage(MethodConfig(retriever.name, retriever.kind,
-                                               {**retriever.params, "model": f"{retriever.params['model']}/all"}))
+            rm = data.first_stage(registry.configure(
+                retriever.name, {**retriever.params, "model": f"{retriever.params['model']}/all"}, kind=retriever.kind))
         elif m.fold_models:
             m.use_fold(fold, [q for q, f in split.query_fold.items() if f != fold])
         rm.fit(pool, s_texts)

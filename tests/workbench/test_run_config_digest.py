@@ -3,7 +3,7 @@ digests), reads check the digest, and the migration fills them for runs made bef
 import pytest
 
 from detection.methods import ParamError
-from detection.methods.registry import MethodConfig
+from tests.detection.methods.conftest import stored_config
 
 pytestmark = pytest.mark.django_db
 
@@ -42,8 +42,8 @@ def test_the_migration_fills_the_configurations_of_existing_runs(users, migrate_
     from workbench.models import DetectionRun
 
     first = DetectionRun.objects.get(pk=plain.pk)
-    assert first.retriever_config == MethodConfig("bm25-lemma", "retriever", {"k1": 1.5, "b": 0.75}).to_json()
+    assert first.retriever_config == stored_config("bm25-lemma", "retriever", {"k1": 1.5, "b": 0.75}).to_json()
     assert first.reranker_config is None and first.reranker_method_config is None
     second = DetectionRun.objects.get(pk=reranked.pk)
-    assert second.retriever_method_config == MethodConfig("tfidf-lemma", "retriever", {})
-    assert second.reranker_method_config == MethodConfig("lexical-rule", "reranker", {})
+    assert second.retriever_method_config == stored_config("tfidf-lemma", "retriever", {})
+    assert second.reranker_method_config == stored_config("lexical-rule", "reranker", {})
