@@ -396,12 +396,15 @@ def training_job_execute(*, job_id: int, data: TrainingData, progress: Callable,
     except (TrainingError, TrainingFailed, ValueError, model_store.ModelUnavailable) as exc:
         shutil.rmtree(work, ignore_errors=True)  # a clear failure: nothing to resume, nothing registered
         raise TrainingError(str(exc)) from exc
-    return _register(work, root, name, kind, method, request.base_model, params, data.label, job_id, records)
+    return _register(work, root, request, data.label, job_id, records)
 
 
-def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, label: str,
-              job_id: int, records: list) -> dict:
-    from detection.models import TrainedModel, config_json
+def _register(work: Path, root: Path, request: TrainingRequest, label: str, job_id: int, records: list) -> dict:
+    """The trained folder moved into place and one row per model, a feature classifier's with the configuration
+    the job carried (validated when it was queued)."""
+    from detection.models import TrainedModel
+
+    kind, name, params = request.kind, request.name, request.params
 
     for leftover in work.glob("*/checkpoint-last"):
         shutil.rmtree(leftover, ignore_errors=True)
@@ -414,8 +417,8 @@ def _register(work: Path, root: Path, name: str, kind: str, method: str, base_mo
             owner = Job.objects.filter(pk=job_id).values_list("owner_id", flat=True).first()
             for r in records:
                 TrainedModel.objects.create(
-                    name=f"{name}/{r['sub']}", kind=kind, method=method, base_model=base_model,
-                    config=config_json(method, "reranker", params) if kind == "feature-classifier" else None,
+                    name=f"{name}/{r['sub']}", kind=kind, method=request.method, base_model=request.base_model,
+                    config=request.reranker.to_json() if request.reranker is not None else None,
                     training_job_id=job_id, benchmark=label,
                     train_folds=r["train_folds"], held_out_fold=r["fold"], params=params,
                     files=sorted(str(p.relative_to(final / r["sub"])) for p in (final / r["sub"]).rglob("*")

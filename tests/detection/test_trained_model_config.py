@@ -3,6 +3,7 @@
 the configuration of models registered before the field existed."""
 import pytest
 
+from detection.methods.registry import configure
 from tests.detection.methods.conftest import stored_config
 
 
@@ -14,7 +15,8 @@ def test_a_feature_classifier_row_stores_its_configuration_and_a_neural_one_none
                                           params={"C": 1.0})
     neural = TrainedModel.objects.create(name="ce/fold-0", kind="cross-encoder", method="cross-encoder",
                                          params={"epochs": 4, "lr": 2e-5})
-    assert TrainedModel.objects.get(pk=feature.pk).method_config == stored_config("feature-ltr", "reranker", {"C": 1.0})
+    assert TrainedModel.objects.get(pk=feature.pk).method_config == \
+        configure("feature-ltr", {"C": 1.0}, kind="reranker")
     assert TrainedModel.objects.get(pk=neural.pk).config is None
     assert TrainedModel.objects.get(pk=neural.pk).method_config is None
 
