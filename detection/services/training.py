@@ -355,7 +355,7 @@ def training_job_execute(*, job_id: int, data: TrainingData, progress: Callable,
     from detection.methods.rerank.neural import TrainingFailed
 
     request = TrainingRequest.from_job(job_params)
-    kind, name, method, params = request.kind, request.name, request.method, request.params
+    kind, params = request.kind, request.params
     split = data.split
     root = model_store.models_dir()
     work = root / ".training" / f"job-{job_id}"
