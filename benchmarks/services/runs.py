@@ -145,9 +145,8 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
 
         check_first_stage(reranker, reranker_params, method, registry.get_spec(method).signals)
     check_unit_fits(version, unit, pool)
-    run = EvaluationRun.objects.create(summary={"pool": pool}, unit=unit,
-        version=version, method=method, params=params, config=config.to_json(),
-        reranker=reranker, reranker_params=reranker_params,
+    run = EvaluationRun.objects.create(
+        summary={"pool": pool}, unit=unit, version=version, config=config.to_json(),
         reranker_config=reranker_config.to_json() if reranker_config else None, ks=_check_ks(ks), split=split,
         n_folds=int(n_folds), seed=int(seed), owner=owner, code_version=code_version())
     queue = selectors.method_queue(method)
@@ -197,8 +196,7 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
     if selectors.similarity_method_needs_model(method) and not params.get("model"):
         raise RunError(f"method {method!r} needs a model in params: a name from the models directory or a hub id, "
                        f"e.g. {{\"model\": \"org/name\"}}")
-    run = SimilarityRun.objects.create(gold_set=gold_set, method=method, params=params,
-                                       config=config.to_json(), calibration=calibration,
+    run = SimilarityRun.objects.create(gold_set=gold_set, config=config.to_json(), calibration=calibration,
                                        owner=owner, code_version=code_version())
     run.job = job_create(kind=STS_KIND, params={"run_id": run.pk}, owner=owner,
                          queue=selectors.method_queue(method))
@@ -315,8 +313,7 @@ def pilot_run_create(*, verses_file: str, method: str, level: str = PilotRun.Lev
         raise RunError("level must be 'verse' or 'type'")
     path = resolve_verses_file(verses_file)
     config = method_config(method, params, kind="pair_scorer")
-    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method, params=dict(config.params),
-                                  config=config.to_json(),
+    run = PilotRun.objects.create(verses_file=str(path), level=level, config=config.to_json(),
                                   owner=owner, code_version=code_version())
     run.job = job_create(kind=PILOT_KIND, params={"run_id": run.pk}, owner=owner,
                          queue=selectors.method_queue(method))

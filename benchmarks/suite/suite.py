@@ -401,16 +401,9 @@ class SuiteMethod:
 
     @classmethod
     def from_json(cls, data) -> SuiteMethod:
-        """What :meth:`to_json` wrote, as a worker reads it. A job row queued before suite jobs carried
-        configurations holds the method string instead: that one is configured here, once, and a part that no
-        longer configures fails with ``registry.carried_config``'s sentence (queue it again)."""
+        """What :meth:`to_json` wrote, as a worker reads it."""
         from detection.methods import registry
 
-        if isinstance(data, str):
-            if data.strip().startswith("file:"):  # a job never reads a path it was handed
-                raise registry.ParamError(f"a suite job never reads another tool's file ({_short_text(data)}): "
-                                          "score it from the command line")
-            return configure_method(data, carried=True)
         keys = {"display", "mode", "first", "reranker", "lobo"}
         if not isinstance(data, dict) or set(data) != keys or data["mode"] not in MODES[:3] \
                 or not isinstance(data["first"], list) or not isinstance(data["display"], str):
@@ -470,11 +463,10 @@ def _names(method: str | SuiteMethod) -> tuple:
     return (mode, tuple(split_first(f)[0] for f in firsts), reranker, lobo)
 
 
-def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
+def configure_method(spec: str) -> SuiteMethod:
     """A method string configured once: each retriever and the reranker through ``registry.configure`` (the
     reranker with its ``(key=value,...)`` parameters), a file's format checked. ``UnknownMethod``/``ParamError``
-    name the part; a malformed string raises ``ValueError``. ``carried``: an old job row's string, each part
-    read through ``registry.carried_config`` (its old-shape sentence when it no longer configures)."""
+    name the part; a malformed string raises ``ValueError``."""
     from detection.methods import registry
 
     spec = spec.strip()
@@ -488,8 +480,6 @@ def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
         return SuiteMethod(spec, "file")
 
     def config(name, kind, values=None):
-        if carried:
-            return registry.carried_config(name, kind=kind, legacy_params=values or {})
         return registry.configure(name, values or {}, kind=kind)
 
     firsts = tuple(split_first(f) for f in firsts)  # (name, its parameters as written), each validated here

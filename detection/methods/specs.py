@@ -272,12 +272,7 @@ class MethodSpec:
         (``registry.configure`` calls it; :meth:`MethodConfig.from_json` reads back what one wrote)."""
         return MethodConfig(self.name, self.kind, self.validate(params), _CONFIGURED)
 
-    def build(self, params: Mapping[str, Any] | None = None, **internal):
-        """An instance with validated user ``params``; ``internal`` keyword arguments come from platform code."""
-        return self.instantiate(self.validate(params), internal)
-
-    def instantiate(self, validated: Mapping[str, Any], internal: Mapping[str, Any],
-                    context: BuildContext | None = None):
+    def instantiate(self, validated: Mapping[str, Any], internal: Mapping[str, Any], context: BuildContext):
         """An instance from parameters already validated (a :class:`MethodConfig`'s): a declared parameter
         missing from them (added to the declaration since they were stored) takes its default, an undeclared one
         is refused. ``internal``: the trusted arguments; ``context`` builds the components."""
@@ -292,7 +287,7 @@ class MethodSpec:
         for key in self.components:  # another registered method, built with the same build context
             if _COMPONENT_BUILDER is None:
                 raise RuntimeError(f"method {self.name!r} has components: build it through the registry")
-            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], internal, context)
+            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], context)
         instance = self.factory(**kwargs)
         try:
             instance.name = self.name
@@ -400,7 +395,7 @@ class BuildContext:
 
 # Set by the registry when it loads (`registry._build_component`): builds a component method by name. The
 # registry imports this module, never the reverse, so the hook is how a spec reaches it.
-_COMPONENT_BUILDER: Callable[[str, Mapping[str, Any], BuildContext | None], Any] | None = None
+_COMPONENT_BUILDER: Callable[[str, BuildContext], Any] | None = None
 
 
 class Catalog(list):

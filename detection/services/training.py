@@ -164,9 +164,7 @@ class TrainingRequest:
     @classmethod
     def from_job(cls, params: dict) -> TrainingRequest:
         """The request a job row carries, each configuration's digest checked (``registry.carried_config``: not
-        validated again). A row queued before training jobs carried configurations (``retriever`` a name, with
-        ``retriever_params``, ``method`` and ``params``) is configured here once; one whose values no longer pass
-        fails with a sentence saying it is of the old shape."""
+        validated again)."""
         from detection.methods import registry
 
         missing = [key for key in ("kind", "name", "retriever", "k") if key not in params]
@@ -176,19 +174,13 @@ class TrainingRequest:
         if kind not in KINDS:
             raise TrainingError(f"the training job's kind must be one of {', '.join(KINDS)}, not {str(kind)[:40]!r}")
         feature = kind == "feature-classifier"
-        if isinstance(params["retriever"], str):  # the old shape: names and user parameters
-            reranker = registry.carried_config(params.get("method") or "", kind="reranker",
-                                               legacy_params=params.get("params")) if feature else None
-            options = None if feature else dict(params.get("params") or {})
-        else:
-            carried = params.get("reranker")
-            if feature != bool(carried):
-                raise TrainingError("a feature classifier's training job carries its method's configuration, a "
-                                    "neural one none: queue it again")
-            reranker = registry.carried_config(carried, kind="reranker") if carried else None
-            options = None if feature else dict(params.get("options") or {})
-        retriever = registry.carried_config(params["retriever"], kind="retriever",
-                                            legacy_params=params.get("retriever_params"))
+        carried = params.get("reranker")
+        if feature != bool(carried):
+            raise TrainingError("a feature classifier's training job carries its method's configuration, a neural "
+                                "one none: queue it again")
+        reranker = registry.carried_config(carried, kind="reranker") if carried else None
+        options = None if feature else dict(params.get("options") or {})
+        retriever = registry.carried_config(params["retriever"], kind="retriever")
         return cls(kind=kind, name=params["name"], retriever=retriever, reranker=reranker, options=options,
                    base_model=params.get("base_model") or "", k=int(params["k"]),
                    final_model=bool(params.get("final_model")))
@@ -350,7 +342,7 @@ def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
 def training_job_execute(*, job_id: int, data: TrainingData, progress: Callable, log: Callable, **job_params) -> dict:
     """Train every fold's model, then move the files in place and register them (all or nothing). ``job_params``:
     what the job carries (:meth:`TrainingRequest.from_job`, the configurations' digests checked, not validated
-    again; a row of the old shape configured once)."""
+    again)."""
     from detection.methods.infrastructure import model_store
     from detection.methods.rerank.neural import TrainingFailed
 

@@ -19,7 +19,7 @@ def test_an_evaluation_run_stores_its_configurations_with_their_digests(loci_ver
     assert row.config == expected.to_json()
     assert row.method_config == expected and row.method_config.digest == expected.digest
     assert row.reranker_method_config.name == "lexical-rule"
-    assert row.reranker_config["digest"] == stored_config("lexical-rule", "reranker", row.reranker_params).digest
+    assert row.reranker_method_config == configure("lexical-rule", {}, kind="reranker")
     plain = evaluation_run_create(version=loci_version, method="bm25-lemma", enqueue=False)
     assert EvaluationRun.objects.get(pk=plain.pk).reranker_config is None
     assert EvaluationRun.objects.get(pk=plain.pk).reranker_method_config is None
@@ -37,7 +37,7 @@ def test_a_similarity_run_stores_its_configuration(gold_set):
 
     run = similarity_run_create(gold_set=gold_set, method="levenshtein")
     row = SimilarityRun.objects.get(pk=run.pk)
-    assert row.config == stored_config("levenshtein", "pair_scorer", row.params).to_json()
+    assert row.config == configure("levenshtein", {}, kind="pair_scorer").to_json()
     assert row.method_config.name == "levenshtein"
 
 

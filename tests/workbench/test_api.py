@@ -33,7 +33,7 @@ def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
         "retriever_params": {"k1": 1.2}, "top_k": 5}, format="json")
     assert created.status_code == 201, created.content
     run = DetectionRun.objects.get(pk=created.json()["id"])
-    assert run.job.queue == "cpu" and run.retriever_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
+    assert run.job.queue == "cpu" and run.retriever_config_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
     assert run_job(run.job_id) == "succeeded"
     detail = client.get(f"/api/v1/workbench/runs/{run.pk}/").json()
     assert detail["status"] == "succeeded" and detail["summary"]["n_queries"] == 11

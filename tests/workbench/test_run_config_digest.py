@@ -15,7 +15,7 @@ def test_a_detection_run_stores_the_configurations_its_job_carries(finished_dete
     params = finished_detection.job.params
     assert row.retriever_config == params["method"] and row.reranker_config == params["reranker"]
     assert row.retriever_method_config.digest == params["method"]["digest"]
-    assert dict(row.retriever_method_config.params) == row.retriever_params
+    assert dict(row.retriever_method_config.params) == row.retriever_config_params
     assert row.reranker_method_config.name == "lexical-rule"
     row.reranker_config = {**row.reranker_config, "params": {"edited": True}}
     with pytest.raises(ParamError, match="does not match its digest"):
