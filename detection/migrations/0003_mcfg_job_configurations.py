@@ -9,6 +9,16 @@ DETECT, TRAIN = "benchmarks.detect", "benchmarks.train_model"
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
+def _named(configure):
+    """``configure`` whose refusal names the method and its kind."""
+    def configured(name, params, *, kind):
+        try:
+            return configure(name, params, kind=kind)
+        except (ValueError, KeyError) as exc:  # ParamError is a ValueError, UnknownMethod a KeyError
+            raise ValueError(f"its {kind} {str(name)[:60]!r}: {exc.args[0] if exc.args else exc}") from None
+    return configured
+
+
 def _detect(params: dict, configure) -> dict:
     reranker = params.pop("reranker", None)
     rr_params = params.pop("reranker_params", None) or {}
@@ -31,20 +41,20 @@ CONVERT = {DETECT: (_detect, "method"), TRAIN: (_train, "retriever")}
 
 
 def convert_old_jobs(apps, schema_editor):
-    from detection.methods.registry import ParamError, UnknownMethod, configure
+    from detection.methods.registry import configure
 
     for job in apps.get_model("jobs", "Job").objects.filter(kind__in=list(CONVERT)).iterator():
         convert, key = CONVERT[job.kind]
         if not isinstance((job.params or {}).get(key), str):
             continue  # already carries its configurations
         try:
-            job.params = convert(dict(job.params), configure)
-        except (ParamError, UnknownMethod, KeyError) as exc:
+            job.params = convert(dict(job.params), _named(configure))
+        except (ValueError, KeyError) as exc:
             if job.status in FINISHED:
                 continue
             job.status, job.finished = "failed", timezone.now()
             job.error = (f"this job was queued before jobs carried their methods' configurations, and what it "
-                         f"stored no longer configures ({exc}): queue it again")
+                         f"stored no longer configures ({exc.args[0] if exc.args else exc}): queue it again")
         job.save()
 
 

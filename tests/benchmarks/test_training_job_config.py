@@ -70,7 +70,7 @@ def test_an_old_shaped_job_row_converted_once_trains_and_registers_the_same_mode
         assert was.params == now.params and was.config == now.config and was.train_folds == now.train_folds
         # the same first stage, the same candidates, the same classifier: the same held-out figures
         assert was.metrics == now.metrics
-    # the models page names each job's method, from the carried configuration or the old row's name alike
+    # the models page names each job's method from the configuration it carries
     client.force_login(users["researcher"])
     page = client.get("/benchmarks/models/").content.decode()
     assert "<code>old-ltr</code> (feature-logreg)" in page and "<code>new-ltr</code> (feature-logreg)" in page

@@ -348,7 +348,7 @@ def test_methods_registered_elsewhere_appear_and_route_by_their_declaration(clie
         ok = client.post("/api/v1/workbench/runs/", {**base, "retriever_params": {"alpha": 0.25}}, format="json")
         assert ok.status_code == 201
         created = DetectionRun.objects.get(pk=ok.json()["id"])
-        assert created.job.queue == "gpu" and created.retriever_params == {"alpha": 0.25}
+        assert created.job.queue == "gpu" and created.retriever_config_params == {"alpha": 0.25}
     finally:
         registry.unregister("toy-dense")
 
