@@ -59,3 +59,26 @@ def test_the_migration_fills_the_configuration_of_existing_runs(loci_version, go
     second = EvaluationRun.objects.get(pk=reranked.pk)
     assert second.reranker_method_config == stored_config("lexical-rule", "reranker", {})
     assert SimilarityRun.objects.get(pk=sim.pk).method_config == stored_config("levenshtein", "pair_scorer", {})
+
+
+@pytest.mark.django_db
+def test_a_reranker_registered_after_import_is_offered_and_accepted(loci_version):
+    """The rerankers an evaluation run may name are read from the registry when asked, not frozen at import."""
+    from benchmarks.models import EvaluationRun
+    from benchmarks.services import RunError, evaluation_run_create
+    from benchmarks.views import EvaluationRunForm
+    from detection.methods import registry
+    from detection.methods.registry import MethodSpec
+
+    registry.register(MethodSpec("toy-late-reranker", "reranker", lambda **kw: None, "registered after import"))
+    try:
+        choices = dict(EvaluationRunForm().fields["reranker"].choices)
+        assert choices["toy-late-reranker"] == "registered after import" and "" in choices
+        run = evaluation_run_create(version=loci_version, method="bm25-lemma", reranker="toy-late-reranker",
+                                    enqueue=False)
+        assert EvaluationRun.objects.get(pk=run.pk).reranker_method_config == \
+            configure("toy-late-reranker", {}, kind="reranker")
+    finally:
+        registry.unregister("toy-late-reranker")
+    with pytest.raises(RunError, match="unknown reranker 'toy-late-reranker'"):
+        evaluation_run_create(version=loci_version, method="bm25-lemma", reranker="toy-late-reranker", enqueue=False)
