@@ -12,6 +12,7 @@ routing (``spec.queue``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from core.registries import Registry
@@ -90,14 +91,17 @@ def carried_config(value: Any, *, kind: str) -> MethodConfig:
     return config
 
 
-def build(name: str, params: Mapping[str, Any] | None = None, *, kind: str | None = None, **internal):
-    """:func:`configure` then :func:`build_config` with this machine's build context (the lemma cache jobs use):
-    ``internal`` arguments that are the context's (``cache_dir``, ``device``, ``n_jobs`` or ``workers``) replace
-    its values, the others (shared objects) are handed over as they are."""
+def build(name: str, params: Mapping[str, Any] | None = None, *, kind: str | None = None,
+          context: BuildContext | None = None, **internal):
+    """:func:`configure` then :func:`build_config`, the one build path. ``context``: platform code passes the
+    machine's (``BuildContext.default()``, the lemma cache jobs use); without one nothing is cached (tests,
+    scripts). ``internal`` arguments that are the context's (``cache_dir``, ``device``, ``n_jobs`` or ``workers``)
+    replace its values, the others (shared objects) are handed over as they are."""
     fields = {k: internal.pop(k) for k in ("cache_dir", "device", "n_jobs") if k in internal}
     if "workers" in internal:
         fields.setdefault("n_jobs", internal.pop("workers"))
-    return build_config(configure(name, params, kind=kind), BuildContext.default(**fields), **internal)
+    context = replace(context or BuildContext(), **{k: v for k, v in fields.items() if v is not None})
+    return build_config(configure(name, params, kind=kind), context, **internal)
 
 
 def build_config(config: MethodConfig, context: BuildContext | None = None, **shared):
