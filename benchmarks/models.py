@@ -109,9 +109,8 @@ class GoldReference(models.Model):
 class _Run(models.Model):
     """What every run shares: who asked, the job that computes it, and the code that did."""
 
-    method = models.CharField(max_length=100)
-    params = models.JSONField(default=dict, blank=True)
-    # method and params as one MethodConfig.to_json() (name, kind, params, digest); read through `method_config`
+    method = models.CharField(max_length=100)  # the configuration's name, set on save: for filtering and lists
+    # the method and its parameters as one MethodConfig.to_json() (name, kind, params, digest): `method_config`
     config = models.JSONField(null=True, blank=True)
     code_version = models.CharField(max_length=100, blank=True)
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -133,13 +132,13 @@ class _Run(models.Model):
 
     @property
     def config_params(self) -> dict:
-        """The method's parameters as its stored configuration holds them (the digest checked): pages and exports
-        read these, not the ``params`` column beside them."""
+        """The method's parameters as its stored configuration holds them (the digest checked)."""
         return config_params(self.config)
 
     def save(self, *args, **kwargs):
-        if self.config is None:  # a row made without its service (a test, the admin): what it names, as it is
-            self.config = config_json(self.method, self.CONFIG_KIND, self.params)
+        if self.config is None:  # a row made without its service (a test, the admin): its method's defaults
+            self.config = config_json(self.method, self.CONFIG_KIND)
+        self.method = self.config["name"]
         super().save(*args, **kwargs)
 
     @property
@@ -163,8 +162,7 @@ class EvaluationRun(_Run):
         GROUPED = "grouped", "grouped k-fold by query (seeded)"
 
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="runs")
-    reranker = models.CharField(max_length=100, blank=True)
-    reranker_params = models.JSONField(default=dict, blank=True)
+    reranker = models.CharField(max_length=100, blank=True)  # the reranker configuration's name, set on save
     reranker_config = models.JSONField(null=True, blank=True)  # MethodConfig.to_json() of reranker; None without one
     split = models.CharField(max_length=10, choices=Split.choices, default=Split.FILE)
     n_folds = models.PositiveSmallIntegerField(default=5)
@@ -196,7 +194,8 @@ class EvaluationRun(_Run):
 
     def save(self, *args, **kwargs):
         if self.reranker_config is None:
-            self.reranker_config = config_json(self.reranker, "reranker", self.reranker_params)
+            self.reranker_config = config_json(self.reranker, "reranker")
+        self.reranker = self.reranker_config["name"] if self.reranker_config else ""
         super().save(*args, **kwargs)
 
     def __str__(self) -> str:

@@ -26,10 +26,10 @@ from benchmarks.services.runs import (
     CALIBRATIONS,
     DEFAULT_KS,
     POOLS,
-    RERANKERS,
     default_pilot_verses_key,
     pilot_verses_files,
     pilot_verses_upload,
+    rerankers,
     run_pool,
 )
 from core import safejson
@@ -86,7 +86,7 @@ class EvaluationRunForm(forms.Form):
     method = forms.ChoiceField()
     params = JsonObjectField(required=False, initial="{}", widget=forms.Textarea(attrs={"rows": 2}),
                               help_text="JSON object of retriever parameters")
-    reranker = forms.ChoiceField(choices=list(RERANKERS.items()), required=False)
+    reranker = forms.ChoiceField(choices=lambda: list(rerankers().items()), required=False)
     pool = forms.ChoiceField(choices=list(POOLS.items()), initial="gold", required=False,
                              help_text="what every query is ranked against; the leaderboard ranks each pool apart")
     unit = form_field(EVALUATION_UNIT)

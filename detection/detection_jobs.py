@@ -84,14 +84,12 @@ def _set(ref: dict) -> SegmentSet:
 
 def method_configs(params: dict):
     """The job's retriever and reranker (None) configurations, as ``detection_job_create`` stored them (their
-    digests checked, not validated again); a row queued before jobs carried configurations (the method's name with
-    ``params``, the reranker's with ``reranker_params``) is configured once (``registry.carried_config``)."""
+    digests checked, not validated again: ``registry.carried_config``)."""
     from detection.methods.registry import carried_config
 
     reranker = params.get("reranker")
-    return (carried_config(params["method"], kind="retriever", legacy_params=params.get("params")),
-            carried_config(reranker, kind="reranker", legacy_params=params.get("reranker_params")) if reranker
-            else None)
+    return carried_config(params["method"], kind="retriever"), \
+        carried_config(reranker, kind="reranker") if reranker else None
 
 
 # ------------------------------------------------------------------------------------------------- plan

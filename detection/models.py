@@ -11,10 +11,12 @@ from django.db import models
 from detection.methods.specs import MethodConfig
 
 
-def config_json(name: str, kind: str, params) -> dict | None:
-    """What a run row stores for a method it ran: ``MethodConfig.to_json()`` (name, kind, validated parameters and
-    their digest); None without a method (a run with no reranker)."""
-    return MethodConfig(name, kind, params or {}).to_json() if name else None
+def config_json(name: str, kind: str, params=None) -> dict | None:
+    """``registry.configure(...).to_json()`` (name, kind, validated parameters with defaults and their digest):
+    what a row made without its service stores; None without a method (a run with no reranker)."""
+    from detection.methods.registry import configure
+
+    return configure(name, params or {}, kind=kind).to_json() if name else None
 
 
 def config_read(data) -> MethodConfig | None:

@@ -255,3 +255,12 @@ def migrate_back_and_forth(transactional_db):
             executor.migrate(executor.loader.graph.leaf_nodes())
 
     return run
+
+
+def run_data_migration(app: str, migration: str, function: str) -> None:
+    """A data migration's function run on the rows there are now (the job-row conversions read today's models)."""
+    import importlib
+
+    from django.apps import apps
+
+    getattr(importlib.import_module(f"{app}.migrations.{migration}"), function)(apps, None)

@@ -59,10 +59,9 @@ class DetectionRun(models.Model):
                               related_name="+")
     query_document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     source_document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    # the configurations' names, set on save: for filtering and lists
     retriever = models.CharField(max_length=100)
-    retriever_params = models.JSONField(default=dict, blank=True)
     reranker = models.CharField(max_length=100, blank=True)
-    reranker_params = models.JSONField(default=dict, blank=True)
     # each method with its params as one MethodConfig.to_json() (name, kind, params, digest); None without a reranker
     retriever_config = models.JSONField(null=True, blank=True)
     reranker_config = models.JSONField(null=True, blank=True)
@@ -100,8 +99,7 @@ class DetectionRun(models.Model):
 
     @property
     def retriever_config_params(self) -> dict:
-        """The retriever's parameters as its stored configuration holds them (the digest checked): what the run page
-        shows, not the ``retriever_params`` column beside them."""
+        """The retriever's parameters as its stored configuration holds them (the digest checked)."""
         return config_params(self.retriever_config)
 
     @property
@@ -110,10 +108,12 @@ class DetectionRun(models.Model):
         return config_params(self.reranker_config)
 
     def save(self, *args, **kwargs):
-        if self.retriever_config is None:  # a row made without its service: what it names, as it is
-            self.retriever_config = config_json(self.retriever, "retriever", self.retriever_params)
+        if self.retriever_config is None:  # a row made without its service (a test, the admin): the defaults
+            self.retriever_config = config_json(self.retriever, "retriever")
         if self.reranker_config is None:
-            self.reranker_config = config_json(self.reranker, "reranker", self.reranker_params)
+            self.reranker_config = config_json(self.reranker, "reranker")
+        self.retriever = self.retriever_config["name"]
+        self.reranker = self.reranker_config["name"] if self.reranker_config else ""
         super().save(*args, **kwargs)
 
 

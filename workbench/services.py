@@ -158,8 +158,7 @@ def detection_run_create(*, query_document: Document, source_document: Document,
                              f"run: lower top_k or split the query text")
     run = DetectionRun.objects.create(
         name=name[:200], owner=owner, query_document=query_document, source_document=source_document,
-        retriever=retriever, retriever_params=r_params, retriever_config=r_config.to_json(), reranker=reranker,
-        reranker_params=rr_params, reranker_config=rr_config.to_json() if rr_config else None, top_k=top_k,
+        retriever_config=r_config.to_json(), reranker_config=rr_config.to_json() if rr_config else None, top_k=top_k,
         min_score=min_score, thresholds=_thresholds(thresholds), unit=unit, notes=notes)
     run.job = detection_job_create(
         queries=segment_set("document", query_document.pk), sources=segment_set("document", source_document.pk),

@@ -55,8 +55,8 @@ def _fold_reranker(config, fold: int, shared: dict):
     if model and "/" not in str(model):
         per_fold = f"{model}/fold-{fold}"
         if model_store.local_path(per_fold) is not None:
-            config = registry.MethodConfig(config.name, config.kind, {**config.params, "model": per_fold})
-    context = registry.BuildContext(cache_dir=shared.get("cache_dir"))
+            config = registry.configure(config.name, {**config.params, "model": per_fold}, kind=config.kind)
+    context = registry.BuildContext.default(cache_dir=shared.get("cache_dir"))
     objects = {k: v for k, v in shared.items() if k in spec.internal and k != "cache_dir"}
     return registry.build_config(config, context, **objects)
 

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from detection.methods.specs import MethodConfig
+from detection.methods.specs import stored_json
 
 # every run row made before the field existed: its method and the params it stored (validated when it was created,
 # not validated again: what it ran), as MethodConfig.to_json() with their digest
@@ -18,7 +18,7 @@ def fill_configs(apps, schema_editor):
         for run in model.objects.all().iterator():
             for field, name, params, kind in fields:
                 method = getattr(run, name)
-                setattr(run, field, MethodConfig(method, kind, getattr(run, params) or {}).to_json() if method else None)
+                setattr(run, field, stored_json(method, kind, getattr(run, params) or {}) if method else None)
             run.save(update_fields=[f for f, *_ in fields])
 
 

@@ -33,8 +33,7 @@ from core.run_limits import (  # noqa: F401
     MAX_SHARDS,
 )
 from core.text_checks import control_character_message
-from detection.models import config_json
-from detection.services.detection import check_params, method_params
+from detection.services.detection import check_params, method_config
 from jobs.models import Job
 from jobs.services import job_create
 
@@ -47,13 +46,13 @@ RERANK_DEPTH = 100  # at most this many candidates per query are reranked (the r
 SHARDS_HELP = EVALUATION_SHARDS.message
 
 
-def _registered_rerankers() -> dict:
+def rerankers() -> dict:
+    """The rerankers an evaluation run may name, read from the registry when asked (``""``: none)."""
     from detection.methods import registry
 
     return {"": "none (retrieval only)", **{s.name: s.description for s in registry.specs(kind="reranker")}}
 
 
-RERANKERS = _registered_rerankers()
 CALIBRATIONS = ("", "linear", "isotonic")
 # What a Loci Similes run ranks each query against. Runs on different pools are never ranked together
 # (the leaderboard groups by pool): the gold pool holds only the cited sources, so its figures are far higher.
@@ -73,18 +72,19 @@ def code_version() -> str:
         return "similia-unversioned"
 
 
-def _reranker_params(reranker: str, params) -> dict:
+def _reranker_config(reranker: str, params):
+    """The reranker's configuration (None without one)."""
     params = check_params(params)
     if not reranker:
         if params:
             raise RunError("reranker_params given without a reranker")
-        return {}
-    if reranker not in RERANKERS:
-        raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r for r in RERANKERS if r)}")
-    params = method_params(reranker, params, kind="reranker")
-    if reranker == "cross-encoder" and not params.get("model"):
+        return None
+    if reranker not in rerankers():
+        raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r for r in rerankers() if r)}")
+    config = method_config(reranker, params, kind="reranker")
+    if reranker == "cross-encoder" and not config.params.get("model"):
         raise RunError("the cross-encoder reranker needs a trained model: {\"model\": \"NAME\"} (train one first)")
-    return params
+    return config
 
 
 def _check_ks(ks) -> list[int]:
@@ -148,8 +148,6 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     EVALUATION_SHARDS.check(shards, RunError)
     if method not in selectors.retrieval_method_names():
         raise RunError(f"unknown retrieval method {method!r}; available: {', '.join(selectors.retrieval_method_names())}")
-    if reranker not in RERANKERS:
-        raise RunError(f"unknown reranker {reranker!r}; available: {', '.join(r or '(none)' for r in RERANKERS)}")
     if split not in EvaluationRun.Split.values:
         raise RunError(f"split must be one of {', '.join(EvaluationRun.Split.values)}")
     EVALUATION_N_FOLDS.check(n_folds, RunError)
@@ -157,7 +155,8 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
     if pool not in POOLS:
         raise RunError(f"pool must be one of {', '.join(POOLS)}")
     EVALUATION_UNIT.check(unit, RunError)
-    params, reranker_params = method_params(method, params, kind="retriever"), _reranker_params(reranker, reranker_params)
+    config, reranker_config = method_config(method, params, kind="retriever"), _reranker_config(reranker, reranker_params)
+    params, reranker_params = dict(config.params), dict(reranker_config.params) if reranker_config else {}
     check_models_usable(owner, params, reranker_params)
     if reranker:  # a stored model needing first-stage signals this retriever does not give: refused
         from detection.methods import registry
@@ -165,11 +164,10 @@ def evaluation_run_create(*, version: BenchmarkVersion, method: str, params: dic
 
         check_first_stage(reranker, reranker_params, method, registry.get_spec(method).signals)
     check_unit_fits(version, unit, pool)
-    run = EvaluationRun.objects.create(summary={"pool": pool}, unit=unit,
-        version=version, method=method, params=params, config=config_json(method, "retriever", params),
-        reranker=reranker, reranker_params=reranker_params,
-        reranker_config=config_json(reranker, "reranker", reranker_params), ks=_check_ks(ks), split=split, n_folds=int(n_folds),
-        seed=int(seed), owner=owner, code_version=code_version())
+    run = EvaluationRun.objects.create(
+        summary={"pool": pool}, unit=unit, version=version, config=config.to_json(),
+        reranker_config=reranker_config.to_json() if reranker_config else None, ks=_check_ks(ks), split=split,
+        n_folds=int(n_folds), seed=int(seed), owner=owner, code_version=code_version())
     queue = selectors.method_queue(method)
     job_params = {"run_id": run.pk, **({"shards": shards} if shards else {})}
     if enqueue:
@@ -211,14 +209,13 @@ def similarity_run_create(*, gold_set: GoldSimilaritySet, method: str, params: d
         raise RunError(f"unknown similarity method {method!r}; available: {', '.join(selectors.similarity_method_names())}")
     if calibration not in CALIBRATIONS:
         raise RunError("calibration must be empty, 'linear' or 'isotonic'")
-    params = check_params(params)
-    params = method_params(method, params, kind="pair_scorer")
+    config = method_config(method, params, kind="pair_scorer")
+    params = dict(config.params)
     check_models_usable(owner, params)
     if selectors.similarity_method_needs_model(method) and not params.get("model"):
         raise RunError(f"method {method!r} needs a model in params: a name from the models directory or a hub id, "
                        f"e.g. {{\"model\": \"org/name\"}}")
-    run = SimilarityRun.objects.create(gold_set=gold_set, method=method, params=params,
-                                       config=config_json(method, "pair_scorer", params), calibration=calibration,
+    run = SimilarityRun.objects.create(gold_set=gold_set, config=config.to_json(), calibration=calibration,
                                        owner=owner, code_version=code_version())
     run.job = job_create(kind=STS_KIND, params={"run_id": run.pk}, owner=owner,
                          queue=selectors.method_queue(method))
@@ -334,9 +331,8 @@ def pilot_run_create(*, verses_file: str, method: str, level: str = PilotRun.Lev
     if level not in PilotRun.Level.values:
         raise RunError("level must be 'verse' or 'type'")
     path = resolve_verses_file(verses_file)
-    params = method_params(method, params, kind="pair_scorer")
-    run = PilotRun.objects.create(verses_file=str(path), level=level, method=method, params=params,
-                                  config=config_json(method, "pair_scorer", params),
+    config = method_config(method, params, kind="pair_scorer")
+    run = PilotRun.objects.create(verses_file=str(path), level=level, config=config.to_json(),
                                   owner=owner, code_version=code_version())
     run.job = job_create(kind=PILOT_KIND, params={"run_id": run.pk}, owner=owner,
                          queue=selectors.method_queue(method))

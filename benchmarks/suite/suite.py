@@ -317,18 +317,9 @@ def train_on(benches: Sequence[SuiteBenchmark], first: str, reranker, depth: int
         card.append({"benchmark": b.name, "queries": len(b.query_ids), "pool": b.pool,
                      "first_stage_config": c.meta.get("retriever_params", {}),
                      "positives": int((ys[-1] > 0).sum()), "candidates": len(c)})
-    X, y = np.vstack(Xs), np.concatenate(ys)
-    from detection.methods.rerank.rerankers import label_shares
-    from detection.methods.rerank.thresholds import class_thresholds, decide
-
-    g = np.concatenate(groups)
-    rr.clf = rr._fit_classifier(X, y, g, np.concatenate(orders))
-    # thresholds of the 3-class decision on the training candidates themselves (no held-out data here)
-    rr.thresholds = class_thresholds(rr._predict(rr.clf, X, g), y, rr.tol, {})
-    rr.training_queries = {q for b in benches for q in b.query_ids}
-    rr.first_stage = split_first(first)[0]
-    rr.first_stage_config = {b["benchmark"]: b["first_stage_config"] for b in card}
-    rr.label_distribution = label_shares(decide(rr._predict(rr.clf, X, g), rr.thresholds))
+    rr.fit_features(np.vstack(Xs), np.concatenate(ys), np.concatenate(groups), np.concatenate(orders),
+                    queries={q for b in benches for q in b.query_ids}, first_stage=split_first(first)[0],
+                    first_stage_config={b["benchmark"]: b["first_stage_config"] for b in card})
     return rr, {"first_stage": first, "depth": depth, "reranker": _reranker_name(reranker), "trained_on": card,
                 "features": rr.feature_names,
                 "training_query_ids": {b.name: list(b.query_ids) for b in benches}}
@@ -410,16 +401,9 @@ class SuiteMethod:
 
     @classmethod
     def from_json(cls, data) -> SuiteMethod:
-        """What :meth:`to_json` wrote, as a worker reads it. A job row queued before suite jobs carried
-        configurations holds the method string instead: that one is configured here, once, and a part that no
-        longer configures fails with ``registry.carried_config``'s sentence (queue it again)."""
+        """What :meth:`to_json` wrote, as a worker reads it."""
         from detection.methods import registry
 
-        if isinstance(data, str):
-            if data.strip().startswith("file:"):  # a job never reads a path it was handed
-                raise registry.ParamError(f"a suite job never reads another tool's file ({_short_text(data)}): "
-                                          "score it from the command line")
-            return configure_method(data, carried=True)
         keys = {"display", "mode", "first", "reranker", "lobo"}
         if not isinstance(data, dict) or set(data) != keys or data["mode"] not in MODES[:3] \
                 or not isinstance(data["first"], list) or not isinstance(data["display"], str):
@@ -479,11 +463,10 @@ def _names(method: str | SuiteMethod) -> tuple:
     return (mode, tuple(split_first(f)[0] for f in firsts), reranker, lobo)
 
 
-def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
+def configure_method(spec: str) -> SuiteMethod:
     """A method string configured once: each retriever and the reranker through ``registry.configure`` (the
     reranker with its ``(key=value,...)`` parameters), a file's format checked. ``UnknownMethod``/``ParamError``
-    name the part; a malformed string raises ``ValueError``. ``carried``: an old job row's string, each part
-    read through ``registry.carried_config`` (its old-shape sentence when it no longer configures)."""
+    name the part; a malformed string raises ``ValueError``."""
     from detection.methods import registry
 
     spec = spec.strip()
@@ -497,8 +480,6 @@ def configure_method(spec: str, *, carried: bool = False) -> SuiteMethod:
         return SuiteMethod(spec, "file")
 
     def config(name, kind, values=None):
-        if carried:
-            return registry.carried_config(name, kind=kind, legacy_params=values or {})
         return registry.configure(name, values or {}, kind=kind)
 
     firsts = tuple(split_first(f) for f in firsts)  # (name, its parameters as written), each validated here

@@ -22,10 +22,10 @@ def split_params(spec: MethodSpec, params: dict) -> tuple[dict, dict]:
 
 
 def build_configured(name: str, kind: str, params: dict) -> object:
-    """``registry.configure`` then ``registry.build_config`` for platform code that passes user parameters and
-    internal arguments in one mapping: the internal ones are the build context's (and shared objects)."""
+    """``registry.build`` with the machine's build context (the lemma cache jobs use) for platform code that passes
+    user parameters and internal arguments in one mapping."""
     user, internal = split_params(registry.get_spec(name), params)
-    return registry.build_config(registry.configure(name, user, kind=kind), registry.BuildContext(), **internal)
+    return registry.build(name, user, kind=kind, context=registry.BuildContext.default(), **internal)
 
 
 def get_retriever(name: str, **params) -> Retriever:

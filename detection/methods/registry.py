@@ -5,13 +5,14 @@ arguments, components) is a :class:`~detection.methods.specs.MethodSpec`; this m
 specs. When it loads it registers the catalogs' plain lists (``catalog.py``, which adds ``catalog_rerank.py``
 and ``catalog_semantic.py``); nothing it imports imports it back (``.importlinter``). :func:`validate` checks
 a user's parameters against the declaration (:class:`ParamError` naming the key); :func:`build` makes an
-instance with trusted internal arguments, building a composed method's components first.
+instance through :func:`build_config`, the one build path, building a composed method's components first.
 
 No Django here: the Django side reads :func:`specs` for the method pickers, the OpenAPI schema and job
 routing (``spec.queue``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from core.registries import Registry
@@ -71,7 +72,7 @@ def configure(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterab
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         if spec.kind not in kinds:
             raise ParamError(f"method {name!r} is a {spec.kind}, not a {' or '.join(kinds)}")
-    return MethodConfig(spec.name, spec.kind, spec.validate(params))
+    return spec.configure(params)
 
 
 def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterable[str] | None = None) -> dict:
@@ -79,21 +80,10 @@ def validate(name: str, params: Mapping[str, Any] | None, *, kind: str | Iterabl
     return dict(configure(name, params, kind=kind).params)
 
 
-def carried_config(value: Any, *, kind: str, legacy_params: Any = None) -> MethodConfig:
+def carried_config(value: Any, *, kind: str) -> MethodConfig:
     """The configuration a job carries, as its worker reads it: ``MethodConfig.to_json()`` read back with its
-    digest checked (``MethodConfig.from_json``) and held to ``kind``, not validated again.
-
-    A job row stored before jobs carried configurations names the method instead (``value`` a name, its user
-    parameters in ``legacy_params``): that one is configured here, once, and when its parameters no longer pass
-    (a parameter since removed, a range since narrowed) the ``ParamError`` says the job is of the old shape and
-    is to be queued again, with the registry's reason."""
-    if isinstance(value, str):
-        try:
-            return configure(value, {} if legacy_params is None else legacy_params, kind=kind)
-        except (ParamError, UnknownMethod) as exc:
-            raise ParamError(f"this job was queued before jobs carried their method's configuration, and its {kind} "
-                             f"{_short(value)} with the parameters it stored no longer configures ({exc}): queue "
-                             f"it again", getattr(exc, "key", None)) from None
+    digest checked (``MethodConfig.from_json``) and held to ``kind``, not validated again. (Rows queued before
+    jobs carried configurations were converted once by the data migration ``detection/0003_mcfg_job_configurations``.)"""
     config = MethodConfig.from_json(value)
     if config.kind != kind:
         raise ParamError(f"the job carries the configuration of a {config.kind} ({config.name!r}) where a {kind} "
@@ -101,9 +91,17 @@ def carried_config(value: Any, *, kind: str, legacy_params: Any = None) -> Metho
     return config
 
 
-def build(name: str, params: Mapping[str, Any] | None = None, **internal):
-    """Instance of method ``name`` with validated user ``params`` and trusted ``internal`` arguments."""
-    return get_spec(name).build(params, **internal)
+def build(name: str, params: Mapping[str, Any] | None = None, *, kind: str | None = None,
+          context: BuildContext | None = None, **internal):
+    """:func:`configure` then :func:`build_config`, the one build path. ``context``: platform code passes the
+    machine's (``BuildContext.default()``, the lemma cache jobs use); without one nothing is cached (tests,
+    scripts). ``internal`` arguments that are the context's (``cache_dir``, ``device``, ``n_jobs`` or ``workers``)
+    replace its values, the others (shared objects) are handed over as they are."""
+    fields = {k: internal.pop(k) for k in ("cache_dir", "device", "n_jobs") if k in internal}
+    if "workers" in internal:
+        fields.setdefault("n_jobs", internal.pop("workers"))
+    context = replace(context or BuildContext(), **{k: v for k, v in fields.items() if v is not None})
+    return build_config(configure(name, params, kind=kind), context, **internal)
 
 
 def build_config(config: MethodConfig, context: BuildContext | None = None, **shared):
@@ -133,13 +131,11 @@ def format_specs(kind: str | None = None, language: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _build_component(name: str, internal: Mapping[str, Any], context: BuildContext | None = None):
-    """A composed method's part (hybrid's lexical retriever): built by name with its defaults, with the build
-    context when there is one, else with the internal arguments of the composed method that it declares too."""
+def _build_component(name: str, context: BuildContext):
+    """A composed method's part (hybrid's lexical retriever): built by name with its defaults and the build
+    context of the method it is part of."""
     spec = get_spec(name)
-    if context is not None:
-        return spec.instantiate(spec.defaults(), context.internal_for(spec), context)
-    return spec.build({}, **{k: v for k, v in internal.items() if k in spec.internal and v is not None})
+    return spec.instantiate(spec.defaults(), context.internal_for(spec), context)
 
 
 for _spec in CATALOG:

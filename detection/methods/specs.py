@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -245,12 +245,12 @@ class MethodSpec:
             check(MappingProxyType(out))
         return out
 
-    def build(self, params: Mapping[str, Any] | None = None, **internal):
-        """An instance with validated user ``params``; ``internal`` keyword arguments come from platform code."""
-        return self.instantiate(self.validate(params), internal)
+    def configure(self, params: Mapping[str, Any] | None) -> MethodConfig:
+        """This method with ``params`` validated (:meth:`validate`): the one place a :class:`MethodConfig` is made
+        (``registry.configure`` calls it; :meth:`MethodConfig.from_json` reads back what one wrote)."""
+        return MethodConfig(self.name, self.kind, self.validate(params), _CONFIGURED)
 
-    def instantiate(self, validated: Mapping[str, Any], internal: Mapping[str, Any],
-                    context: BuildContext | None = None):
+    def instantiate(self, validated: Mapping[str, Any], internal: Mapping[str, Any], context: BuildContext):
         """An instance from parameters already validated (a :class:`MethodConfig`'s): a declared parameter
         missing from them (added to the declaration since they were stored) takes its default, an undeclared one
         is refused. ``internal``: the trusted arguments; ``context`` builds the components."""
@@ -265,7 +265,7 @@ class MethodSpec:
         for key in self.components:  # another registered method, built with the same build context
             if _COMPONENT_BUILDER is None:
                 raise RuntimeError(f"method {self.name!r} has components: build it through the registry")
-            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], internal, context)
+            kwargs[key] = _COMPONENT_BUILDER(kwargs[key], context)
         instance = self.factory(**kwargs)
         try:
             instance.name = self.name
@@ -287,24 +287,43 @@ class MethodSpec:
 
 
 
+_CONFIGURED = object()  # what MethodSpec.configure and MethodConfig.from_json hand the constructor
+
+
+def config_digest(name: str, params: Mapping[str, Any]) -> str:
+    """The sha256 of a method and its parameters as canonical JSON (any key order gives one digest)."""
+    canonical = json.dumps({"name": name, "params": dict(params)}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def stored_json(name: str, kind: str, params: Mapping[str, Any]) -> dict:
+    """For data migrations only: what a row or job stored before configurations existed (a method and the
+    parameters it ran with, not validated again), in :meth:`MethodConfig.to_json`'s shape."""
+    return {"name": name, "kind": kind, "params": dict(params), "digest": config_digest(name, params)}
+
+
 @dataclass(frozen=True)
 class MethodConfig:
     """A method and its validated parameters: what ``registry.configure`` returns, services store and jobs carry.
     ``params`` is read-only with every declared parameter (defaults filled in); ``digest`` names the pair (the
-    sha256 of its canonical JSON), so two equal configurations have one digest whatever order the keys came in."""
+    sha256 of its canonical JSON), so two equal configurations have one digest whatever order the keys came in.
+    Only :meth:`MethodSpec.configure` (behind ``registry.configure``) and :meth:`from_json` make one: built any
+    other way it raises ``TypeError``."""
 
     name: str
     kind: str
     params: Mapping[str, Any]
+    origin: InitVar[object] = None
 
-    def __post_init__(self):
+    def __post_init__(self, origin):
+        if origin is not _CONFIGURED:
+            raise TypeError("a MethodConfig comes from registry.configure (or from_json of what one wrote), never "
+                            "built directly")
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
     @property
     def digest(self) -> str:
-        canonical = json.dumps({"name": self.name, "params": dict(self.params)}, sort_keys=True,
-                               separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return config_digest(self.name, self.params)
 
     def as_dict(self) -> dict:
         """What a row stores: ``{"name", "params"}`` (JSON)."""
@@ -312,7 +331,7 @@ class MethodConfig:
 
     def to_json(self) -> dict:
         """The one serialisation a job carries: name, kind, parameters and digest (JSON-safe)."""
-        return {"name": self.name, "kind": self.kind, "params": dict(self.params), "digest": self.digest}
+        return stored_json(self.name, self.kind, self.params)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MethodConfig:
@@ -321,7 +340,7 @@ class MethodConfig:
         if not isinstance(data, Mapping) or not {"name", "kind", "params", "digest"} <= set(data) \
                 or not isinstance(data["params"], Mapping):
             raise ParamError("a method configuration must be a JSON object with name, kind, params and digest")
-        config = cls(str(data["name"]), str(data["kind"]), dict(data["params"]))
+        config = cls(str(data["name"]), str(data["kind"]), dict(data["params"]), _CONFIGURED)
         if data["digest"] != config.digest:
             raise ParamError(f"the configuration of {config.name!r} does not match its digest")
         return config
@@ -354,7 +373,7 @@ class BuildContext:
 
 # Set by the registry when it loads (`registry._build_component`): builds a component method by name. The
 # registry imports this module, never the reverse, so the hook is how a spec reaches it.
-_COMPONENT_BUILDER: Callable[[str, Mapping[str, Any], BuildContext | None], Any] | None = None
+_COMPONENT_BUILDER: Callable[[str, BuildContext], Any] | None = None
 
 
 class Catalog(list):

@@ -2,14 +2,14 @@
 
 from django.db import migrations, models
 
-from detection.methods.specs import MethodConfig
+from detection.methods.specs import stored_json
 
 
 def fill_configs(apps, schema_editor):
     """Every feature classifier registered before the field existed: its method and the params it stored, as
     MethodConfig.to_json() with their digest (a neural model's params are trainer options: no configuration)."""
     for model in apps.get_model("detection", "TrainedModel").objects.filter(kind="feature-classifier").iterator():
-        model.config = MethodConfig(model.method, "reranker", model.params or {}).to_json() if model.method else None
+        model.config = stored_json(model.method, "reranker", model.params or {}) if model.method else None
         model.save(update_fields=["config"])
 
 

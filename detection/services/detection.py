@@ -46,8 +46,9 @@ def check_params(params) -> dict:
     return params
 
 
-def method_params(method: str, params, *, kind: str) -> dict:
-    """User parameters validated against what the registered method declares (defaults filled in).
+def method_config(method: str, params, *, kind: str):
+    """The method configured with the user's parameters (``registry.configure``: defaults filled in, a frozen
+    ``MethodConfig`` that services store as it is).
 
     Unknown keys, bad values and methods of another kind are the registry's ``ParamError`` naming the problem
     (a ``DomainError``: the API, the pages and the commands show its message as it is): nothing a user sends
@@ -55,7 +56,7 @@ def method_params(method: str, params, *, kind: str) -> dict:
     """
     from detection.methods import registry
 
-    return registry.validate(method, check_params(params), kind=kind)
+    return registry.configure(method, check_params(params), kind=kind)
 
 
 def detection_job_create(*, method: str, params: dict | None = None, k: int = 100, query_corpus=None,

@@ -164,9 +164,7 @@ class TrainingRequest:
     @classmethod
     def from_job(cls, params: dict) -> TrainingRequest:
         """The request a job row carries, each configuration's digest checked (``registry.carried_config``: not
-        validated again). A row queued before training jobs carried configurations (``retriever`` a name, with
-        ``retriever_params``, ``method`` and ``params``) is configured here once; one whose values no longer pass
-        fails with a sentence saying it is of the old shape."""
+        validated again)."""
         from detection.methods import registry
 
         missing = [key for key in ("kind", "name", "retriever", "k") if key not in params]
@@ -176,19 +174,13 @@ class TrainingRequest:
         if kind not in KINDS:
             raise TrainingError(f"the training job's kind must be one of {', '.join(KINDS)}, not {str(kind)[:40]!r}")
         feature = kind == "feature-classifier"
-        if isinstance(params["retriever"], str):  # the old shape: names and user parameters
-            reranker = registry.carried_config(params.get("method") or "", kind="reranker",
-                                               legacy_params=params.get("params")) if feature else None
-            options = None if feature else dict(params.get("params") or {})
-        else:
-            carried = params.get("reranker")
-            if feature != bool(carried):
-                raise TrainingError("a feature classifier's training job carries its method's configuration, a "
-                                    "neural one none: queue it again")
-            reranker = registry.carried_config(carried, kind="reranker") if carried else None
-            options = None if feature else dict(params.get("options") or {})
-        retriever = registry.carried_config(params["retriever"], kind="retriever",
-                                            legacy_params=params.get("retriever_params"))
+        carried = params.get("reranker")
+        if feature != bool(carried):
+            raise TrainingError("a feature classifier's training job carries its method's configuration, a neural "
+                                "one none: queue it again")
+        reranker = registry.carried_config(carried, kind="reranker") if carried else None
+        options = None if feature else dict(params.get("options") or {})
+        retriever = registry.carried_config(params["retriever"], kind="retriever")
         return cls(kind=kind, name=params["name"], retriever=retriever, reranker=reranker, options=options,
                    base_model=params.get("base_model") or "", k=int(params["k"]),
                    final_model=bool(params.get("final_model")))
@@ -272,7 +264,7 @@ def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[di
     by every target for an unsupervised retriever, fold f's own model's for a retriever stored per fold (and the
     ``all`` model's for the final model). ``retriever``: the job's ``MethodConfig``. Returns ``({fold: Candidates},
     gold classes)``."""
-    from detection.methods.registry import MethodConfig
+    from detection.methods import registry
     from detection.methods.rerank import pipeline as P
 
     bench, split = data.bench, data.split
@@ -291,8 +283,8 @@ def _candidates(data: TrainingData, retriever, k: int, targets, log) -> tuple[di
         rm = m
         if m.fold_models and fold is None:
             # the same configuration with the stored model's ``all`` member (trained on every fold)
-            rm = data.first_stage(MethodConfig(retriever.name, retriever.kind,
-                                               {**retriever.params, "model": f"{retriever.params['model']}/all"}))
+            rm = data.first_stage(registry.configure(
+                retriever.name, {**retriever.params, "model": f"{retriever.params['model']}/all"}, kind=retriever.kind))
         elif m.fold_models:
             m.use_fold(fold, [q for q, f in split.query_fold.items() if f != fold])
         rm.fit(pool, s_texts)
@@ -350,12 +342,12 @@ def _held_out_mrr(cands, probs, rows, gold, k: int = 10) -> dict:
 def training_job_execute(*, job_id: int, data: TrainingData, progress: Callable, log: Callable, **job_params) -> dict:
     """Train every fold's model, then move the files in place and register them (all or nothing). ``job_params``:
     what the job carries (:meth:`TrainingRequest.from_job`, the configurations' digests checked, not validated
-    again; a row of the old shape configured once)."""
+    again)."""
     from detection.methods.infrastructure import model_store
     from detection.methods.rerank.neural import TrainingFailed
 
     request = TrainingRequest.from_job(job_params)
-    kind, name, method, params = request.kind, request.name, request.method, request.params
+    kind, params = request.kind, request.params
     split = data.split
     root = model_store.models_dir()
     work = root / ".training" / f"job-{job_id}"
@@ -396,12 +388,15 @@ def training_job_execute(*, job_id: int, data: TrainingData, progress: Callable,
     except (TrainingError, TrainingFailed, ValueError, model_store.ModelUnavailable) as exc:
         shutil.rmtree(work, ignore_errors=True)  # a clear failure: nothing to resume, nothing registered
         raise TrainingError(str(exc)) from exc
-    return _register(work, root, name, kind, method, request.base_model, params, data.label, job_id, records)
+    return _register(work, root, request, data.label, job_id, records)
 
 
-def _register(work: Path, root: Path, name: str, kind: str, method: str, base_model: str, params: dict, label: str,
-              job_id: int, records: list) -> dict:
-    from detection.models import TrainedModel, config_json
+def _register(work: Path, root: Path, request: TrainingRequest, label: str, job_id: int, records: list) -> dict:
+    """The trained folder moved into place and one row per model, a feature classifier's with the configuration
+    the job carried (validated when it was queued)."""
+    from detection.models import TrainedModel
+
+    kind, name, params = request.kind, request.name, request.params
 
     for leftover in work.glob("*/checkpoint-last"):
         shutil.rmtree(leftover, ignore_errors=True)
@@ -414,8 +409,8 @@ def _register(work: Path, root: Path, name: str, kind: str, method: str, base_mo
             owner = Job.objects.filter(pk=job_id).values_list("owner_id", flat=True).first()
             for r in records:
                 TrainedModel.objects.create(
-                    name=f"{name}/{r['sub']}", kind=kind, method=method, base_model=base_model,
-                    config=config_json(method, "reranker", params) if kind == "feature-classifier" else None,
+                    name=f"{name}/{r['sub']}", kind=kind, method=request.method, base_model=request.base_model,
+                    config=request.reranker.to_json() if request.reranker is not None else None,
                     training_job_id=job_id, benchmark=label,
                     train_folds=r["train_folds"], held_out_fold=r["fold"], params=params,
                     files=sorted(str(p.relative_to(final / r["sub"])) for p in (final / r["sub"]).rglob("*")

@@ -40,7 +40,7 @@ def test_feature_classifier_job_registers_one_model_per_fold_that_never_saw_its_
         m = rows[f"logreg-545/fold-{f}"]
         assert m.held_out_fold == f and f not in m.train_folds and m.kind == "feature-classifier"
         assert {"classifier.json", "featurizer.json", "reranker.json"} <= set(m.files)
-        assert m.method_config == MethodConfig("feature-logreg", "reranker", m.params)  # stored with its digest
+        assert m.method_config == configure("feature-logreg", m.params, kind="reranker")  # stored with its digest
         assert m.metrics["rerank_mrr@10"] is not None and m.training_job_id == job.pk and m.owner == users["researcher"]
         seen = set(json.loads((models_dir / m.name / "reranker.json").read_text())["training_queries"])
         held_out = set(loci_version.gold.filter(fold=f).values_list("query__seg_id", flat=True))

@@ -9,6 +9,7 @@ from detection.models import TrainedModel
 from detection.services.training import TRAIN_KIND, TrainingRequest
 from jobs.models import Job
 from jobs.runner import run_job
+from tests.conftest import run_data_migration
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,10 @@ def _old_row(version, **overrides) -> Job:
               "retriever": "bm25-lemma", "retriever_params": {"k1": 1.5}, "k": 10, "final_model": False}
     params["params"].pop("model")
     params.update(overrides)
-    return Job.objects.create(kind=TRAIN_KIND, params=params)
+    job = Job.objects.create(kind=TRAIN_KIND, params=params)
+    run_data_migration("detection", "0003_mcfg_job_configurations", "convert_old_jobs")
+    job.refresh_from_db()
+    return job
 
 
 def test_the_job_carries_the_configurations_and_registers_what_they_say(loci_version, models_dir):
@@ -39,7 +43,7 @@ def test_the_job_carries_the_configurations_and_registers_what_they_say(loci_ver
     assert rows.count() == 5
     for row in rows:
         assert row.method == "feature-logreg" and row.params["C"] == 0.5 and "model" not in row.params
-        assert row.method_config == MethodConfig("feature-logreg", "reranker", row.params)
+        assert row.method_config == reranker  # the configuration the job carried, validated when queued
 
 
 def test_a_neural_job_carries_its_first_stage_and_its_trainer_options(loci_version, models_dir):
@@ -52,8 +56,12 @@ def test_a_neural_job_carries_its_first_stage_and_its_trainer_options(loci_versi
     assert request.retriever == configure("bm25-lemma", {}, kind="retriever")
 
 
-def test_an_old_shaped_job_row_still_trains_and_registers_the_same_models(loci_version, models_dir, client, users):
+def test_an_old_shaped_job_row_converted_once_trains_and_registers_the_same_models(loci_version, models_dir, client,
+                                                                                   users):
     old = _old_row(loci_version)
+    assert old.params["retriever"] == configure("bm25-lemma", {"k1": 1.5}, kind="retriever").to_json()
+    assert old.params["reranker"] == configure("feature-logreg", {}, kind="reranker").to_json()
+    assert old.params["options"] is None and "retriever_params" not in old.params and "method" not in old.params
     assert run_job(old.pk) == "succeeded", Job.objects.get(pk=old.pk).error
     new = training_run_create(version=loci_version, kind="feature-classifier", name="new-ltr",
                               method="feature-logreg", retriever_params={"k1": 1.5}, k=10, final_model=False)
@@ -63,7 +71,7 @@ def test_an_old_shaped_job_row_still_trains_and_registers_the_same_models(loci_v
         assert was.params == now.params and was.config == now.config and was.train_folds == now.train_folds
         # the same first stage, the same candidates, the same classifier: the same held-out figures
         assert was.metrics == now.metrics
-    # the models page names each job's method, from the carried configuration or the old row's name alike
+    # the models page names each job's method from the configuration it carries
     client.force_login(users["researcher"])
     page = client.get("/benchmarks/models/").content.decode()
     assert "<code>old-ltr</code> (feature-logreg)" in page and "<code>new-ltr</code> (feature-logreg)" in page
@@ -71,14 +79,12 @@ def test_an_old_shaped_job_row_still_trains_and_registers_the_same_models(loci_v
 
 def test_an_old_shaped_row_whose_values_no_longer_pass_fails_saying_so(loci_version, models_dir):
     old = _old_row(loci_version, retriever_params={"k1": 99})
-    assert run_job(old.pk) == "failed"
-    error = Job.objects.get(pk=old.pk).error
-    assert "queued before jobs carried their method's configuration" in error and "'bm25-lemma'" in error
-    assert "must be ≤ 10" in error and "queue it again" in error
+    assert old.status == "failed"
+    assert "queued before jobs carried their methods' configurations" in old.error and "'bm25-lemma'" in old.error
+    assert "must be ≤ 10" in old.error and "queue it again" in old.error
     gone = _old_row(loci_version, method="feature-nope", name="old-nope")
-    assert run_job(gone.pk) == "failed"
-    assert "queued before jobs carried" in Job.objects.get(pk=gone.pk).error
-    assert "unknown method 'feature-nope'" in Job.objects.get(pk=gone.pk).error
+    assert gone.status == "failed" and "queued before jobs carried" in gone.error
+    assert "unknown method 'feature-nope'" in gone.error
     assert not TrainedModel.objects.exists() and not (models_dir / "old-ltr").exists()
     assert not any(models_dir.glob(".training/*"))  # refused before a work folder was made
 

@@ -222,7 +222,7 @@ def test_the_launch_form_lists_the_installed_models_and_a_default_runs(live_serv
         page.wait_for_url("**/workbench/runs/*/")
         page.wait_for_selector("#explorer-card", timeout=60000)
         run = DetectionRun.objects.get()
-        assert run.status == "succeeded" and run.retriever_params["model"] == "la-lemma-cbow100"
+        assert run.status == "succeeded" and run.retriever_config_params["model"] == "la-lemma-cbow100"
         assert "so this run uses 'la-lemma-cbow100'" in page.inner_text("#run-notes")
 
 

@@ -1,14 +1,15 @@
 """The detection job reads the configurations it carries with their digests checked; a job row stored in the old
-shape (the retriever's and the reranker's names with their parameters) still runs and finds what a new one finds,
-or fails with a sentence saying it is of the old shape."""
+shape (the retriever's and the reranker's names with their parameters) is converted once by the data migration and
+then finds what a new one finds, or is failed by it with a sentence saying it is of the old shape."""
 import pytest
 
 from benchmarks.models import Corpus, Segment
 from detection import detection_jobs
 from detection.detection_jobs import DETECT_KIND, segment_set
-from detection.services.detection import detection_job_create
+from detection.services.detection import detection_job_create, detection_method_config
 from jobs.models import Job
 from jobs.runner import run_job
+from tests.conftest import run_data_migration
 
 pytestmark = pytest.mark.django_db
 CAPTURED: dict = {}
@@ -43,7 +44,10 @@ def _old_row(qc, sc, **overrides) -> Job:
               "reranker_params": {}, "thresholds": None, "min_score": None, "candidates": True,
               "store": {"name": "test-capture-configs"}, "shards": None, "shard_size": None, "unit": "line"}
     params.update(overrides)
-    return Job.objects.create(kind=DETECT_KIND, params=params)
+    job = Job.objects.create(kind=DETECT_KIND, params=params)
+    run_data_migration("detection", "0003_mcfg_job_configurations", "convert_old_jobs")
+    job.refresh_from_db()
+    return job
 
 
 def _found(job) -> list:
@@ -58,7 +62,10 @@ def _found(job) -> list:
 
 def test_an_old_shaped_detection_row_finds_what_a_new_one_finds(corpora):
     qc, sc = corpora
-    old = _found(_old_row(qc, sc))
+    converted = _old_row(qc, sc)
+    assert converted.params["method"] == detection_method_config("bm25-lemma", {"k1": 1.2}, kind="retriever").to_json()
+    assert "params" not in converted.params and "reranker_params" not in converted.params
+    old = _found(converted)
     detection_jobs._LOADED.clear()
     new_job = detection_job_create(query_corpus=qc, source_corpus=sc, method="bm25-lemma", params={"k1": 1.2}, k=2,
                                    reranker="lexical-rule", candidates=True, store={"name": "test-capture-configs"})
@@ -71,13 +78,11 @@ def test_an_old_shaped_detection_row_finds_what_a_new_one_finds(corpora):
 def test_an_old_shaped_detection_row_whose_values_no_longer_pass_fails_saying_so(corpora):
     qc, sc = corpora
     job = _old_row(qc, sc, params={"k1": 1.2, "cache_dir": "/tmp"})
-    assert run_job(job.pk) == "failed"
-    error = Job.objects.get(pk=job.pk).error
-    assert "queued before jobs carried their method's configuration" in error and "'bm25-lemma'" in error
-    assert "unknown parameter 'cache_dir'" in error and "queue it again" in error
+    assert job.status == "failed" and job.finished is not None
+    assert "queued before jobs carried their methods' configurations" in job.error and "'bm25-lemma'" in job.error
+    assert "unknown parameter 'cache_dir'" in job.error and "queue it again" in job.error
     job = _old_row(qc, sc, reranker="no-such-reranker")
-    assert run_job(job.pk) == "failed"
-    assert "its reranker 'no-such-reranker'" in Job.objects.get(pk=job.pk).error
+    assert job.status == "failed" and "unknown method 'no-such-reranker'" in job.error
 
 
 def test_a_detection_job_whose_configuration_was_edited_is_refused(corpora):

@@ -3,7 +3,8 @@
 the configuration of models registered before the field existed."""
 import pytest
 
-from detection.methods.registry import MethodConfig
+from detection.methods.registry import configure
+from tests.detection.methods.conftest import stored_config
 
 
 @pytest.mark.django_db
@@ -14,7 +15,8 @@ def test_a_feature_classifier_row_stores_its_configuration_and_a_neural_one_none
                                           params={"C": 1.0})
     neural = TrainedModel.objects.create(name="ce/fold-0", kind="cross-encoder", method="cross-encoder",
                                          params={"epochs": 4, "lr": 2e-5})
-    assert TrainedModel.objects.get(pk=feature.pk).method_config == MethodConfig("feature-ltr", "reranker", {"C": 1.0})
+    assert TrainedModel.objects.get(pk=feature.pk).method_config == \
+        configure("feature-ltr", {"C": 1.0}, kind="reranker")
     assert TrainedModel.objects.get(pk=neural.pk).config is None
     assert TrainedModel.objects.get(pk=neural.pk).method_config is None
 
@@ -30,5 +32,5 @@ def test_the_migration_fills_the_configuration_of_registered_models(migrate_back
     from detection.models import TrainedModel
 
     assert TrainedModel.objects.get(name="old/fold-0").config == \
-        MethodConfig("feature-logreg", "reranker", {"C": 0.5}).to_json()
+        stored_config("feature-logreg", "reranker", {"C": 0.5}).to_json()
     assert TrainedModel.objects.get(name="old-ce/fold-0").config is None

@@ -34,7 +34,7 @@ def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
         "retriever_params": {"k1": 1.2}, "top_k": 5}, format="json")
     assert created.status_code == 201, created.content
     run = DetectionRun.objects.get(pk=created.json()["id"])
-    assert run.job.queue == "cpu" and run.retriever_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
+    assert run.job.queue == "cpu" and run.retriever_config_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
     assert run_job(run.job_id) == "succeeded"
     detail = client.get(f"/api/v1/workbench/runs/{run.pk}/").json()
     assert detail["status"] == "succeeded" and detail["summary"]["n_queries"] == 11
@@ -348,7 +348,7 @@ def test_methods_registered_elsewhere_appear_and_route_by_their_declaration(clie
         ok = client.post("/api/v1/workbench/runs/", {**base, "retriever_params": {"alpha": 0.25}}, format="json")
         assert ok.status_code == 201
         created = DetectionRun.objects.get(pk=ok.json()["id"])
-        assert created.job.queue == "gpu" and created.retriever_params == {"alpha": 0.25}
+        assert created.job.queue == "gpu" and created.retriever_config_params == {"alpha": 0.25}
     finally:
         registry.unregister("toy-dense")
 

@@ -41,7 +41,7 @@ def test_semantic_defaults_run_on_the_shipped_vectors_with_a_note(client_for, de
                                                       "retriever": method, "top_k": 3}, format="json")
     assert created.status_code == 201, created.content
     run = DetectionRun.objects.get(pk=created.json()["id"])
-    assert run.retriever_params["model"] == "la-lemma-cbow100"
+    assert run.retriever_config_params["model"] == "la-lemma-cbow100"
     assert run.notes == created.json()["notes"] == [
         f"{method}: its default word vectors 'la-lemma-cbow200' are not in this installation, so this run uses "
         "'la-lemma-cbow100' (38,992 words); train the full model with `manage.py train_embeddings --name "

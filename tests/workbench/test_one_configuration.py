@@ -74,8 +74,8 @@ def test_the_job_carries_the_configuration_the_service_made(finished_detection):
     config, rr_config = method_configs(finished_detection.job.params)
     assert config == registry.configure("bm25-lemma", {}) and config.digest == \
         finished_detection.job.params["method"]["digest"]
-    assert rr_config.name == "lexical-rule" and dict(rr_config.params) == finished_detection.reranker_params
-    assert dict(config.params) == finished_detection.retriever_params
+    assert rr_config.name == "lexical-rule" and dict(rr_config.params) == finished_detection.reranker_config_params
+    assert dict(config.params) == finished_detection.retriever_config_params
 
 
 @pytest.mark.parametrize("top_k", [0, 1001])

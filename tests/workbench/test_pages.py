@@ -53,7 +53,7 @@ def test_launch_form_uploads_and_refuses_with_the_line(client, users):
         "source_file": _file("vergil_samples.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())})
     run = DetectionRun.objects.get()
     assert ok.status_code == 302 and ok["Location"] == f"/workbench/runs/{run.pk}/"
-    assert run.name == "Jerome and Virgil" and run.retriever_params["k1"] == 1.2 and run.query_document.n_segments == 11
+    assert run.name == "Jerome and Virgil" and run.retriever_config_params["k1"] == 1.2 and run.query_document.n_segments == 11
     stored = client.get("/workbench/").content.decode()
     assert f'value="doc:{run.query_document_id}"' in stored
 

@@ -3,7 +3,7 @@ digests), reads check the digest, and the migration fills them for runs made bef
 import pytest
 
 from detection.methods import ParamError
-from detection.methods.registry import MethodConfig
+from tests.detection.methods.conftest import stored_config
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,7 @@ def test_a_detection_run_stores_the_configurations_its_job_carries(finished_dete
     params = finished_detection.job.params
     assert row.retriever_config == params["method"] and row.reranker_config == params["reranker"]
     assert row.retriever_method_config.digest == params["method"]["digest"]
-    assert dict(row.retriever_method_config.params) == row.retriever_params
+    assert dict(row.retriever_method_config.params) == row.retriever_config_params
     assert row.reranker_method_config.name == "lexical-rule"
     row.reranker_config = {**row.reranker_config, "params": {"edited": True}}
     with pytest.raises(ParamError, match="does not match its digest"):
@@ -42,8 +42,8 @@ def test_the_migration_fills_the_configurations_of_existing_runs(users, migrate_
     from workbench.models import DetectionRun
 
     first = DetectionRun.objects.get(pk=plain.pk)
-    assert first.retriever_config == MethodConfig("bm25-lemma", "retriever", {"k1": 1.5, "b": 0.75}).to_json()
+    assert first.retriever_config == stored_config("bm25-lemma", "retriever", {"k1": 1.5, "b": 0.75}).to_json()
     assert first.reranker_config is None and first.reranker_method_config is None
     second = DetectionRun.objects.get(pk=reranked.pk)
-    assert second.retriever_method_config == MethodConfig("tfidf-lemma", "retriever", {})
-    assert second.reranker_method_config == MethodConfig("lexical-rule", "reranker", {})
+    assert second.retriever_method_config == stored_config("tfidf-lemma", "retriever", {})
+    assert second.reranker_method_config == stored_config("lexical-rule", "reranker", {})

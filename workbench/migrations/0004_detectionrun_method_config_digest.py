@@ -2,15 +2,15 @@
 
 from django.db import migrations, models
 
-from detection.methods.specs import MethodConfig
+from detection.methods.specs import stored_json
 
 
 def fill_configs(apps, schema_editor):
     """Every run made before the fields existed: its retriever and reranker with the params it stored (validated
     when it was created, not validated again: what it ran), as MethodConfig.to_json() with their digest."""
     for run in apps.get_model("workbench", "DetectionRun").objects.all().iterator():
-        run.retriever_config = MethodConfig(run.retriever, "retriever", run.retriever_params or {}).to_json()
-        run.reranker_config = MethodConfig(run.reranker, "reranker", run.reranker_params or {}).to_json() \
+        run.retriever_config = stored_json(run.retriever, "retriever", run.retriever_params or {})
+        run.reranker_config = stored_json(run.reranker, "reranker", run.reranker_params or {}) \
             if run.reranker else None
         run.save(update_fields=["retriever_config", "reranker_config"])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..registry import MethodConfig, ParamError, get_spec
+from ..registry import MethodConfig, ParamError, configure, get_spec
 from . import model_store
 
 
@@ -79,4 +79,4 @@ def installed_config(config: MethodConfig, given: Mapping | None) -> tuple[Metho
     """:func:`model_parameters` on a configuration: the same configuration with every model it names
     installed (a new digest when a default gave way), and the notes."""
     params, notes = model_parameters(config.name, given, dict(config.params))
-    return (config if params == dict(config.params) else MethodConfig(config.name, config.kind, params)), notes
+    return (config if params == dict(config.params) else configure(config.name, params, kind=config.kind)), notes

@@ -56,7 +56,7 @@ def _hard_candidates(strategy, queries, source_texts, gold_of, base_dir, device,
     if strategy == "hard-bm25":
         from detection.methods import registry
 
-        r = registry.build_config(registry.configure("bm25-surface", {"stopwords": True}), registry.BuildContext())
+        r = registry.build("bm25-surface", {"stopwords": True}, context=registry.BuildContext.default())
         r.fit([str(i) for i in range(len(source_texts))], list(source_texts))
         res = r.search(list(queries), per_query + 20)
         ranked = [list(row[row >= 0]) for row in res.indices]

@@ -204,6 +204,20 @@ class FeatureReranker:
         self.label_distribution = label_shares(decide(oof, self.thresholds))
         return self
 
+    def fit_features(self, X: np.ndarray, labels, groups, order, *, queries, first_stage: str | None = None,
+                     first_stage_config: dict | None = None) -> FeatureReranker:
+        """Train on features computed by the caller (several pools' candidates stacked, each with its own pool's
+        statistics; ``groups`` distinct per query): the decision thresholds come from the in-sample predictions,
+        there being no held-out rows here; ``queries`` are the training queries' ids."""
+        labels = np.asarray(labels, np.int64)
+        self.clf = self._fit_classifier(X, labels, groups, order)
+        predicted = self._predict(self.clf, X, groups)
+        self.thresholds = class_thresholds(predicted, labels, self.tol, {})
+        self.training_queries = set(queries)
+        self.first_stage, self.first_stage_config = first_stage, first_stage_config
+        self.label_distribution = label_shares(decide(predicted, self.thresholds))
+        return self
+
     def _out_of_fold(self, X, y, groups, order) -> np.ndarray:
         from sklearn.model_selection import GroupKFold
 

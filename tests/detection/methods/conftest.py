@@ -45,3 +45,12 @@ def toy_vectors(pairs: dict[str, list[float]], counts: dict[str, int] | None = N
     c = np.asarray([(counts or {}).get(k, 10) for k in keys], np.int64)
     return WordVectors(keys=keys, vectors=vecs, counts=c,
                        manifest={"language": "la", "unit": "lemma", **(manifest or {})})
+
+
+
+def stored_config(name: str, kind: str, params: dict):
+    """A configuration as an older row or job stored it (values since refused by ``registry.configure``, a kind
+    that does not match), read back the one way besides ``configure``: ``MethodConfig.from_json``."""
+    from detection.methods.specs import MethodConfig, stored_json
+
+    return MethodConfig.from_json(stored_json(name, kind, params))

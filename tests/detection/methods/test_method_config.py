@@ -52,10 +52,23 @@ def test_a_composed_method_gets_its_part_built_with_the_same_context(tmp_path):
 
 
 def test_a_stored_configuration_of_another_kind_or_an_undeclared_key_is_not_built():
+    from .conftest import stored_config
+
     with pytest.raises(ParamError, match="is a retriever, not a reranker"):
-        registry.build_config(MethodConfig("bm25-lemma", "reranker", {}))
+        registry.build_config(stored_config("bm25-lemma", "reranker", {}))
     with pytest.raises(ParamError, match="no longer declared"):
-        registry.build_config(MethodConfig("bm25-lemma", "retriever", {"k9": 1}))
+        registry.build_config(stored_config("bm25-lemma", "retriever", {"k9": 1}))
+
+
+def test_a_configuration_comes_only_from_the_registry():
+    """No unvalidated configuration: built directly, or copied with other values, a MethodConfig is refused."""
+    import dataclasses
+
+    with pytest.raises(TypeError, match="registry.configure"):
+        MethodConfig("bm25-lemma", "retriever", {"k1": 99.0})
+    config = registry.configure("bm25-lemma", {}, kind="retriever")
+    with pytest.raises(TypeError, match="registry.configure"):
+        dataclasses.replace(config, params={"k1": 99.0})
 
 
 def test_a_spec_declares_a_check_across_its_parameters():

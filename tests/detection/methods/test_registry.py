@@ -56,7 +56,7 @@ def test_internal_arguments_only_from_platform_code(tmp_path):
     r = get_retriever("bm25-lemma", cache_dir=tmp_path, k1=1.2)
     assert r.k1 == 1.2
     with pytest.raises(TypeError, match="takes no internal argument"):
-        registry.get_spec("bm25-lemma").build({}, model_path="/x")
+        registry.build("bm25-lemma", {}, model_path="/x")
 
 
 def test_a_toy_method_registers_and_builds():

@@ -169,7 +169,9 @@ def test_a_stored_reranker_configuration_is_built_as_it_is_not_configured_again(
     assert by_config["reranker"] == by_name["reranker"] == {"name": "feature-logreg", "params": dict(config.params)}
     with pytest.raises(registry.ParamError, match="C"):
         registry.configure("feature-logreg", {"C": 1e5}, kind="reranker")
-    older = registry.MethodConfig("feature-logreg", "reranker", {**config.params, "C": 1e5})
+    from .conftest import stored_config
+
+    older = stored_config("feature-logreg", "reranker", {**config.params, "C": 1e5})
     assert rerank(older)["reranker"]["params"]["C"] == 1e5
 
 
