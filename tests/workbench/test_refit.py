@@ -134,14 +134,15 @@ def test_refusals(two_runs, finished_detection):
 
 
 def test_api_refit_for_the_owner_and_404_for_others(two_runs, make_user):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
+
+    from tests.conftest import api_key
 
     run_a, run_b = two_runs
 
     def client(user):
         c = APIClient()
-        c.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+        c.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
         return c
 
     a, b = client(run_a.owner), client(run_b.owner)

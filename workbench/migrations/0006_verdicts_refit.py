@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('jobs', '0004_job_error_detail'),
-        ('workbench', '0004_detectionrun_method_config_digest'),
+        ('workbench', '0005_mcfg_config_only'),
     ]
 
     operations = [
