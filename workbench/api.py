@@ -108,7 +108,9 @@ class RunSerializer(serializers.ModelSerializer):
 class RunInputSerializer(serializers.Serializer):
     query_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
     source_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
-    retriever = serializers.CharField(max_length=100, help_text="a registered retriever (GET methods/)")
+    retriever = serializers.CharField(max_length=100, required=False, default=methods.DEFAULT_RETRIEVER,
+                                      help_text=f"a registered retriever (GET methods/; default "
+                                                f"{methods.DEFAULT_RETRIEVER}, its profile following the unit)")
     retriever_params = serializers.JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = serializers.JSONField(required=False, default=dict)

@@ -166,13 +166,22 @@ def rerank(reranker, cands: Candidates, *, progress: Progress | None = None) -> 
     return Reranked(cands, probs, decide(probs, th) if len(cands) else np.zeros(0, np.int8), th)
 
 
+def reference_logit(probs: np.ndarray) -> np.ndarray:
+    """log((1 − p_none) / p_none) of every row: the odds of a reference, ordered as 1 − p_none but never saturated
+    (a ranker's p_none = sigmoid(−margin) gives the margin back where 1 − p_none rounds to exactly 1)."""
+    p = np.clip(np.asarray(probs, np.float64)[:, 0], 1e-300, 1.0)
+    with np.errstate(divide="ignore"):
+        return np.log1p(-p) - np.log(p)
+
+
 def reranked_topk(cands: Candidates, probs: np.ndarray, n_queries: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, scores) (nq, k): each query's candidates ordered by 1 − p_none (ties: retrieval rank)."""
+    """(indices, scores) (nq, k): each query's candidates ordered by the odds of a reference
+    (:func:`reference_logit`; ties: retrieval rank); the scores are 1 − p_none."""
     nq = len(cands.query_ids) if n_queries is None else n_queries
     k = max(cands.k, int(cands.rank.max()) if len(cands) else 0)
     rel = 1.0 - np.asarray(probs, np.float64)[:, 0]
-    order = np.lexsort((cands.rank, -rel, cands.qi))
+    order = np.lexsort((cands.rank, -reference_logit(probs), cands.qi))
     indices = np.full((nq, k), -1, np.int32)
     scores = np.full((nq, k), np.nan, np.float32)
     qi = cands.qi[order]
