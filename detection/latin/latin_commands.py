@@ -243,7 +243,7 @@ COLUMN_ORDER = ("query_id", "source_id", "rank", "score", "retrieval_rank", "ret
 
 def write_table(out: Path, table: dict) -> int:
     """Write a result table's public columns (:data:`COLUMN_ORDER`; those starting with ``_`` are positions) in
-    bulk: CSV (Arrow's writer, quoting only where needed), Parquet for ``.parquet``, a JSON list of row objects
+    bulk: CSV (Arrow's writer), Parquet for ``.parquet``, a JSON list of row objects
     for ``.json`` (``explain`` parsed, lines as lists). Returns the number of rows."""
     import numpy as np
     import pyarrow as pa
@@ -274,9 +274,16 @@ def write_table(out: Path, table: dict) -> int:
 
         pq.write_table(tbl, out)
     else:
+        import pyarrow.compute as pc
         import pyarrow.csv as pcsv
 
-        pcsv.write_csv(tbl, out, pcsv.WriteOptions(quoting_style="needed"))
+        # strings are quoted only when one of them holds a comma, a quote or a line break (the header never)
+        quote = any(pa.types.is_string(col.type) and pc.any(pc.match_substring_regex(col, r'[,"\r\n]')).as_py()
+                    for col in tbl.columns)
+        with open(out, "wb") as fh:
+            fh.write((",".join(cols) + "\n").encode())
+            pcsv.write_csv(tbl, fh, pcsv.WriteOptions(include_header=False,
+                                                      quoting_style="needed" if quote else "none"))
     return n
 
 

@@ -6,6 +6,7 @@ sentence naming what is missing, by the command, the workbench and an evaluation
 import csv
 import io
 import json
+import math
 
 import numpy as np
 import pytest
@@ -87,8 +88,13 @@ def test_a_channels_ranker_trained_by_the_command_reranks_the_same_through_detec
     assert set(by_run) == set(by_detect)
     for pair, c in by_run.items():  # the same candidates, the same retrieval and class scores both ways
         d = by_detect[pair]
-        assert [f"{x:.6g}" for x in (c.p_none, c.p_cit, c.p_cf)] == [d["p_none"], d["p_cit"], d["p_cf"]], pair
-        assert f"{c.score:.6g}" == d["retrieval_score"] and int(d["retrieval_rank"]) == c.rank, pair
+        assert [f"{x:.6g}" for x in (c.p_none, c.p_cit, c.p_cf)] == [
+            f"{float(d[k]):.6g}" for k in ("p_none", "p_cit", "p_cf")], pair
+        assert f"{c.score:.6g}" == f"{float(d['retrieval_score']):.6g}" and int(d["retrieval_rank"]) == c.rank, pair
+        # the reranked rows keep their explanation; the score is the log-odds of a reference, never a saturated 1
+        assert json.loads(d["explain"])["channels"], pair
+        odds = (float(d["p_cit"]) + float(d["p_cf"])) / float(d["p_none"])
+        assert float(d["score"]) == pytest.approx(math.log(odds), rel=1e-4, abs=1e-4), pair
     assert not Job.objects.get(pk=run.job_id).result["warnings"]
     # the reranked order is not the channels' own: the signals moved some candidates
     assert any(int(d["rank"]) != int(d["retrieval_rank"]) for d in by_detect.values())
