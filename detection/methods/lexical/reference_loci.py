@@ -151,7 +151,7 @@ class LociIndex:
             lemmas = (folder / "lemmas.txt").read_text(encoding="utf-8").split("\n")
             self._offsets = np.load(folder / "offsets.npy")
             self._code = np.load(folder / "postings.npy", mmap_mode="r")
-            self._sizes = np.load(folder / "sizes.npy", mmap_mode="r")
+            self._sizes = np.load(folder / "sizes.npy")  # a byte a locus: read once, indexed per explanation
         except (OSError, ValueError) as exc:
             raise ReferenceError(f"reference index {folder.name!r} cannot be read: {exc}") from None
         if self.manifest.get("kind") != "reference-loci" or self.manifest.get("format") != FORMAT:
@@ -160,6 +160,7 @@ class LociIndex:
         if len(self._pos) + 1 != self._offsets.size:
             raise ReferenceError(f"reference index {folder.name!r}: lemmas and offsets differ in length")
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._held: OrderedDict[frozenset, np.ndarray] = OrderedDict()  # lemma sets asked for again (a query's)
         self.name = self.manifest.get("name", folder.name)
 
     @property
@@ -184,7 +185,12 @@ class LociIndex:
 
     def holding(self, lemmas: Iterable[str]) -> np.ndarray:
         """Ids of the loci that hold every one of ``lemmas`` (empty for no lemma)."""
-        lists = sorted((self.postings(lem) for lem in set(lemmas)), key=len)
+        key = frozenset(lemmas)
+        hit = self._held.get(key)
+        if hit is not None:
+            self._held.move_to_end(key)
+            return hit
+        lists = sorted((self.postings(lem) for lem in key), key=len)
         if not lists:
             return np.zeros(0, np.int64)
         common = lists[0]
@@ -192,6 +198,9 @@ class LociIndex:
             if common.size == 0:
                 break
             common = common[_member(common, other)]
+        self._held[key] = common
+        if len(self._held) > 4096:
+            self._held.popitem(last=False)
         return common
 
     def uniqueness(self, shared: Iterable[str], own_lines: Iterable[Iterable[str]] = ()) -> int | None:
@@ -206,7 +215,7 @@ class LociIndex:
             line = set(line)
             if common.size == 0:
                 break
-            same = common[np.asarray(self._sizes[common]) == min(len(line), 255)]  # loci of that many lemmas
+            same = common[self._sizes[common] == min(len(line), 255)]  # loci of that many lemmas
             for lem in line - shared:  # ... holding the line's other lemmas too
                 if same.size == 0:
                     break
