@@ -193,7 +193,8 @@ def test_explanations_are_stored_and_shown_in_the_api_and_exports(client_for, fi
     ex = detail["explanation"]
     assert [(c["name"], c["contribution"], round(c["share"], 3)) for c in ex["channels"]] == [
         ("lemma", 1.2, 0.8), ("exact", 0.3, 0.2), ("semantic", 0.0, 0.0)]
-    assert ex["uniqueness"] == 2 and ex["rarity"] == [["sonum", 7.25], ["mens", 3.5]]
+    assert ex["uniqueness"] == 2 and ex["rarity"] == [["sonum", 7.25, "common"], ["mens", 3.5, "common"]]
+    assert ex["uniqueness_text"] == "shared by 2 other passages: a rare combination"
     coloured = {piece: chans for piece, _, chans in detail["highlight"]["query"] if chans}
     assert coloured == {"mente": ["lemma"], "sonum": ["exact"]}
     assert client.get(f"/api/v1/workbench/candidates/{rows[2]['id']}/").json()["explanation"] is None
@@ -391,7 +392,7 @@ def test_a_channels_run_is_explained_end_to_end(client_for, users):
     assert sum(c["share"] for c in detail["explanation"]["channels"]) == pytest.approx(1.0)
     words = {piece: set(chans) for piece, _, chans in detail["highlight"]["source"] if chans}
     assert {"quote", "lemma"} <= words["mente"] and {"quote", "lemma"} <= words["sonum"]
-    assert {"sonum", "mente"} <= {w for w, _ in detail["explanation"]["rarity"]}
+    assert {"sonum", "mente"} <= {w for w, *_ in detail["explanation"]["rarity"]}
     export = list(csv.DictReader(io.StringIO(client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv").content
                                              .decode())))
     first = next(r for r in export if r["source_id"] == "verg. aen. 10.636" and r["query_id"] == "hier. adv. iovin. 1.1")
