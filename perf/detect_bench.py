@@ -87,7 +87,7 @@ def main() -> None:
             q, s = Path(args.corpus) / "query.csv", Path(args.corpus) / "source.csv"
             method, explain = args.method or "bm25-lemma", args.explain or "none"
         common = ["--query", str(q), "--source", str(s), "--method", method, "--top-k", str(args.k),
-                  "--explain", explain, "--cache-dir", str(Path(tempfile.gettempdir()) / "similia-bench-lemmas")]
+                  "--explain", explain, "--skip-bad-rows", "--cache-dir", str(Path(tempfile.gettempdir()) / "similia-bench-lemmas")]
         run(common, tmp / "warm.csv")  # warms the lemma cache (kept between runs, like a user's)
         figure = run(common, tmp / "out.csv")
     label = f"{args.case}: {method} top-{args.k}, --explain {explain}"

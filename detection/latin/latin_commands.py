@@ -337,7 +337,8 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", default=None, help="lemma cache directory (default ~/.cache/similia/lemmas)")
     p.add_argument("--explain", default=EXPLAIN_DEFAULT,
                    help=f"explain none, the top-N rows of each query or all of them (default {EXPLAIN_DEFAULT})")
-    p.add_argument("--reranker", default=None, help="rerank the top-k with a registered reranker (listed below)")
+    p.add_argument("--reranker", default=None, help="rerank the top-k with a registered reranker ("
+                   f"{', '.join(registry.names(kind='reranker', language='la'))})")
     p.add_argument("--reranker-param", action="append", default=[],
                    help="reranker parameter KEY=VALUE (repeatable), e.g. model=NAME/all")
 
