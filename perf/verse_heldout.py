@@ -96,7 +96,11 @@ def main() -> None:
         path = Path(args.write_expected)
         stored = yaml.safe_load(path.read_text()) if path.is_file() else {}
         stored[label] = {**rec, "P@50 whole run": round(p50, 3), "gold queries": report["n_queries"],
-                         "gold pairs": report["n_pairs"], "command": " ".join(["manage.py detect", *cmd[3:]])}
+                         "gold pairs": report["n_pairs"],
+                         "command": " ".join(["perf/verse_heldout.py", *sys.argv[1:]]).replace(
+                             f" --write-expected {args.write_expected}", ""),
+                         "detect": "manage.py detect --query LUCAN_BOOKS.csv --source AENEID.csv " + " ".join(
+                             x for x in cmd[7:] if not x.startswith(str(tmp)))}
         path.write_text(yaml.safe_dump(stored, sort_keys=True, allow_unicode=True, width=120))
 
 

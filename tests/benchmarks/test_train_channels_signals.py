@@ -99,6 +99,21 @@ def test_a_channels_ranker_trained_by_the_command_reranks_the_same_through_detec
     # the reranked order is not the channels' own: the signals moved some candidates
     assert any(int(d["rank"]) != int(d["retrieval_rank"]) for d in by_detect.values())
 
+    # the same model after the verse profile: it says what it was trained on, in the command and the job's check
+    log = io.StringIO()
+    run_detect(query=str(tmp_path / "q.csv"), source=str(tmp_path / "s.csv"), output=str(tmp_path / "v.csv"),
+               method="channels", params={"profile": "verse"}, top_k=10, cache_dir=tmp_path / "cache",
+               reranker="feature-ltr", reranker_params={"model": "ltr-ch/all"}, stream=log, explain="none")
+    said = "warning: model ltr-ch/all was trained on channels with profile prose, not verse"
+    assert log.getvalue().count(said) == 1
+    from detection.methods.rerank.rerankers import card_check
+
+    check = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "verse"}, "line")
+    assert any(w.startswith("model ltr-ch/all was trained on channels with profile prose, not verse")
+               for w in check["warnings"])
+    same = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "prose"}, "line")
+    assert not [w for w in same["warnings"] if "profile" in w]
+
     # a first stage that gives none of those signals is refused before any work, naming what is missing
     with pytest.raises(CommandInputError, match=MISSING):
         run_detect(query=str(tmp_path / "q.csv"), source=str(tmp_path / "s.csv"), output=str(tmp_path / "o2.csv"),
