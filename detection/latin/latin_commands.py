@@ -11,9 +11,9 @@ command-line convention (:mod:`core.cli`); bad input raises :class:`core.cli.Com
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,7 +24,6 @@ from core.run_limits import DETECT_JOBS, DETECT_TOP_K, DETECT_UNIT
 from .errors import InputError
 from .lemmatize import default_cache_dir
 from .readers import ReadReport, read_segments_csv
-
 
 EXPLAIN_DEFAULT = "top-100"  # detect --explain: the rows of each query a reader will look at first
 
@@ -156,15 +155,16 @@ def _result_table(res, qunits, sunits, unit: str) -> dict:
     import numpy as np
 
     idx = np.asarray(res.indices)
-    qi, ri = np.nonzero(idx >= 0)
-    sj = idx[qi, ri].astype(np.int64)
-    qids = np.asarray([u.id for u in qunits], dtype=object)
-    sids = np.asarray([u.id for u in sunits], dtype=object)
-    table = {"query_id": qids[qi], "source_id": sids[sj], "rank": (ri + 1).astype(np.int32),
-             "score": np.asarray(res.scores, np.float32)[qi, ri]}
+    valid = idx >= 0  # a query's results are a prefix of its row (padded with -1)
+    counts = valid.sum(axis=1)
+    qi = np.repeat(np.arange(idx.shape[0]), counts)
+    ri = np.arange(qi.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    sj = idx[valid].astype(np.int64)
+    table = {"query_id": Coded(qi, [u.id for u in qunits]), "source_id": Coded(sj, [u.id for u in sunits]),
+             "rank": (ri + 1).astype(np.int32), "score": np.asarray(res.scores, np.float32)[valid]}
     if unit != "line":
-        table["query_lines"] = np.asarray([" | ".join(u.lines) for u in qunits], dtype=object)[qi]
-        table["source_lines"] = np.asarray([" | ".join(u.lines) for u in sunits], dtype=object)[sj]
+        table["query_lines"] = Coded(qi, [" | ".join(u.lines) for u in qunits])
+        table["source_lines"] = Coded(sj, [" | ".join(u.lines) for u in sunits])
     table.update({"_q": qi, "_s": sj, "_r": ri})
     return table
 
@@ -217,7 +217,7 @@ def _reranked_table(table: dict, res, qunits, sunits, reranker, signals, names, 
     new_rank = np.empty(len(order), np.int32)
     new_rank[order] = np.arange(len(order)) - starts[cands.qi[order]] + 1
     out = {k: v[order] for k, v in table.items() if k not in ("rank", "score")}
-    labels = np.asarray(P.CLASSES, dtype=object)[np.asarray(result.labels, np.int64)]
+    labels = Coded(np.asarray(result.labels, np.int64), list(P.CLASSES))
     out.update({"rank": new_rank[order], "score": logit[order], "retrieval_rank": table["rank"][order],
                 "retrieval_score": table["score"][order], "p_none": result.probs[order, 0],
                 "p_cit": result.probs[order, 1], "p_cf": result.probs[order, 2], "label": labels[order]})
@@ -243,9 +243,9 @@ COLUMN_ORDER = ("query_id", "source_id", "rank", "score", "retrieval_rank", "ret
 
 def write_table(out: Path, table: dict) -> int:
     """Write a result table's public columns (:data:`COLUMN_ORDER`; those starting with ``_`` are positions) in
-    bulk: CSV (Arrow's writer), Parquet for ``.parquet``, a JSON list of row objects
+    bulk, scores as the search gave them (float32: its shortest exact decimal): CSV (Arrow's writer), Parquet
+    for ``.parquet``, a JSON list of row objects
     for ``.json`` (``explain`` parsed, lines as lists). Returns the number of rows."""
-    import numpy as np
     import pyarrow as pa
 
     cols = [c for c in COLUMN_ORDER if c in table]
@@ -259,15 +259,8 @@ def write_table(out: Path, table: dict) -> int:
                 fh.write(("," if i else "") + "\n" + json.dumps(row, ensure_ascii=False))
             fh.write("\n]\n")
         return n
-    arrays = {}
-    for c in cols:
-        v = table[c]
-        if isinstance(v, np.ndarray) and v.dtype.kind == "f":  # six significant digits, as the CSV always had
-            v = np.asarray(v, np.float64)
-            v = _six_digits(v)
-        arrays[c] = pa.array(v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v,
-                             type=pa.string() if c in ("query_id", "source_id", "label", "explain", "query_lines",
-                                                       "source_lines") else None)
+    arrays = {c: table[c].arrow() if isinstance(table[c], Coded) else pa.array(table[c], type=(
+        pa.string() if c == "explain" else None)) for c in cols}
     tbl = pa.table(arrays) if cols else pa.table({})
     if out.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
@@ -278,8 +271,10 @@ def write_table(out: Path, table: dict) -> int:
         import pyarrow.csv as pcsv
 
         # strings are quoted only when one of them holds a comma, a quote or a line break (the header never)
-        quote = any(pa.types.is_string(col.type) and pc.any(pc.match_substring_regex(col, r'[,"\r\n]')).as_py()
-                    for col in tbl.columns)
+        special = re.compile(r'[,"\r\n]')
+        quote = any(any(map(special.search, table[c].values)) if isinstance(table[c], Coded) else
+                    pa.types.is_string(arrays[c].type)
+                    and pc.any(pc.match_substring_regex(arrays[c], special.pattern)).as_py() for c in cols)
         with open(out, "wb") as fh:
             fh.write((",".join(cols) + "\n").encode())
             pcsv.write_csv(tbl, fh, pcsv.WriteOptions(include_header=False,
@@ -287,16 +282,27 @@ def write_table(out: Path, table: dict) -> int:
     return n
 
 
-def _six_digits(v):
-    """``v`` rounded to six significant digits (the nearest double to each decimal, so a writer prints it short)."""
-    import numpy as np
+class Coded:
+    """A text column as codes into its distinct values (a query's id repeats on each of its rows): indexed like an
+    array, written as an Arrow dictionary column (no Python string per row)."""
 
-    with np.errstate(all="ignore"):
-        e = 5 - np.floor(np.log10(np.abs(v)))
-        e = np.where(np.isfinite(e), e, 0).clip(-300, 300)
-        up, down = 10.0 ** np.maximum(e, 0), 10.0 ** np.maximum(-e, 0)
-        r = np.where(e >= 0, np.round(v * up) / up, np.round(v / down) * down)
-    return np.where(np.isfinite(v), r, v)
+    def __init__(self, codes, values):
+        import numpy as np
+
+        self.codes, self.values = np.asarray(codes, np.int64), list(values)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i):
+        if hasattr(i, "__len__") or isinstance(i, slice):
+            return Coded(self.codes[i], self.values)
+        return self.values[int(self.codes[i])]
+
+    def arrow(self):
+        import pyarrow as pa
+
+        return pa.DictionaryArray.from_arrays(pa.array(self.codes.astype("int32")), pa.array(self.values, pa.string()))
 
 
 def _json_cell(col: str, value):
