@@ -100,8 +100,8 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.services.runs import check_models_usable
     from detection.detection_jobs import segment_set
-    from detection.methods.infrastructure.installed import installed_config
     from detection.methods import params_for_unit
+    from detection.methods.infrastructure.installed import installed_config
     from detection.services.detection import detection_job_create, detection_method_config
 
     WORKBENCH_UNIT.check(unit, WorkbenchError)

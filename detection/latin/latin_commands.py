@@ -88,7 +88,8 @@ def run_detect(*, query: str, source: str, output: str, method: str | None = Non
             from detection.methods.rerank.rerankers import check_first_stage, trained_on_warnings
 
             check_first_stage(reranker, reranker_params or {}, spec.name, spec.signals)
-            for w in trained_on_warnings(reranker_params or {}, spec.name, dict(config.params), unit):
+            for w in trained_on_warnings(reranker_params or {}, spec.name, dict(config.params), unit,
+                                         defaults=spec.defaults()):
                 print(f"warning: {w}", file=stream)
     progress = _progress_printer(stream)
     qunits = make_units([q.seg_id for q in queries], [q.text for q in queries], unit)

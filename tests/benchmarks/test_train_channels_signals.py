@@ -15,7 +15,7 @@ from django.core.management import call_command
 from benchmarks.suite import suite as S
 from core.cli import CommandInputError
 from core.paths import shared_data_dir
-from detection.methods import ParamError
+from detection.methods import ParamError, registry
 from detection.methods.lexical.channels import SIGNALS
 
 pytestmark = [pytest.mark.django_db,
@@ -108,10 +108,13 @@ def test_a_channels_ranker_trained_by_the_command_reranks_the_same_through_detec
     assert log.getvalue().count(said) == 1
     from detection.methods.rerank.rerankers import card_check
 
-    check = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "verse"}, "line")
+    defaults = registry.get_spec("channels").defaults()
+    check = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "verse"}, "line",
+                       defaults)
     assert any(w.startswith("model ltr-ch/all was trained on channels with profile prose, not verse")
                for w in check["warnings"])
-    same = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "prose"}, "line")
+    same = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "prose"}, "line",
+                      defaults)
     assert not [w for w in same["warnings"] if "profile" in w]
 
     # a first stage that gives none of those signals is refused before any work, naming what is missing

@@ -326,17 +326,18 @@ def use_warnings(reranker, result) -> list[str]:
 
 
 def trained_on_warnings(params: dict, first_stage: str, first_params: dict | None = None, unit: str | None = None,
-                        card: dict | None = None) -> list[str]:
+                        card: dict | None = None, defaults: dict | None = None) -> list[str]:
     """One sentence for each way a stored model (``params["model"]``) is used outside what it learned from beyond
     the first stage's name (:func:`label_warnings` says that one), naming what it was trained on: another
-    ``profile`` of the same first stage, another search unit."""
+    ``profile`` of the same first stage, another search unit. ``first_params``: the first stage's parameters now;
+    ``defaults``: its declared defaults (what a card's config left out)."""
     if not params.get("model"):
         return []
     card = _stored_card(str(params["model"])) if card is None else card
     model, out = params["model"], []
     trained = card.get("first_stage")
     used = (first_params or {}).get("profile")
-    profiles = _trained_profiles(trained, card.get("first_stage_config"))
+    profiles = _trained_profiles(card.get("first_stage_config"), defaults or {})
     if trained == first_stage and used and profiles and used not in profiles:
         out.append(f"model {model} was trained on {trained} with profile {' and '.join(sorted(profiles))}, not "
                    f"{used}: expect a lower recall (retrain it on this profile, or set profile={sorted(profiles)[0]})")
@@ -346,26 +347,17 @@ def trained_on_warnings(params: dict, first_stage: str, first_params: dict | Non
     return out
 
 
-def _trained_profiles(first_stage: str | None, config) -> set[str]:
+def _trained_profiles(config, defaults: dict) -> set[str]:
     """The first stage's ``profile`` values in a card's ``first_stage_config`` (its parameters, or the suite's
-    ``{benchmark: parameters}``); a config without one had the declared default."""
-    if not first_stage or not isinstance(config, dict):
-        return set()
-    from .. import registry
-    from ..specs import UnknownMethod
-
-    try:
-        declared = {p.name: p.default for p in registry.get_spec(first_stage).params}
-    except UnknownMethod:  # a first stage no longer registered: nothing to compare
-        return set()
-    if "profile" not in declared:
+    ``{benchmark: parameters}``); a config without one had the first stage's declared default (``defaults``)."""
+    if not isinstance(config, dict) or "profile" not in defaults:
         return set()
     parts = list(config.values()) if config and all(isinstance(v, dict) for v in config.values()) else [config]
-    return {str(p.get("profile", declared["profile"])) for p in parts}
+    return {str(p.get("profile", defaults["profile"])) for p in parts}
 
 
 def card_check(name: str, params: dict, first_stage: str, labels: list[str], first_params: dict | None = None,
-               unit: str | None = None) -> dict:
+               unit: str | None = None, defaults: dict | None = None) -> dict:
     """What a detection's labels say against a stored model's card (``params["model"]``), without loading the
     model (a detection job's merge): the first stage it learned from and the one used, the share of each label
     now and on its training candidates, their total variation distance, and :func:`label_warnings`. Labels are
@@ -383,7 +375,7 @@ def card_check(name: str, params: dict, first_stage: str, labels: list[str], fir
             "first_stage": first_stage, "n": int(lab.size), "labels": label_shares(lab), "training_labels": train,
             "distance": label_distance(label_shares(lab), train) if train else None,
             "far_off": FAR_OFF, "warnings": label_warnings(name, card.get("first_stage"), train, first_stage, lab)
-            + trained_on_warnings(params, first_stage, first_params, unit, card)}
+            + trained_on_warnings(params, first_stage, first_params, unit, card, defaults)}
 
 
 def signals_refusal(name: str, needed, given, first_stage: str | None, trained_first_stage: str | None = None
