@@ -199,7 +199,7 @@ class MultiChannelRetriever(Retriever):
                 syn = self._synonym_relation
             else:  # the vectors' neighbours among the lemmas of these queries and the sources
                 lemmas = {lem for d in qdocs for lem in d.lemmas} | {lem for d in self._sdocs for lem in d.lemmas}
-                syn = C.vector_synonyms(self._wv, sorted(lemmas))
+                syn = C.vector_synonyms(self._wv, sorted(lemmas), store=self.cache_dir)
         var = None
         if "edit" in self.weights:  # query forms -> the source forms one edit away (C.edit_relation's pairs)
             var = self._variants.relation(t for d in qdocs for t in d.tokens)

@@ -122,6 +122,24 @@ def test_synonym_channel_from_the_vectors():
     assert _channel(r.explain(1, 2, scores[1, 0], side), "synonym")["matches"] == [["fluuius", "flumina"]]
 
 
+def test_vector_synonyms_are_kept_in_the_cache_folder(tmp_path):
+    """The neighbours searched once are written beside the lemma cache; a fresh process (the memo emptied) reads
+    them instead of searching again, and gets the same relation."""
+    from detection.methods.lexical.multichannel import DEFAULT_VECTORS, _vectors_or_none
+
+    wv = _vectors_or_none(DEFAULT_VECTORS)
+    lemmas = ["gladius", "ensis", "flumen", "fluuius", "mare"]
+    C._NEIGHBOURS.clear()
+    first = C.vector_synonyms(wv, lemmas, store=tmp_path)
+    [table] = (tmp_path / "neighbours").glob("*.json")
+    stored = json.loads(table.read_text(encoding="utf-8"))
+    assert set(stored) == {w for w in lemmas if w in wv} and "ensis" in first.related("gladius")
+    C._NEIGHBOURS.clear()
+    table.write_text(json.dumps({**stored, "gladius": ["mare"]}), encoding="utf-8")  # read, not searched again
+    assert C.vector_synonyms(wv, lemmas, store=tmp_path).related("gladius") == {"mare"}
+    C._NEIGHBOURS.clear()
+
+
 def test_edit_relation_and_assimilation():
     rel = C.edit_relation(["inmoto", "immoto", "immota", "adfero", "affero", "caelum"])
     assert rel.related("inmoto") == {"immoto", "immota"}  # inm- is imm- assimilated; immota one letter off
