@@ -5,7 +5,7 @@
 2. a reranker (:mod:`detection.methods.rerank.rerankers`) gives every candidate class probabilities for
    (no match, ``cit.``, ``cf.``) and, with its thresholds, a label (:func:`rerank`);
 3. :func:`reranked_topk` reorders each query's candidates by the probability of a reference (1 − p_none) for
-   Recall/MRR; :func:`rows` gives the per-pair output; :func:`depth_sweep` the Table 12 trade-off: at each
+   Recall/MRR; :func:`depth_sweep` the Table 12 trade-off: at each
    depth k, retrieval alone (every top-k pair is a positive to inspect) against retrieve-and-rerank (only the
    pairs the reranker labels positive), with precision, recall, F1 and the passages a philologist must read.
 
@@ -190,26 +190,6 @@ def reranked_topk(cands: Candidates, probs: np.ndarray, n_queries: int | None = 
     indices[qi, pos] = cands.si[order]
     scores[qi, pos] = rel[order]
     return indices, scores
-
-
-def rows(result: Reranked) -> list[dict]:
-    """One dict per pair: ids, retrieval score and rank, class probabilities, label and rerank position."""
-    c = result.candidates
-    idx, _ = reranked_topk(c, result.probs)
-    new_rank = {}
-    for q in range(idx.shape[0]):
-        for r, s in enumerate(idx[q], 1):
-            if s >= 0:
-                new_rank[(q, int(s))] = r
-    out = []
-    for n in range(len(c)):
-        q, s = int(c.qi[n]), int(c.si[n])
-        out.append({"query_id": c.query_ids[q], "source_id": c.source_ids[s], "retrieval_rank": int(c.rank[n]),
-                    "retrieval_score": float(c.score[n]), "p_none": float(result.probs[n, 0]),
-                    "p_cit": float(result.probs[n, 1]), "p_cf": float(result.probs[n, 2]),
-                    "label": CLASSES[int(result.labels[n])], "rerank_rank": new_rank[(q, s)]})
-    out.sort(key=lambda r: (r["query_id"], r["rerank_rank"]))
-    return out
 
 
 def depth_sweep(cands: Candidates, labels_pred: np.ndarray | None, gold: dict[tuple[str, str], int],
