@@ -202,6 +202,7 @@ def _reranked_table(table: dict, res, qunits, sunits, reranker, signals, names, 
 
     from detection.methods.rerank import pipeline as P
     from detection.methods.rerank.rerankers import use_warnings
+    from detection.methods.rerank.thresholds import CLASSES
 
     cands = P.from_topk([u.id for u in qunits], [u.text for u in qunits], [u.id for u in sunits],
                         [u.text for u in sunits], res.indices, np.asarray(res.scores, np.float64),
@@ -218,7 +219,7 @@ def _reranked_table(table: dict, res, qunits, sunits, reranker, signals, names, 
     new_rank = np.empty(len(order), np.int32)
     new_rank[order] = np.arange(len(order)) - starts[cands.qi[order]] + 1
     out = {k: v[order] for k, v in table.items() if k not in ("rank", "score")}
-    labels = Coded(np.asarray(result.labels, np.int64), list(P.CLASSES))
+    labels = Coded(np.asarray(result.labels, np.int64), list(CLASSES))
     out.update({"rank": new_rank[order], "score": logit[order], "retrieval_rank": table["rank"][order],
                 "retrieval_score": table["score"][order], "p_none": result.probs[order, 0],
                 "p_cit": result.probs[order, 1], "p_cf": result.probs[order, 2], "label": labels[order]})

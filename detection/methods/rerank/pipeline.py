@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .thresholds import CLASSES, decide
+from .thresholds import decide
 
 Progress = Callable[[float, str], None]
 SWEEP_KS = (1, 5, 10, 20, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
