@@ -67,6 +67,22 @@ def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection
     assert too_many.status_code == 400 and "11 query segments × top 2 would be 22 candidates" in too_many.json()["detail"]
 
 
+def test_a_run_without_a_retriever_gets_the_default_with_the_units_profile(client_for, finished_detection):
+    """No ``retriever``: ``channels``, profile verse for lines, prose for sentences; a profile given is kept."""
+    client = client_for("researcher")
+    base = {"query_document": finished_detection.query_document_id,
+            "source_document": finished_detection.source_document_id, "top_k": 2}
+    made = {}
+    for unit, params in (("line", None), ("sentence", None), ("sentence", {"profile": "verse"})):
+        body = {**base, "unit": unit, **({"retriever_params": params} if params else {})}
+        response = client.post("/api/v1/workbench/runs/", body, format="json")
+        assert response.status_code == 201, response.content
+        run = DetectionRun.objects.get(pk=response.json()["id"])
+        made[(unit, bool(params))] = (run.retriever, run.retriever_params["profile"])
+    assert made == {("line", False): ("channels", "verse"), ("sentence", False): ("channels", "prose"),
+                    ("sentence", True): ("channels", "verse")}
+
+
 @pytest.mark.parametrize("role, expected", [("annotator", 403), ("lead", 403), ("norole", 403), (None, 403)])
 def test_only_researchers_use_the_workbench(client_for, finished_detection, role, expected):
     client = client_for(role)
