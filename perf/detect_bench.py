@@ -3,7 +3,7 @@ writing the file), in CPU seconds of the child process and bytes written.
 
     .venv/bin/python perf/detect_bench.py verse [--queries 850] [--sources 40000] [--k 1000] [--explain top-100]
     .venv/bin/python perf/detect_bench.py loci --corpus DIR [--method bm25-lemma] [--k 1000] [--explain none]
-    .venv/bin/python perf/detect_bench.py ... --write-expected perf/expected/detect.yaml
+    .venv/bin/python perf/detect_bench.py ... --write-expected perf/expected/detection/detect.yaml
 
 ``verse``: the first N lines of Lucan's Bellum Civile 2-10 against M verse lines of the Aeneid, the
 Metamorphoses, the Thebaid ... (``perf/channels_bench.py``'s works), with the default retriever (``channels``,

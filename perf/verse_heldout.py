@@ -2,7 +2,7 @@
 ``manage.py detect``: per-query R@10/R@100/R@1000 and the whole run's precision at 50 pairs, forward rule.
 
     .venv/bin/python perf/verse_heldout.py [--books 6-10] [--method channels] [--param KEY=VALUE ...]
-        [--write-expected perf/expected/verse_heldout.yaml]
+        [--write-expected perf/expected/detection/verse_heldout.yaml]
 
 Queries: every line of the Lucan books asked for (``.tess`` order; the duplicate, mis-numbered line ids are dropped
 by ``detect --skip-bad-rows``, which keeps each id's first line, and counted); sources: the Aeneid. The run is
