@@ -248,9 +248,12 @@ def _merge(context, params: dict, results: list[dict]) -> dict:
             cands = _first_per_pair(cands)
         config, rr_config = method_configs(params)
         if rr_config:  # a reranker used outside what it learned from says so, in the job's log
+            from detection.methods import registry
             from detection.methods.rerank.rerankers import card_check
 
-            check = card_check(rr_config.name, dict(rr_config.params), config.name, list(cands.label))
+            check = card_check(rr_config.name, dict(rr_config.params), config.name, list(cands.label),
+                               dict(config.params), params.get("unit") or "line",
+                               registry.get_spec(config.name).defaults())
             merged["warnings"], merged["reranker_check"] = check["warnings"], check  # the run's page shows both
             for w in merged["warnings"]:
                 context.log(f"warning: {w}")

@@ -109,7 +109,9 @@ class RunSerializer(serializers.ModelSerializer):
 class RunInputSerializer(serializers.Serializer):
     query_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
     source_document = serializers.PrimaryKeyRelatedField(queryset=Document.objects.all())
-    retriever = serializers.CharField(max_length=100, help_text="a registered retriever (GET methods/)")
+    retriever = serializers.CharField(max_length=100, required=False, default=methods.DEFAULT_RETRIEVER,
+                                      help_text=f"a registered retriever (GET methods/; default "
+                                                f"{methods.DEFAULT_RETRIEVER}, its profile following the unit)")
     retriever_params = JSONField(required=False, default=dict)
     reranker = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     reranker_params = JSONField(required=False, default=dict)
@@ -178,11 +180,14 @@ class ExplainedChannelSerializer(serializers.Serializer):
 
 class ExplanationSerializer(serializers.Serializer):
     channels = ExplainedChannelSerializer(many=True)
-    uniqueness = serializers.IntegerField(allow_null=True)
+    uniqueness = serializers.IntegerField(allow_null=True, help_text="other passages holding every shared word")
+    uniqueness_text = serializers.CharField(help_text="the same in plain words: 'shared by 12 other passages: an "
+                                            "uncommon combination'")
     uniqueness_corpus = serializers.CharField(help_text="what the uniqueness counts over: the reference "
                                               "corpus's loci, or the searched sources without its index")
     rarity = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()),
-                                   help_text="[word, rarity] of the matched words, rarest first")
+                                   help_text="[word, rarity, 'rare'/'uncommon'/'common'] of the matched words, "
+                                             "rarest first")
 
 
 class HighlightSerializer(serializers.Serializer):

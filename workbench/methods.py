@@ -4,6 +4,7 @@ retriever or reranker registered anywhere appears here without a change. Their p
 models they name are checked against the installed ones by `detection.methods.infrastructure.installed.installed_config`."""
 from __future__ import annotations
 
+from detection.methods import DEFAULT_RETRIEVER as DEFAULT_RETRIEVER  # the form's and the API's default
 from detection.methods import registry
 from detection.methods.infrastructure.installed import (
     local_models as local_models,  # the form and GET methods/ list them

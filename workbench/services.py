@@ -129,9 +129,12 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     that the workers share; the merge stores the candidates as rows of the run (`detection_run_store`)."""
     from benchmarks.services.runs import check_models_usable
     from detection.detection_jobs import segment_set
+    from detection.methods import params_for_unit
     from detection.methods.infrastructure.installed import installed_config
     from detection.services.detection import detection_job_create, detection_method_config
 
+    WORKBENCH_UNIT.check(unit, WorkbenchError)
+    retriever_params = params_for_unit(retriever, retriever_params, unit)  # channels: verse lines, prose sentences
     # configured once here (a bad value: the registry's ParamError, as it is); the job carries these configurations
     r_config, notes = installed_config(detection_method_config(retriever, retriever_params, kind="retriever"),
                                        retriever_params)
@@ -144,7 +147,6 @@ def detection_run_create(*, query_document: Document, source_document: Document,
     check_models_usable(owner, r_params, rr_params)  # a RunError: a DomainError, a 400 like the registry's own
     if reranker_params and not reranker:
         raise WorkbenchError("reranker_params given without a reranker")
-    WORKBENCH_UNIT.check(unit, WorkbenchError)
     WORKBENCH_TOP_K.check(top_k, WorkbenchError)  # the run limits declared once (core/run_limits.py)
     DETECTION_SHARDS.check(shards, WorkbenchError)
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):

@@ -91,7 +91,7 @@ class DetectForm(forms.Form):
         self.fields["query_stored"].choices = self.fields["source_stored"].choices = stored
         retrievers = methods.specs("retriever")
         self.fields["retriever"].choices = [(s["name"], f"{s['name']} — {s['description']}") for s in retrievers]
-        self.fields["retriever"].initial = "bm25-lemma"
+        self.fields["retriever"].initial = methods.DEFAULT_RETRIEVER
         self.fields["reranker"].choices = [("", "none (retrieval only)")] + [
             (s["name"], f"{s['name']} — {s['description']}") for s in methods.specs("reranker")]
         self.user = user

@@ -246,12 +246,14 @@ def _majority_folds(per_query: dict[str, list[int]]) -> tuple[dict[str, int], di
     return out, {"queries_in_several_folds": n_conf, "links_reassigned": n_links_moved}
 
 
-def load_segments_csv(path, *, author: str = "", work: str = "") -> list[Segment]:
+def load_segments_csv(path, *, author: str = "", work: str = "", skipped: list[str] | None = None) -> list[Segment]:
     """Read a corpus ``seg_id,text[,author,work]`` (``id`` accepted for ``seg_id``; ``.tsv`` by tab).
 
     Args:
         path: the CSV/TSV file.
         author, work: defaults for rows without those columns.
+        skipped: when a list, a repeated ``seg_id`` keeps its first row and the later one is listed here
+            (``file:line: why``) instead of stopping the read.
 
     Returns:
         Segments in file order.
@@ -267,7 +269,11 @@ def load_segments_csv(path, *, author: str = "", work: str = "") -> list[Segment
         if not sid:
             continue
         if sid in out:
-            raise duplicate_id_error("seg_id", sid, first_line[sid], path=path, line=line)
+            error = duplicate_id_error("seg_id", sid, first_line[sid], path=path, line=line)
+            if skipped is None:
+                raise error
+            skipped.append(str(error))
+            continue
         first_line[sid] = line
         out[sid] = Segment(sid, (r.get("text") or "").strip(), (r.get("author") or author).strip(),
                            (r.get("work") or work).strip(), (r.get("ref") or r.get("citation") or "").strip())
@@ -281,8 +287,10 @@ def read_corpus_dir(directory) -> tuple[list[Segment], list[Segment]]:
     return load_segments_csv(d / "query.csv"), load_segments_csv(d / "source.csv")
 
 
-def load_gold_csv(path) -> list[GoldLink]:
-    """Read gold links ``query_id,source_id[,label][,fold]`` (rows labelled 0/false/none are dropped).
+def load_gold_csv(path, skipped: list[str] | None = None) -> list[GoldLink]:
+    """Read gold links ``query_id,source_id[,label][,fold]`` (rows labelled 0/false/none are dropped; ``1``,
+    ``true`` or an empty label is a parallel of unknown type, ``link``). With ``skipped`` a list, a row with an
+    unknown label or fold is listed there instead of stopping the read.
 
     Returns:
         The raw links in file order (use :func:`merge_links` for one per pair).
@@ -293,22 +301,32 @@ def load_gold_csv(path) -> list[GoldLink]:
         s = (r.get("source_id") or r.get("source") or r.get("corpus_id") or "").strip()
         if not q or not s:
             continue
-        lab = normalise_label(r.get("label", r.get("ref_type", r.get("type", ""))))
+        f = (r.get("fold") or r.get("fold_id") or "").strip()
+        try:
+            lab = normalise_label(r.get("label", r.get("ref_type", r.get("type", ""))))
+            fold = int(f) if f else None
+        except ValueError as exc:
+            if skipped is None:
+                raise
+            skipped.append(f"{Path(path).name}: row {i + 2}: {exc}")
+            continue
         if lab is None:
             continue
-        f = (r.get("fold") or r.get("fold_id") or "").strip()
-        out.append(GoldLink(q, s, lab, (r.get("pair_id") or str(i)).strip(), int(f) if f else None,
+        out.append(GoldLink(q, s, lab, (r.get("pair_id") or str(i)).strip(), fold,
                             (r.get("provenance") or r.get("publication") or "").strip()))
     return out
 
 
-def benchmark_from_files(queries_csv, sources_csv, gold_csv, *, name: str = "files") -> Benchmark:
-    """Build a :class:`Benchmark` from a query corpus, a source corpus and a gold file (locisimiles style).
+def benchmark_from_files(queries_csv, sources_csv, gold_csv, *, name: str = "files",
+                         skipped: list[str] | None = None) -> Benchmark:
+    """Build a :class:`Benchmark` from a query corpus, a source corpus and a gold file (locisimiles style);
+    with ``skipped`` a list, bad rows are listed there and left out (:func:`load_segments_csv`,
+    :func:`load_gold_csv`).
 
     Gold ids that are not in the corpora are kept in ``gold`` and listed by :func:`benchmarks.loci.matching.
     check_gold_ids`; run :func:`benchmarks.loci.matching.match_gold_to_corpus` to resolve them by text.
     """
-    raw = load_gold_csv(gold_csv)
+    raw = load_gold_csv(gold_csv, skipped)
     folds: dict[str, list[int]] = defaultdict(list)
     for g in raw:
         if g.fold is not None:
@@ -316,8 +334,8 @@ def benchmark_from_files(queries_csv, sources_csv, gold_csv, *, name: str = "fil
     file_folds, meta = {}, {}
     if folds:
         file_folds["file"], meta["fold_conflicts"] = _majority_folds(folds)
-    return Benchmark(name, load_segments_csv(queries_csv), load_segments_csv(sources_csv), merge_links(raw),
-                     raw, file_folds, meta=meta)
+    return Benchmark(name, load_segments_csv(queries_csv, skipped=skipped),
+                     load_segments_csv(sources_csv, skipped=skipped), merge_links(raw), raw, file_folds, meta=meta)
 
 
 _RELEASE_PATTERNS = {

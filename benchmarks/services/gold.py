@@ -6,6 +6,7 @@ the line and the problem) and the rows are written in one transaction.
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -186,18 +187,24 @@ def benchmark_import_545(*, with_text_path: Path, ref_type_path: Path | None = N
 
 @transaction.atomic
 def benchmark_import_files(*, queries_path: Path, sources_path: Path, gold_path: Path, name: str, version: str = "1",
-                           description: str = "") -> tuple[BenchmarkVersion, bool]:
+                           description: str = "", skip_bad_rows: bool = False) -> tuple[BenchmarkVersion, bool]:
     """Import any Latin benchmark in the plain-file shape, no code needed: a query corpus and a source corpus
     (``seg_id,text[,author,work]``) and a gold file (``query_id,source_id[,label][,fold]``; label ``cit.``,
-    ``cf.`` or empty). Every gold id must be a segment of its corpus. Idempotent like the 545 import."""
+    ``cf.``, or ``1``/empty for a parallel of unknown type). Every gold id must be a segment of its corpus.
+    ``skip_bad_rows``: a repeated segment id (its later row), a gold row with an unknown label or naming a segment
+    the corpora lack is left out and listed in the version's ``provenance["skipped_rows"]`` instead of stopping
+    the import. Idempotent like the 545 import."""
     existing = BenchmarkVersion.objects.filter(benchmark__name=name, version=version).first()
     if existing is not None:
         return existing, False
     paths = [Path(queries_path), Path(sources_path), Path(gold_path)]
+    skipped: list[str] | None = [] if skip_bad_rows else None
     try:
-        bench = loci_data.benchmark_from_files(*paths, name=name)
+        bench = loci_data.benchmark_from_files(*paths, name=name, skipped=skipped)
     except (OSError, KeyError, ValueError) as exc:
         raise BenchmarkImportError(f"{', '.join(p.name for p in paths)}: {exc}") from None
+    if skip_bad_rows:
+        bench = _without_unknown_ids(bench, skipped, paths[2].name)
     check = loci_matching.check_gold_ids(bench)
     if not check["ok"]:
         raise BenchmarkImportError(
@@ -205,9 +212,22 @@ def benchmark_import_files(*, queries_path: Path, sources_path: Path, gold_path:
     if not bench.gold:
         raise BenchmarkImportError(f"{paths[2].name}: no gold links")
     provenance = {"files": [p.name for p in paths], "fold_split": "file" if bench.file_folds else None,
-                  "fold_conflicts": bench.meta.get("fold_conflicts", {}), "n_distinct_pairs": len(bench.gold)}
+                  "fold_conflicts": bench.meta.get("fold_conflicts", {}), "n_distinct_pairs": len(bench.gold),
+                  **({"skipped_rows": skipped} if skip_bad_rows else {})}
     return _benchmark_store(bench, name=name, version=version, provenance=provenance,
                             query_fold=bench.file_folds.get("file", {}), description=description), True
+
+
+def _without_unknown_ids(bench, skipped: list[str], gold_name: str):
+    """``bench`` less the gold links naming a segment its corpora lack (each listed in ``skipped``)."""
+    qs, ss = {x.seg_id for x in bench.queries}, {x.seg_id for x in bench.sources}
+    for g in bench.raw_links:
+        if g.query_id not in qs or g.source_id not in ss:
+            skipped.append(f"{gold_name}: pair {g.pair_id}: {g.query_id if g.query_id not in qs else g.source_id} "
+                           "is not a segment of the corpora")
+    keep = [g for g in bench.raw_links if g.query_id in qs and g.source_id in ss]
+    return dataclasses.replace(bench, gold=[g for g in bench.gold if g.query_id in qs and g.source_id in ss],
+                               raw_links=keep)
 
 
 def _benchmark_store(bench, *, name: str, version: str, provenance: dict, query_fold: dict, description: str,

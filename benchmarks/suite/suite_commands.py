@@ -1,6 +1,6 @@
 """Command line of the suite (pure; ``manage.py evaluate --suite`` calls :func:`run_suite_command`)::
 
-    python -m benchmarks.suite.suite_commands [--methods bm25-lemma,rrf:bm25-lemma+tesserae,bm25-lemma>feature-ltr]
+    python -m benchmarks.suite.suite_commands [--methods channels,bm25-lemma,channels>feature-ltr@lobo]
         [--benchmarks loci-similes,lucan-vergil] [--corpus-dir DIR] [--output report.json] [--markdown table.md]
         [--expected perf/expected/NAME.yaml (re-run it and fail on drift)] [--write-expected NAME.yaml]
         [--export DIR (qrels, BEIR folders, TREC runs)]
@@ -21,8 +21,9 @@ from core.cli import CommandInputError
 from . import expected as E
 from . import suite as S
 
-STANDARD_METHODS = ("bm25-lemma", "tesserae", "rrf:bm25-lemma+tesserae", "bm25-lemma>feature-logreg",
-                    "bm25-lemma>feature-ltr", "bm25-lemma>feature-ltr@lobo")
+# the default first stage (``channels``, its profile each benchmark's text type) first, then the baselines
+STANDARD_METHODS = ("channels", "bm25-lemma", "tesserae", "rrf:bm25-lemma+tesserae", "channels>feature-ltr@lobo",
+                    "bm25-lemma>feature-ltr@lobo")
 
 
 def configure_methods(methods) -> list[S.SuiteMethod]:

@@ -11,9 +11,9 @@ command-line convention (:mod:`core.cli`); bad input raises :class:`core.cli.Com
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,6 +24,8 @@ from core.run_limits import DETECT_JOBS, DETECT_TOP_K, DETECT_UNIT
 from .errors import InputError
 from .lemmatize import default_cache_dir
 from .readers import ReadReport, read_segments_csv
+
+EXPLAIN_DEFAULT = "top-100"  # detect --explain: the rows of each query a reader will look at first
 
 
 def _progress_printer(stream):
@@ -37,38 +39,44 @@ def _progress_printer(stream):
     return progress
 
 
-def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemma", top_k: int = 100,
+def run_detect(*, query: str, source: str, output: str, method: str | None = None, top_k: int = 100,
                params: dict | None = None, jobs: int = 1, skip_bad_rows: bool = False, cache_dir=None,
                stream=sys.stderr, reranker: str | None = None, reranker_params: dict | None = None,
-               unit: str = "line") -> dict:
+               unit: str = "line", explain: str = EXPLAIN_DEFAULT) -> dict:
     """Read the two CSVs, retrieve, write ``query_id,source_id,rank,score``; return a summary dict.
 
+    ``method``: a registered retriever (default :data:`detection.methods.DEFAULT_RETRIEVER`); a ``profile`` it
+    declares and is not given follows the unit (``prose`` for sentences, else ``verse``).
     ``unit``: each CSV row is a line; search them as lines, sliding windows of 2-3 lines or sentences
     (:mod:`.units`); ids stay the rows' ids: ``query_id``/``source_id`` are a hit's first lines and, for another
     unit than ``line``, ``query_lines``/``source_lines`` list every line it covers. A method that explains its
-    candidates (``channels``) adds an ``explain`` column (JSON); an output ending in ``.json`` is written as a
-    JSON list of rows.
+    candidates (``channels``) adds an ``explain`` column (JSON) for the rows ``explain`` asks for (:func:`explain_depth`:
+    ``none``, ``top-N`` of each query, ``all``), empty on the others. An output ending in ``.json`` is written as
+    a JSON list of rows, ``.parquet`` as a Parquet table, anything else as CSV.
 
     With ``reranker`` (a registered reranker; a supervised one needs a trained ``model`` in its params) the
     top-k are reranked and the rows also get ``retrieval_rank,retrieval_score,p_none,p_cit,p_cf,label``;
-    ``rank``/``score`` are then the reranked position and 1 − p_none.
+    ``rank`` is then the reranked position and ``score`` the log-odds of a reference, log((1 − p_none) / p_none):
+    comparable over the whole run and, unlike a probability, never saturated at 1.
 
     Raises CommandInputError for an unreadable file, an unknown retriever or a bad parameter.
     """
-    from detection.methods import ParamError, UnknownMethod, registry
+    from detection.methods import DEFAULT_RETRIEVER, ParamError, UnknownMethod, params_for_unit, registry
 
     from .units import make_units
 
     DETECT_TOP_K.check(top_k, CommandInputError)  # the run limits declared once (core/run_limits.py)
     DETECT_JOBS.check(jobs, CommandInputError)
     DETECT_UNIT.check(unit, CommandInputError)
+    n_explain = explain_depth(explain, top_k)
     with user_errors(InputError, ParamError, UnknownMethod):
-        spec = registry.get_spec(method)
+        spec = registry.get_spec(method or DEFAULT_RETRIEVER)
         if spec.kind != "retriever":
             raise CommandInputError(f"method {spec.name!r} is a {spec.kind}; detect needs a retriever")
         from detection.methods.infrastructure.installed import installed_config
 
-        config, notes = installed_config(registry.configure(spec.name, params or {}), params)
+        params = params_for_unit(spec.name, params, unit)
+        config, notes = installed_config(registry.configure(spec.name, params), params)
         for note in notes:
             print(note, file=stream)
         queries, qskipped = _read_segments(query, "query", skip_bad_rows, stream)
@@ -77,9 +85,12 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
         retriever = registry.build_config(config, context)
         rr = _build_reranker(reranker, reranker_params or {}, context) if reranker else None
         if rr is not None:  # a model needing first-stage signals this retriever does not give: refused before work
-            from detection.methods.rerank.rerankers import check_first_stage
+            from detection.methods.rerank.rerankers import check_first_stage, trained_on_warnings
 
             check_first_stage(reranker, reranker_params or {}, spec.name, spec.signals)
+            for w in trained_on_warnings(reranker_params or {}, spec.name, dict(config.params), unit,
+                                         defaults=spec.defaults()):
+                print(f"warning: {w}", file=stream)
     progress = _progress_printer(stream)
     qunits = make_units([q.seg_id for q in queries], [q.text for q in queries], unit)
     sunits = make_units([s.seg_id for s in sources], [s.text for s in sources], unit)
@@ -89,32 +100,86 @@ def run_detect(*, query: str, source: str, output: str, method: str = "bm25-lemm
     for note in getattr(retriever, "notes", ()):
         print(note, file=stream)
     t1 = time.perf_counter()
-    explained = None
+    channel_scores = side = signals = None
     with user_errors(ParamError):
-        if rr is not None:  # the top k with the first stage's own signals (channels'), which a ranker may use
-            from detection.methods.rerank.pipeline import search_with_signals
-
-            res = search_with_signals(retriever, [u.text for u in qunits], top_k, progress=progress)
-        elif hasattr(retriever, "search_explained"):
-            res, channel_scores, side = retriever.search_explained([u.text for u in qunits], top_k, progress=progress)
-            explained = (retriever, channel_scores, side)
+        if hasattr(retriever, "search_explained"):  # channel scores: explanations, and the signals a ranker uses
+            res, channel_scores, side = retriever.search_explained([u.text for u in qunits], top_k, progress=progress,
+                                                                   explain=bool(n_explain) or rr is not None)
+            if rr is not None:
+                signals = retriever.as_signals(channel_scores, side)
         else:
             res = retriever.search([u.text for u in qunits], top_k, progress=progress)
     t2 = time.perf_counter()
+    table = _result_table(res, qunits, sunits, unit)
     if rr is not None:
-        queries = [type(q)(seg_id=u.id, text=u.text) for q, u in zip(queries, qunits)] if unit != "line" else queries
-        sources = [type(s)(seg_id=u.id, text=u.text) for s, u in zip(sources, sunits)] if unit != "line" else sources
-        n = _write_reranked(Path(output), queries, sources, res, rr, progress, first_stage=spec.name, stream=stream)
-    else:
-        n = _write_rankings(Path(output), _unit_rows(res, qunits, sunits, unit, explained))
-    summary = {"reranker": reranker, "unit": unit,
-        "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name, "top_k": top_k,
-        "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "output": str(output),
+        table = _reranked_table(table, res, qunits, sunits, rr, signals, getattr(retriever, "signal_names", ()),
+                                progress, first_stage=spec.name, stream=stream)
+    if n_explain and channel_scores is not None:
+        table["explain"] = _explanations(retriever, channel_scores, side, table, qunits, sunits, n_explain)
+    n = write_table(Path(output), table)
+    t3 = time.perf_counter()
+    summary = {"reranker": reranker, "unit": unit, "explain": explain,
+        "queries": len(queries), "sources": len(sources), "rows": n, "method": spec.name,
+        "params": dict(config.params), "top_k": top_k,
+        "fit_s": round(t1 - t0, 2), "search_s": round(t2 - t1, 2), "write_s": round(t3 - t2, 2), "output": str(output),
         "skipped_query_rows": qskipped, "skipped_source_rows": sskipped,
     }
     print(f"wrote {n} rows for {len(queries)} queries x {len(sources)} sources to {output} "
-          f"(fit {summary['fit_s']} s, search {summary['search_s']} s)", file=stream)
+          f"({spec.name}{_profile_note(config)}; fit {summary['fit_s']} s, search {summary['search_s']} s, "
+          f"rows and file {summary['write_s']} s)", file=stream)
     return summary
+
+
+
+def explain_depth(value: str, top_k: int) -> int:
+    """How many of each query's rows ``--explain`` explains: ``none`` 0, ``top-N`` N, ``all`` every one."""
+    text = str(value).strip().lower()
+    if text == "none":
+        return 0
+    if text == "all":
+        return int(top_k)
+    head, _, n = text.partition("-")
+    if head == "top" and n.isdigit() and int(n) >= 1:
+        return min(int(n), int(top_k))
+    raise CommandInputError(f"--explain must be none, top-N (N >= 1, e.g. {EXPLAIN_DEFAULT}) or all, not {value!r}")
+
+
+def _profile_note(config) -> str:
+    profile = dict(config.params).get("profile")
+    return f", profile {profile}" if profile else ""
+
+
+def _result_table(res, qunits, sunits, unit: str) -> dict:
+    """The search's rows as columns (every valid (query, rank) in query order): ids, rank, score, the lines a
+    unit covers, and the positions (``_q``: query unit, ``_s``: source unit, ``_r``: retrieval rank - 1)
+    the explanations and the reranker read."""
+    import numpy as np
+
+    idx = np.asarray(res.indices)
+    valid = idx >= 0  # a query's results are a prefix of its row (padded with -1)
+    counts = valid.sum(axis=1)
+    qi = np.repeat(np.arange(idx.shape[0]), counts)
+    ri = np.arange(qi.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    sj = idx[valid].astype(np.int64)
+    table = {"query_id": Coded(qi, [u.id for u in qunits]), "source_id": Coded(sj, [u.id for u in sunits]),
+             "rank": (ri + 1).astype(np.int32), "score": np.asarray(res.scores, np.float32)[valid]}
+    if unit != "line":
+        table["query_lines"] = Coded(qi, [" | ".join(u.lines) for u in qunits])
+        table["source_lines"] = Coded(sj, [" | ".join(u.lines) for u in sunits])
+    table.update({"_q": qi, "_s": sj, "_r": ri})
+    return table
+
+
+def _explanations(retriever, channel_scores, side, table: dict, qunits, sunits, n: int) -> list:
+    """The ``explain`` cell of every row: JSON for rows ranked ``<= n`` (the reranked rank when reranked), None
+    (an empty cell) for the others: the text of an explanation is made only for rows that will be read."""
+    out = [None] * len(table["rank"])
+    for row in (table["rank"] <= n).nonzero()[0].tolist():
+        i, j, r = int(table["_q"][row]), int(table["_s"][row]), int(table["_r"][row])
+        ex = retriever.explain(i, j, channel_scores[i, r], side)
+        ex["query_lines"], ex["source_lines"] = list(qunits[i].lines), list(sunits[j].lines)
+        out[row] = json.dumps(ex, ensure_ascii=False, separators=(",", ":"))
+    return out
 
 
 def _build_reranker(name: str, params: dict, context):
@@ -129,30 +194,36 @@ def _build_reranker(name: str, params: dict, context):
         return registry.build_config(registry.configure(name, params, kind="reranker"), context)
 
 
-def _write_reranked(out: Path, queries, sources, res, reranker, progress, *, first_stage: str, stream) -> int:
-    """``res``: ``pipeline.search_with_signals``' (indices, scores, signals, their names)."""
+def _reranked_table(table: dict, res, qunits, sunits, reranker, signals, names, progress, *, first_stage: str,
+                    stream) -> dict:
+    """``table`` reranked: rows in (query, reranked rank) order with the retrieval rank and score, the class
+    probabilities, the label and the log-odds score (:func:`pipeline.reference_logit`)."""
+    import numpy as np
+
     from detection.methods.rerank import pipeline as P
     from detection.methods.rerank.rerankers import use_warnings
+    from detection.methods.rerank.thresholds import CLASSES
 
-    indices, scores, signals, names = res
-    cands = P.from_topk([q.seg_id for q in queries], [q.text for q in queries], [s.seg_id for s in sources],
-                        [s.text for s in sources], indices, scores, {"retriever": first_stage}, signals, names)
+    cands = P.from_topk([u.id for u in qunits], [u.text for u in qunits], [u.id for u in sunits],
+                        [u.text for u in sunits], res.indices, np.asarray(res.scores, np.float64),
+                        {"retriever": first_stage}, signals, tuple(names) if signals is not None else ())
     t = time.perf_counter()
     result = P.rerank(reranker, cands, progress=progress)
     print(f"reranked {len(cands)} candidates with {reranker.name} in {time.perf_counter() - t:.1f} s", file=stream)
     for w in use_warnings(reranker, result):
         print(f"warning: {w}", file=stream)
-    rows = P.rows(result)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["query_id", "source_id", "rank", "score", "retrieval_rank", "retrieval_score", "p_none",
-                    "p_cit", "p_cf", "label"])
-        for r in rows:
-            w.writerow([r["query_id"], r["source_id"], r["rerank_rank"], f"{1 - r['p_none']:.6g}",
-                        r["retrieval_rank"], f"{r['retrieval_score']:.6g}", f"{r['p_none']:.6g}",
-                        f"{r['p_cit']:.6g}", f"{r['p_cf']:.6g}", r["label"]])
-    return len(rows)
+    # from_topk flattens the same valid (query, rank) cells in the same order as the table
+    logit = P.reference_logit(result.probs)
+    order = np.lexsort((cands.rank, -logit, cands.qi))
+    starts = np.searchsorted(cands.qi[order], np.arange(len(qunits)))
+    new_rank = np.empty(len(order), np.int32)
+    new_rank[order] = np.arange(len(order)) - starts[cands.qi[order]] + 1
+    out = {k: v[order] for k, v in table.items() if k not in ("rank", "score")}
+    labels = Coded(np.asarray(result.labels, np.int64), list(CLASSES))
+    out.update({"rank": new_rank[order], "score": logit[order], "retrieval_rank": table["rank"][order],
+                "retrieval_score": table["score"][order], "p_none": result.probs[order, 0],
+                "p_cit": result.probs[order, 1], "p_cf": result.probs[order, 2], "label": labels[order]})
+    return out
 
 
 def _read_segments(path, side: str, skip_bad_rows: bool, stream):
@@ -168,60 +239,80 @@ def _read_segments(path, side: str, skip_bad_rows: bool, stream):
     return segments, report.total_skipped if report else 0
 
 
-def _unit_rows(res, qunits, sunits, unit: str, explained):
-    """Row dicts of a search over units: ids of the first lines, the lines covered, the explanation."""
-    for i, qu in enumerate(qunits):
-        for r, (j, score) in enumerate(zip(res.indices[i], res.scores[i]), 1):
-            if j < 0:
-                break
-            su = sunits[j]
-            row = {"query_id": qu.id, "source_id": su.id, "rank": r, "score": float(score)}
-            if unit != "line":
-                row["query_lines"], row["source_lines"] = list(qu.lines), list(su.lines)
-            if explained is not None:
-                retriever, channel_scores, side = explained
-                ex = retriever.explain(i, int(j), channel_scores[i, r - 1], side)
-                ex["query_lines"], ex["source_lines"] = list(qu.lines), list(su.lines)
-                row["explain"] = ex
-            yield row
+COLUMN_ORDER = ("query_id", "source_id", "rank", "score", "retrieval_rank", "retrieval_score", "p_none", "p_cit",
+                "p_cf", "label", "query_lines", "source_lines", "explain")
 
 
-def _write_rankings(out: Path, rows) -> int:
-    """``query_id,source_id,rank,score`` (+ ``query_lines,source_lines``, ``explain`` when the rows have them) as
-    CSV, or a JSON list when ``out`` ends in ``.json``."""
+def write_table(out: Path, table: dict) -> int:
+    """Write a result table's public columns (:data:`COLUMN_ORDER`; those starting with ``_`` are positions) in
+    bulk, scores as the search gave them (float32: its shortest exact decimal): CSV (Arrow's writer), Parquet
+    for ``.parquet``, a JSON list of row objects
+    for ``.json`` (``explain`` parsed, lines as lists). Returns the number of rows."""
+    import pyarrow as pa
+
+    cols = [c for c in COLUMN_ORDER if c in table]
+    n = len(table["rank"])
     out.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
     if out.suffix.lower() == ".json":
         with open(out, "w", encoding="utf-8") as fh:
             fh.write("[")
-            for row in rows:
-                fh.write(("," if n else "") + "\n" + json.dumps(row, ensure_ascii=False))
-                n += 1
+            for i in range(n):
+                row = {c: _json_cell(c, table[c][i]) for c in cols}
+                fh.write(("," if i else "") + "\n" + json.dumps(row, ensure_ascii=False))
             fh.write("\n]\n")
         return n
-    with open(out, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        header = None
-        for row in rows:
-            if header is None:
-                header = ["query_id", "source_id", "rank", "score"] + [
-                    c for c in ("query_lines", "source_lines", "explain") if c in row]
-                w.writerow(header)
-            cells = []
-            for c in header:
-                v = row[c]
-                if c == "score":
-                    v = f"{v:.6g}"
-                elif c in ("query_lines", "source_lines"):
-                    v = " | ".join(v)
-                elif c == "explain":
-                    v = json.dumps(v, ensure_ascii=False, separators=(",", ":"))
-                cells.append(v)
-            w.writerow(cells)
-            n += 1
-        if header is None:
-            w.writerow(["query_id", "source_id", "rank", "score"])
+    arrays = {c: table[c].arrow() if isinstance(table[c], Coded) else pa.array(table[c], type=(
+        pa.string() if c == "explain" else None)) for c in cols}
+    tbl = pa.table(arrays) if cols else pa.table({})
+    if out.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(tbl, out)
+    else:
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+
+        # strings are quoted only when one of them holds a comma, a quote or a line break (the header never)
+        special = re.compile(r'[,"\r\n]')
+        quote = any(any(map(special.search, table[c].values)) if isinstance(table[c], Coded) else
+                    pa.types.is_string(arrays[c].type)
+                    and pc.any(pc.match_substring_regex(arrays[c], special.pattern)).as_py() for c in cols)
+        with open(out, "wb") as fh:
+            fh.write((",".join(cols) + "\n").encode())
+            pcsv.write_csv(tbl, fh, pcsv.WriteOptions(include_header=False,
+                                                      quoting_style="needed" if quote else "none"))
     return n
+
+
+class Coded:
+    """A text column as codes into its distinct values (a query's id repeats on each of its rows): indexed like an
+    array, written as an Arrow dictionary column (no Python string per row)."""
+
+    def __init__(self, codes, values):
+        import numpy as np
+
+        self.codes, self.values = np.asarray(codes, np.int64), list(values)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i):
+        if hasattr(i, "__len__") or isinstance(i, slice):
+            return Coded(self.codes[i], self.values)
+        return self.values[int(self.codes[i])]
+
+    def arrow(self):
+        import pyarrow as pa
+
+        return pa.DictionaryArray.from_arrays(pa.array(self.codes.astype("int32")), pa.array(self.values, pa.string()))
+
+
+def _json_cell(col: str, value):
+    if col == "explain":
+        return json.loads(value) if value else None
+    if col in ("query_lines", "source_lines"):
+        return value.split(" | ")
+    return value.item() if hasattr(value, "item") else value
 
 
 def run_build_corpus(*, texts: str, out: str, stream=sys.stdout) -> dict:
@@ -239,7 +330,12 @@ def run_build_corpus(*, texts: str, out: str, stream=sys.stdout) -> dict:
 def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query", help="query CSV (seg_id,text)")
     p.add_argument("--source", help="source CSV (seg_id,text)")
-    add_method_arguments(p, default="bm25-lemma", what="retriever")
+    from detection.methods import DEFAULT_RETRIEVER, registry
+
+    add_method_arguments(p, default=DEFAULT_RETRIEVER, what="retriever")
+    p.epilog = (f"default retriever: {DEFAULT_RETRIEVER} (profile verse for lines and windows, prose for sentences; "
+                f"--param profile=... overrides); retrievers: {', '.join(registry.names(kind='retriever', language='la'))}"
+                f"; rerankers: {', '.join(registry.names(kind='reranker', language='la'))}")
     DETECT_TOP_K.add_option(p, "--top-k")
     DETECT_UNIT.add_option(p, "--unit")
     p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
@@ -247,8 +343,10 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")
     p.add_argument("--cache-dir", default=None, help="lemma cache directory (default ~/.cache/similia/lemmas)")
-    p.add_argument("--reranker", default=None, help="rerank the top-k with a registered reranker (feature-logreg, "
-                   "feature-hgb, lexical-rule, cross-encoder)")
+    p.add_argument("--explain", default=EXPLAIN_DEFAULT,
+                   help=f"explain none, the top-N rows of each query or all of them (default {EXPLAIN_DEFAULT})")
+    p.add_argument("--reranker", default=None, help="rerank the top-k with a registered reranker ("
+                   f"{', '.join(registry.names(kind='reranker', language='la'))})")
     p.add_argument("--reranker-param", action="append", default=[],
                    help="reranker parameter KEY=VALUE (repeatable), e.g. model=NAME/all")
 
@@ -295,7 +393,8 @@ def detect_command(options: dict, *, stdout, stderr) -> dict | None:
                       method=options["method"], top_k=options["top_k"], params=parse_params(options["param"]),
                       jobs=options["jobs"], skip_bad_rows=options["skip_bad_rows"], cache_dir=options["cache_dir"],
                       stream=stderr, reranker=options.get("reranker"),
-                      reranker_params=parse_params(options.get("reranker_param")), unit=options.get("unit") or "line")
+                      reranker_params=parse_params(options.get("reranker_param")), unit=options.get("unit") or "line",
+                      explain=options.get("explain") or EXPLAIN_DEFAULT)
 
 
 if __name__ == "__main__":

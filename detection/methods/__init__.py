@@ -32,10 +32,25 @@ def get_retriever(name: str, **params) -> Retriever:
     return build_configured(name, "retriever", params)
 
 
+DEFAULT_RETRIEVER = "channels"  # the best measured first stage (docs/verse_detection.md): every entry point's default
+
+
+def params_for_unit(name: str, params: dict | None, unit: str) -> dict:
+    """``params`` with the text type a method declares as ``profile`` taken from the search unit when not given:
+    ``prose`` for sentences, ``verse`` for lines and windows of lines."""
+    if params is not None and not isinstance(params, dict):
+        return params  # refused by the registry's own check, with its message
+    params = dict(params or {})
+    declared = registry.get_spec(name).params if name in registry.names() else ()
+    if "profile" not in params and any(p.name == "profile" for p in declared):
+        params["profile"] = "prose" if unit == "sentence" else "verse"
+    return params
+
+
 def available() -> list[str]:
     """Names of the registered retrievers."""
     return sorted(registry.names(kind="retriever"))
 
 
-__all__ = ["MethodSpec", "Param", "ParamError", "Retriever", "TopK", "UnknownMethod", "available", "build_configured", "get_retriever",
-           "registry", "split_params"]
+__all__ = ["DEFAULT_RETRIEVER", "MethodSpec", "Param", "ParamError", "Retriever", "TopK", "UnknownMethod", "available",
+           "build_configured", "get_retriever", "params_for_unit", "registry", "split_params"]

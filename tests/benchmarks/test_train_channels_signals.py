@@ -6,6 +6,7 @@ sentence naming what is missing, by the command, the workbench and an evaluation
 import csv
 import io
 import json
+import math
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from django.core.management import call_command
 from benchmarks.suite import suite as S
 from core.cli import CommandInputError
 from core.paths import shared_data_dir
-from detection.methods import ParamError
+from detection.methods import ParamError, registry
 from detection.methods.lexical.channels import SIGNALS
 
 pytestmark = [pytest.mark.django_db,
@@ -87,11 +88,34 @@ def test_a_channels_ranker_trained_by_the_command_reranks_the_same_through_detec
     assert set(by_run) == set(by_detect)
     for pair, c in by_run.items():  # the same candidates, the same retrieval and class scores both ways
         d = by_detect[pair]
-        assert [f"{x:.6g}" for x in (c.p_none, c.p_cit, c.p_cf)] == [d["p_none"], d["p_cit"], d["p_cf"]], pair
-        assert f"{c.score:.6g}" == d["retrieval_score"] and int(d["retrieval_rank"]) == c.rank, pair
+        assert [f"{x:.6g}" for x in (c.p_none, c.p_cit, c.p_cf)] == [
+            f"{float(d[k]):.6g}" for k in ("p_none", "p_cit", "p_cf")], pair
+        assert float(d["retrieval_score"]) == pytest.approx(c.score, rel=1e-6) and int(d["retrieval_rank"]) == c.rank
+        # the reranked rows keep their explanation; the score is the log-odds of a reference, never a saturated 1
+        assert json.loads(d["explain"])["channels"], pair
+        odds = (float(d["p_cit"]) + float(d["p_cf"])) / float(d["p_none"])
+        assert float(d["score"]) == pytest.approx(math.log(odds), rel=1e-4, abs=1e-4), pair
     assert not Job.objects.get(pk=run.job_id).result["warnings"]
     # the reranked order is not the channels' own: the signals moved some candidates
     assert any(int(d["rank"]) != int(d["retrieval_rank"]) for d in by_detect.values())
+
+    # the same model after the verse profile: it says what it was trained on, in the command and the job's check
+    log = io.StringIO()
+    run_detect(query=str(tmp_path / "q.csv"), source=str(tmp_path / "s.csv"), output=str(tmp_path / "v.csv"),
+               method="channels", params={"profile": "verse"}, top_k=10, cache_dir=tmp_path / "cache",
+               reranker="feature-ltr", reranker_params={"model": "ltr-ch/all"}, stream=log, explain="none")
+    said = "warning: model ltr-ch/all was trained on channels with profile prose, not verse"
+    assert log.getvalue().count(said) == 1
+    from detection.methods.rerank.rerankers import card_check
+
+    defaults = registry.get_spec("channels").defaults()
+    check = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "verse"}, "line",
+                       defaults)
+    assert any(w.startswith("model ltr-ch/all was trained on channels with profile prose, not verse")
+               for w in check["warnings"])
+    same = card_check("feature-ltr", {"model": "ltr-ch/all"}, "channels", ["cit."], {"profile": "prose"}, "line",
+                      defaults)
+    assert not [w for w in same["warnings"] if "profile" in w]
 
     # a first stage that gives none of those signals is refused before any work, naming what is missing
     with pytest.raises(CommandInputError, match=MISSING):

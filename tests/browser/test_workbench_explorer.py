@@ -83,8 +83,10 @@ def test_a_parallel_shows_its_channels_contributions_uniqueness_and_rarity(live_
     assert page.eval_on_selector("#d-query mark.ch[data-channels='lemma form']", "m => m.textContent") == "sonum"
     lemma_colour = page.eval_on_selector("#d-channels li[data-channel='lemma'] .swatch", "s => getComputedStyle(s).backgroundColor")
     assert page.eval_on_selector("#d-source mark.ch", "m => getComputedStyle(m).backgroundColor") == lemma_colour
-    assert page.inner_text("#d-unique") == "Uniqueness: 1 other locus of the reference corpus shares these words."
-    assert page.inner_text("#d-rarity") == "Rarity of the matched words (higher: rarer): sonus 6.25 · mens 3.50"
+    assert page.inner_text("#d-unique") == "Shared words: shared by 1 other passage: a rare combination."
+    assert page.inner_text("#d-rarity") == "Matched words: sonus common · mens common"
+    assert page.get_attribute("#d-rarity", "title") == (
+        "rarity, the log of reference-corpus words per occurrence: sonus 6.25, mens 3.50")
     assert page.is_hidden("#d-no-explain")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "workbench-explained-parallel.png"), full_page=True)
@@ -250,12 +252,12 @@ def test_a_channels_run_explains_its_parallels_in_the_page(live_server, page, ma
     assert widths == sorted(widths, reverse=True) and sum(widths) == pytest.approx(100, abs=0.5)
     marked = page.eval_on_selector_all("#d-source mark.ch", "ms => ms.map(m => [m.textContent, m.dataset.channels])")
     assert any(word == "mente" and "quote" in chans.split() for word, chans in marked)
-    assert "Rarity of the matched words (higher: rarer): sonum" in page.inner_text("#d-rarity")
+    assert "Matched words: sonum" in page.inner_text("#d-rarity")
     u = quoted.explain["uniqueness"]  # measured by the engine: how many other loci share the matched words
+    word = "a rare" if u <= 10 else "an uncommon" if u <= 100 else "a common"
     assert isinstance(u, int) and page.inner_text("#d-unique") == (
-        "Uniqueness: no other locus of the reference corpus shares these words." if u == 0 else
-        f"Uniqueness: {u} other loc{'us' if u == 1 else 'i'} of the reference corpus share{'s' if u == 1 else ''} "
-        "these words.")
+        "Shared words: no other passage has these words together: unique." if u == 0 else
+        f"Shared words: shared by {u:,} other passage{'' if u == 1 else 's'}: {word} combination.")
     over = quoted.explain["uniqueness_corpus"]  # The Latin Library's loci, or the searched sources without the index
     assert over and page.get_attribute("#d-unique", "title") == f"counted over {over}"
     page.screenshot(path=str(SHOTS / "workbench-channels-run.png"), full_page=True)

@@ -77,3 +77,45 @@ def test_top_k_is_the_prefix_of_a_deeper_run(files):
 def test_bad_input_is_a_command_error(files, extra, message):
     with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
         _detect(files, files / "x.csv", *extra)
+
+
+def test_the_default_method_explains_the_rows_asked_for(files):
+    """No --method: channels (profile verse for lines); --explain top-N explains each query's first N rows only,
+    none writes no explanation, all every row; a Parquet output holds the same table."""
+    err = StringIO()
+    out = files / "out.csv"
+    call_command("detect", "--query", str(files / "q.csv"), "--source", str(files / "s.csv"), "--output", str(out),
+                 "--top-k", "3", "--explain", "top-1", stderr=err)
+    assert "(channels, profile verse;" in err.getvalue()
+    rows = list(csv.DictReader(open(out, encoding="utf-8")))
+    assert {r["rank"] for r in rows} >= {"1", "2"}
+    assert all(bool(r["explain"]) == (r["rank"] == "1") for r in rows)
+    _detect(files, files / "none.csv", "--top-k", "3", "--explain", "none")
+    assert open(files / "none.csv", encoding="utf-8").readline().strip() == "query_id,source_id,rank,score"
+    _detect(files, files / "all.parquet", "--top-k", "3", "--explain", "all")
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(files / "all.parquet").to_pylist()
+    assert [(r["query_id"], r["source_id"], str(r["rank"])) for r in table] == [
+        (r["query_id"], r["source_id"], r["rank"]) for r in rows]
+    assert all(json.loads(r["explain"])["channels"] for r in table)
+
+
+@pytest.mark.parametrize("bad", ["top", "top-0", "top-x", "some", "10"])
+def test_a_bad_explain_value_is_refused_naming_the_choices(files, bad):
+    with pytest.raises(CommandError, match="--explain must be none, top-N .* or all"):
+        _detect(files, files / "out.csv", "--explain", bad)
+    assert not (files / "out.csv").exists()
+
+
+def test_help_names_the_default_and_every_retriever_and_reranker(monkeypatch):
+    from django.core.management import load_command_class
+
+    from detection.methods import registry
+
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per paragraph: names are not hyphen-wrapped
+    text = load_command_class("detection", "detect").create_parser("manage.py", "detect").format_help()
+    assert "default retriever: channels (profile verse for lines and windows, prose for sentences" in text
+    for name in registry.names(kind="retriever", language="la") + registry.names(kind="reranker", language="la"):
+        assert name in text
+    assert "feature-ltr" in text

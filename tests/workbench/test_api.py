@@ -68,6 +68,22 @@ def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection
     assert too_many.status_code == 400 and "11 query segments × top 2 would be 22 candidates" in too_many.json()["detail"]
 
 
+def test_a_run_without_a_retriever_gets_the_default_with_the_units_profile(client_for, finished_detection):
+    """No ``retriever``: ``channels``, profile verse for lines, prose for sentences; a profile given is kept."""
+    client = client_for("researcher")
+    base = {"query_document": finished_detection.query_document_id,
+            "source_document": finished_detection.source_document_id, "top_k": 2}
+    made = {}
+    for unit, params in (("line", None), ("sentence", None), ("sentence", {"profile": "verse"})):
+        body = {**base, "unit": unit, **({"retriever_params": params} if params else {})}
+        response = client.post("/api/v1/workbench/runs/", body, format="json")
+        assert response.status_code == 201, response.content
+        run = DetectionRun.objects.get(pk=response.json()["id"])
+        made[(unit, bool(params))] = (run.retriever, run.retriever_params["profile"])
+    assert made == {("line", False): ("channels", "verse"), ("sentence", False): ("channels", "prose"),
+                    ("sentence", True): ("channels", "verse")}
+
+
 @pytest.mark.parametrize("role, expected", [("annotator", 403), ("lead", 403), ("norole", 403), (None, 403)])
 def test_only_researchers_use_the_workbench(client_for, finished_detection, role, expected):
     client = client_for(role)
@@ -193,7 +209,8 @@ def test_explanations_are_stored_and_shown_in_the_api_and_exports(client_for, fi
     ex = detail["explanation"]
     assert [(c["name"], c["contribution"], round(c["share"], 3)) for c in ex["channels"]] == [
         ("lemma", 1.2, 0.8), ("exact", 0.3, 0.2), ("semantic", 0.0, 0.0)]
-    assert ex["uniqueness"] == 2 and ex["rarity"] == [["sonum", 7.25], ["mens", 3.5]]
+    assert ex["uniqueness"] == 2 and ex["rarity"] == [["sonum", 7.25, "common"], ["mens", 3.5, "common"]]
+    assert ex["uniqueness_text"] == "shared by 2 other passages: a rare combination"
     coloured = {piece: chans for piece, _, chans in detail["highlight"]["query"] if chans}
     assert coloured == {"mente": ["lemma"], "sonum": ["exact"]}
     assert client.get(f"/api/v1/workbench/candidates/{rows[2]['id']}/").json()["explanation"] is None
@@ -391,7 +408,7 @@ def test_a_channels_run_is_explained_end_to_end(client_for, users):
     assert sum(c["share"] for c in detail["explanation"]["channels"]) == pytest.approx(1.0)
     words = {piece: set(chans) for piece, _, chans in detail["highlight"]["source"] if chans}
     assert {"quote", "lemma"} <= words["mente"] and {"quote", "lemma"} <= words["sonum"]
-    assert {"sonum", "mente"} <= {w for w, _ in detail["explanation"]["rarity"]}
+    assert {"sonum", "mente"} <= {w for w, *_ in detail["explanation"]["rarity"]}
     export = list(csv.DictReader(io.StringIO(client.get(f"/api/v1/workbench/runs/{run.pk}/export/?as=csv").content
                                              .decode())))
     first = next(r for r in export if r["source_id"] == "verg. aen. 10.636" and r["query_id"] == "hier. adv. iovin. 1.1")

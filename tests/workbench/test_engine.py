@@ -108,7 +108,13 @@ def test_explanations_flatten_for_csv_and_view_and_tolerate_bad_parts():
                             "matched_words": "lemma:arma/arma sound:uirum/uiro"}
     v = E.view(good)
     assert [(c["name"], c["share"]) for c in v["channels"]] == [("lemma", 0.75), ("sound", 0.25), ("semantic", 0.0)]
-    assert v["uniqueness"] == 4 and v["rarity"] == [["uirum", 6.0], ["arma", 2.5]]  # matched words, rarest first
+    assert v["uniqueness"] == 4 and v["rarity"] == [["uirum", 6.0, "common"], ["arma", 2.5, "common"]]  # rarest first
+    assert v["uniqueness_text"] == "shared by 4 other passages: a rare combination"
+    assert [E.how_unique(n) for n in (None, 0, 1, 57, 2342)] == [
+        "not measured", "no other passage has these words together: unique",
+        "shared by 1 other passage: a rare combination", "shared by 57 other passages: an uncommon combination",
+        "shared by 2,342 other passages: a common combination"]
+    assert [E.how_rare(v) for v in (4.0, 8.5, 12.0)] == ["common", "uncommon", "rare"]
     # no explanation (older runs, methods without one): empty columns, nothing to draw
     assert E.flat({}) == {"channels": "", "contributions": "", "uniqueness": None, "matched_words": ""}
     assert E.view({}) is None and E.view(None) is None

@@ -36,7 +36,7 @@ def test_annotators_cannot_launch(client, users):
 def test_launch_form_uploads_and_refuses_with_the_line(client, users):
     client.force_login(users["researcher"])
     html = client.get("/workbench/").content.decode()
-    assert 'value="bm25-lemma" selected' in html and 'value="lexical-rule"' in html and "method-specs" in html
+    assert 'value="channels" selected' in html and 'value="lexical-rule"' in html and "method-specs" in html
     bad = client.post("/workbench/", {
         "retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5, "threshold_cf": 0.5,
         "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\n"),

@@ -58,6 +58,23 @@ def uniqueness_corpus(explain) -> str:
     return value[:200] if isinstance(value, str) else ""
 
 
+def how_unique(n: int | None) -> str:
+    """The uniqueness in plain words: how many other passages of the reference corpus hold every word the two
+    texts share (fewer: a more telling parallel)."""
+    if n is None:
+        return "not measured"
+    if n == 0:
+        return "no other passage has these words together: unique"
+    word = "a rare" if n <= 10 else "an uncommon" if n <= 100 else "a common"
+    return f"shared by {n:,} other passage{'' if n == 1 else 's'}: {word} combination"
+
+
+def how_rare(value: float) -> str:
+    """A word's rarity (log of reference-corpus tokens per occurrence) in plain words: rare from about one word
+    in 60,000, uncommon from one in 3,000, else common."""
+    return "rare" if value >= 11 else "uncommon" if value >= 8 else "common"
+
+
 def rarity(explain) -> dict[str, float]:
     raw = explain.get("rarity") if isinstance(explain, Mapping) else None
     if not isinstance(raw, Mapping):
@@ -92,6 +109,8 @@ def view(explain) -> dict | None:
         "channels": [{**ch, "matches": [list(m) for m in ch["matches"]],
                       "share": (max(ch["contribution"] or 0.0, 0.0) / total) if total > 0 else 0.0} for ch in chans],
         "uniqueness": uniqueness(explain),
+        "uniqueness_text": how_unique(uniqueness(explain)),
         "uniqueness_corpus": uniqueness_corpus(explain),
-        "rarity": sorted(([w, v] for w, v in rare.items() if w in words or not words), key=lambda wv: -wv[1]),
+        "rarity": sorted(([w, v, how_rare(v)] for w, v in rare.items() if w in words or not words),
+                         key=lambda wv: -wv[1]),
     }

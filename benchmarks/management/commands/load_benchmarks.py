@@ -27,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--corpus-dir", default=None,
                             help="with --loci-dir: the whole corpus (query.csv, source.csv from build_corpus), so runs "
                                  "can rank against the real source corpus (pool 'corpus')")
+        parser.add_argument("--skip-bad-rows", action="store_true",
+                            help="with --queries/--sources/--gold: leave out (and count) a repeated segment id, a gold "
+                                 "row with an unknown label or naming a missing segment, instead of stopping")
         parser.add_argument("--sts", default=None, help="gold TSV (DBBE STS shape)")
         parser.add_argument("--sts-name", default=None, help="gold set name (default: the file's stem)")
 
@@ -40,8 +43,12 @@ class Command(BaseCommand):
             if all(files):
                 version, created = benchmark_import_files(
                     queries_path=Path(o["queries"]), sources_path=Path(o["sources"]), gold_path=Path(o["gold"]),
-                    name=o["name"], version=o["benchmark_version"])
+                    name=o["name"], version=o["benchmark_version"], skip_bad_rows=o["skip_bad_rows"])
                 self._imported(version, created)
+                skipped = (version.provenance or {}).get("skipped_rows")
+                if skipped is not None:
+                    self.stdout.write(f"skipped {len(skipped)} bad row(s)" + "".join(f"\n  {m}" for m in skipped[:10])
+                                      + (f"\n  ... and {len(skipped) - 10} more" if len(skipped) > 10 else ""))
             if o["loci_dir"]:
                 folder = Path(o["loci_dir"])
                 ref_type = folder / "pairs_545_ref_type.csv"

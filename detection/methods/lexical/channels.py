@@ -25,10 +25,14 @@ Channels (Tesserae v6's list, in this project's pipeline :mod:`detection.latin.a
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -198,6 +202,27 @@ def read_synonym_csv(path) -> Relation:
     return Relation({k: frozenset(v) for k, v in out.items()})
 
 
+def _neighbour_file(store, wv, top: int, min_cos: float):
+    """The neighbour table of ``wv`` in folder ``store`` (None without one): named by the vectors' manifest and
+    vocabulary size, so vectors trained again under the same name get their own."""
+    if not store:
+        return None
+    m = getattr(wv, "manifest", None) or {}
+    key = hashlib.sha256(json.dumps([m, len(wv.keys), list(wv.keys[:50]), top, min_cos], sort_keys=True,
+                                    default=str).encode()).hexdigest()[:16]
+    return Path(store) / "neighbours" / f"{key}.json"
+
+
+def _write_atomic(path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: the table is computed again next time
+
+
 def check_synonym_name(name: str) -> str:
     if not isinstance(name, str) or not _SYN_NAME.match(name) or ".." in name:
         raise ValueError(f"synonym list name {str(name)[:40]!r}: letters, digits, '.', '_' and '-' only "
@@ -208,18 +233,27 @@ def check_synonym_name(name: str) -> str:
 _NEIGHBOURS: dict = {}  # id(word vectors) -> {lemma: its neighbours}, filled as lemmas are asked for
 
 
-def vector_synonyms(wv, lemmas: Sequence[str], *, top: int = 5, min_cos: float = 0.6) -> Relation:
+def vector_synonyms(wv, lemmas: Sequence[str], *, top: int = 5, min_cos: float = 0.6, store=None) -> Relation:
     """Synonyms from word vectors: two lemmas are related when one is among the other's ``top`` nearest
     neighbours in the whole vector vocabulary with cosine >= ``min_cos``. Computed for the ``lemmas`` given (the
     fitted and searched texts') but each one against the whole vocabulary, so a pair's relation does not depend
     on the other texts searched. Exact inner-product search (faiss ``IndexFlatIP``), neighbours kept per
-    vectors for later searches."""
+    vectors for later searches, and in the folder ``store`` when given (a JSON table per vectors, so a later run
+    searches only lemmas it has not met)."""
     vocab = sorted({w for w in lemmas if w in wv and w not in LATIN_STOPWORDS})
     if not vocab:
         return Relation({})
     cache = _NEIGHBOURS.setdefault(id(wv), {"index": None, "rows": {}})
     known = cache["rows"]
+    path = _neighbour_file(store, wv, top, min_cos)
     todo = [w for w in vocab if w not in known]
+    if todo and path is not None and not cache.get("read"):
+        cache["read"] = True
+        try:
+            known.update({w: frozenset(n) for w, n in json.loads(path.read_text(encoding="utf-8")).items()})
+        except (OSError, ValueError, AttributeError):
+            pass  # no table yet (or an unreadable one: rewritten below)
+        todo = [w for w in vocab if w not in known]
     if todo:
         U = np.ascontiguousarray(wv.unit_vectors(), dtype=np.float32)
         pos = {k: i for i, k in enumerate(wv.keys)}
@@ -238,6 +272,8 @@ def vector_synonyms(wv, lemmas: Sequence[str], *, top: int = 5, min_cos: float =
         for x, w in enumerate(todo):
             known[w] = frozenset(wv.keys[j] for j, c in zip(idx[x], sims[x])
                                  if j >= 0 and c >= min_cos and wv.keys[j] != w)
+        if path is not None:
+            _write_atomic(path, json.dumps({w: sorted(n) for w, n in known.items()}, ensure_ascii=False))
     wanted = set(vocab)
     out: dict[str, set[str]] = defaultdict(set)
     for w in vocab:

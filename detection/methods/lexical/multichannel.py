@@ -199,7 +199,7 @@ class MultiChannelRetriever(Retriever):
                 syn = self._synonym_relation
             else:  # the vectors' neighbours among the lemmas of these queries and the sources
                 lemmas = {lem for d in qdocs for lem in d.lemmas} | {lem for d in self._sdocs for lem in d.lemmas}
-                syn = C.vector_synonyms(self._wv, sorted(lemmas))
+                syn = C.vector_synonyms(self._wv, sorted(lemmas), store=self.cache_dir)
         var = None
         if "edit" in self.weights:  # query forms -> the source forms one edit away (C.edit_relation's pairs)
             var = self._variants.relation(t for d in qdocs for t in d.tokens)
@@ -345,7 +345,9 @@ class MultiChannelRetriever(Retriever):
             if score <= 0:
                 continue
             matches = []
-            if ch in C.SPARSE_CHANNELS:
+            if ch == "sound":
+                matches = _alike(qdocs[qi], self._sdocs[sj], set(qf.feats[ch]) & set(sf.feats[ch]))
+            elif ch in C.SPARSE_CHANNELS:
                 shared = sorted(set(qf.feats[ch]) & set(sf.feats[ch]),
                                 key=lambda f: -qf.feats[ch][f] * sf.feats[ch][f])
                 seen = set()
@@ -393,6 +395,28 @@ class MultiChannelRetriever(Retriever):
             if common.size <= 1:
                 break
         return max(int(common.size) - 1, 0)
+
+
+SOUND_ALIKE = 0.4  # Dice of two words' trigram sets from which they sound alike (chosen on a labelled sample)
+
+
+def _alike(qdoc, sdoc, shared: set[str], most: int = 12) -> list[list[str]]:
+    """The sound channel's matched pairs: content words of the two texts holding a trigram both texts share whose
+    trigram sets are alike (Dice >= :data:`SOUND_ALIKE`), most alike first; two words sharing only an ending or
+    a syllable (``emathios`` / ``sallentinos``) are not shown as a pair."""
+    def words(doc):
+        return sorted({t for t, lem in zip(doc.tokens, doc.lemmas) if C.is_content(lem, t)
+                       and shared.intersection(C.char_trigrams(t))})
+
+    grams = {w: set(C.char_trigrams(w)) for w in set(words(qdoc)) | set(words(sdoc))}
+    scored = []
+    for q in words(qdoc):
+        for s in words(sdoc):
+            a, b = grams[q], grams[s]
+            dice = 2 * len(a & b) / (len(a) + len(b))
+            if dice >= SOUND_ALIKE:
+                scored.append((-dice, q, s))
+    return [[q, s] for _, q, s in sorted(scored)[:most]]
 
 
 def _lemma_of(form: str) -> str:

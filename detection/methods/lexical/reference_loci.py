@@ -151,7 +151,7 @@ class LociIndex:
             lemmas = (folder / "lemmas.txt").read_text(encoding="utf-8").split("\n")
             self._offsets = np.load(folder / "offsets.npy")
             self._code = np.load(folder / "postings.npy", mmap_mode="r")
-            self._sizes = np.load(folder / "sizes.npy", mmap_mode="r")
+            self._sizes = np.load(folder / "sizes.npy")  # a byte a locus: read once, indexed per explanation
         except (OSError, ValueError) as exc:
             raise ReferenceError(f"reference index {folder.name!r} cannot be read: {exc}") from None
         if self.manifest.get("kind") != "reference-loci" or self.manifest.get("format") != FORMAT:
@@ -160,6 +160,8 @@ class LociIndex:
         if len(self._pos) + 1 != self._offsets.size:
             raise ReferenceError(f"reference index {folder.name!r}: lemmas and offsets differ in length")
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._held: OrderedDict[frozenset, np.ndarray] = OrderedDict()  # lemma sets asked for again (a query's)
+        self._exact: dict[frozenset, np.ndarray] = {}
         self.name = self.manifest.get("name", folder.name)
 
     @property
@@ -184,7 +186,12 @@ class LociIndex:
 
     def holding(self, lemmas: Iterable[str]) -> np.ndarray:
         """Ids of the loci that hold every one of ``lemmas`` (empty for no lemma)."""
-        lists = sorted((self.postings(lem) for lem in set(lemmas)), key=len)
+        key = frozenset(lemmas)
+        hit = self._held.get(key)
+        if hit is not None:
+            self._held.move_to_end(key)
+            return hit
+        lists = sorted((self.postings(lem) for lem in key), key=len)
         if not lists:
             return np.zeros(0, np.int64)
         common = lists[0]
@@ -192,6 +199,9 @@ class LociIndex:
             if common.size == 0:
                 break
             common = common[_member(common, other)]
+        self._held[key] = common
+        if len(self._held) > 4096:
+            self._held.popitem(last=False)
         return common
 
     def uniqueness(self, shared: Iterable[str], own_lines: Iterable[Iterable[str]] = ()) -> int | None:
@@ -202,18 +212,32 @@ class LociIndex:
         if not shared:
             return None
         common = self.holding(shared)
-        for line in own_lines:
-            line = set(line)
-            if common.size == 0:
-                break
-            same = common[np.asarray(self._sizes[common]) == min(len(line), 255)]  # loci of that many lemmas
-            for lem in line - shared:  # ... holding the line's other lemmas too
+        own = [self.exactly(line) for line in map(frozenset, own_lines) if line and shared <= line]
+        own = [x for x in own if x.size]  # a line without all the shared lemmas is not among ``common``
+        if not own or common.size == 0:
+            return int(common.size)
+        return int(common.size - np.unique(np.concatenate(own)).size)
+
+    def exactly(self, lemmas: frozenset) -> np.ndarray:
+        """Ids of the loci whose content lemmas are exactly ``lemmas`` (memoised: a line is asked for by every
+        candidate it appears in)."""
+        hit = self._exact.get(lemmas)
+        if hit is not None:
+            return hit
+        at = [self._pos.get(lem) for lem in lemmas]
+        same = np.zeros(0, np.int64)
+        if None not in at:  # rarest first (the coded list's length stands for the list's), decoded as needed
+            order = sorted(zip(lemmas, at), key=lambda la: int(self._offsets[la[1] + 1] - self._offsets[la[1]]))
+            first = self.postings(order[0][0])
+            same = first[self._sizes[first] == min(len(lemmas), 255)]
+            for lem, _ in order[1:]:
                 if same.size == 0:
                     break
                 same = same[_member(same, self.postings(lem))]
-            if same.size:
-                common = common[~_member(common, same)]
-        return int(common.size)
+        if len(self._exact) > 16384:
+            self._exact.clear()
+        self._exact[lemmas] = same
+        return same
 
 
 def _member(a: np.ndarray, sorted_b: np.ndarray) -> np.ndarray:

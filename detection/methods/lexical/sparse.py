@@ -35,7 +35,7 @@ from detection.latin.analysis import Analyzer
 
 from ..infrastructure import index_files
 from ..retriever import Progress, Retriever, TopK
-from .sparse_kernel import score_topk
+from .sparse_kernel import Postings, score_topk
 
 
 def term_count_matrix(docs, vocab: dict, *, grow: bool) -> sp.csr_matrix:
@@ -142,7 +142,9 @@ class SparseRetriever(Retriever):
         val = np.full((nq, k), np.nan, dtype=np.float32)
         bs = self.block_size
         blocks = [(s, min(s + bs, nq)) for s in range(0, nq, bs)]
-        _WORKER["W"] = self.W
+        if getattr(self, "_postings", None) is None or self._postings_of is not self.W:  # checked once per index
+            self._postings, self._postings_of = Postings(self.W), self.W
+        _WORKER["W"] = self._postings
         done = 0
         if self.n_jobs > 1 and len(blocks) > 1 and "fork" in mp.get_all_start_methods():
             with ProcessPoolExecutor(self.n_jobs, mp_context=mp.get_context("fork")) as ex:

@@ -29,6 +29,8 @@ once per machine, not per call.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -288,63 +290,87 @@ def _csr_parts(m: sp.csr_matrix):
             np.ascontiguousarray(m.data, dtype=_F32))
 
 
-def _checked(Q: sp.csr_matrix, W: sp.csr_matrix, k: int):
-    if not (sp.issparse(Q) and sp.issparse(W)):
-        raise TypeError("Q and W must be scipy sparse matrices")
-    Q, W = Q.tocsr(), W.tocsr()
+class Postings:
+    """A term-major weight matrix ``W`` checked once (CSR, weights >= 0) and laid out for the kernel, with the
+    per-call score buffers it reuses (one set per thread; the kernel leaves them zeroed). A retriever makes it at
+    fit time and scores every query block against it; :func:`score_topk` also takes a plain matrix (checked
+    on each call)."""
+
+    def __init__(self, W: sp.csr_matrix):
+        if not sp.issparse(W):
+            raise TypeError("W must be a scipy sparse matrix")
+        W = W.tocsr()
+        if W.nnz and W.data.min() < 0:
+            raise ValueError("the sparse kernel takes non-negative weights only")
+        self.shape = W.shape
+        self.parts = _csr_parts(W)
+        self.row_len = np.diff(self.parts[0])
+        self._local = threading.local()
+
+    def buffers(self, counting: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(score buffer, shared-term counts) of this thread, all zero."""
+        local = self._local
+        if getattr(local, "acc", None) is None:
+            local.acc, local.cnt = np.zeros(self.shape[1], _F32), np.zeros(self.shape[1], np.int32)
+        return (local.acc, local.cnt) if counting else (local.acc, local.cnt[:1])
+
+    def touched_size(self, Q: sp.csr_matrix, counting: bool) -> int:
+        """Room for one query's touched list: its postings (a document may be listed once per posting when not
+        counting), at most the documents when counting; one more for the branch-free write past the end."""
+        cum = np.concatenate([[0], np.cumsum(self.row_len[Q.indices], dtype=np.int64)])
+        most = int((cum[Q.indptr[1:]] - cum[Q.indptr[:-1]]).max(initial=0))
+        return (min(most, self.shape[1]) if counting else most) + 1
+
+
+def _checked(Q: sp.csr_matrix, W, k: int) -> tuple[sp.csr_matrix, Postings]:
+    if not sp.issparse(Q):
+        raise TypeError("Q must be a scipy sparse matrix")
+    W = W if isinstance(W, Postings) else Postings(W)
+    Q = Q.tocsr()
     if Q.shape[1] != W.shape[0]:
         raise ValueError(f"Q has {Q.shape[1]} columns but W has {W.shape[0]} rows")
     if int(k) < 1:
         raise ValueError("k must be >= 1")
-    if Q.nnz and Q.data.min() < 0 or W.nnz and W.data.min() < 0:
+    if Q.nnz and Q.data.min() < 0:
         raise ValueError("the sparse kernel takes non-negative weights only")
     return Q, W
 
 
-def _touched_size(Q: sp.csr_matrix, W: sp.csr_matrix, counting: bool) -> int:
-    """Room for one query's touched list: its postings (a document may be listed once per posting when not
-    counting), at most the documents when counting; one more for the branch-free write past the end."""
-    cum = np.concatenate([[0], np.cumsum(np.diff(W.indptr)[Q.indices], dtype=np.int64)])
-    most = int((cum[Q.indptr[1:]] - cum[Q.indptr[:-1]]).max(initial=0))
-    return (min(most, W.shape[1]) if counting else most) + 1
-
-
-def score_topk(Q: sp.csr_matrix, W: sp.csr_matrix, k: int, *, min_shared: int = 1,
+def score_topk(Q: sp.csr_matrix, W, k: int, *, min_shared: int = 1,
                out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` documents of every query row of ``Q`` under ``Q @ W``: (indices int32, scores float32), each
-    (queries, k), best first (score desc, index asc), padded with -1 / nan. ``out`` may give the two arrays
-    to write into."""
-    Q, W = _checked(Q, W, k)
+    """Top-``k`` documents of every query row of ``Q`` under ``Q @ W`` (``W``: a :class:`Postings` or a sparse
+    matrix): (indices int32, scores float32), each (queries, k), best first (score desc, index asc), padded with
+    -1 / nan. ``out`` may give the two arrays to write into."""
+    Q, P = _checked(Q, W, k)
     k = int(k)
-    nq, n_docs = Q.shape[0], W.shape[1]
+    nq = Q.shape[0]
     if out is None:
         out = (np.empty((nq, k), np.int32), np.empty((nq, k), _F32))
     out_idx, out_val = out
     out_idx.fill(-1)
     out_val.fill(np.nan)
     counting = int(min_shared) > 1
-    acc = np.zeros(n_docs, _F32)
-    cnt = np.zeros(n_docs if counting else 1, np.int32)
-    touched = np.empty(_touched_size(Q, W, counting), np.int32)
-    _score_rows(*_csr_parts(Q), *_csr_parts(W), k, counting, int(min_shared), acc, cnt, np.zeros((0, 0), _F32),
+    acc, cnt = P.buffers(counting)
+    touched = np.empty(P.touched_size(Q, counting), np.int32)
+    _score_rows(*_csr_parts(Q), *P.parts, k, counting, int(min_shared), acc, cnt, np.zeros((0, 0), _F32),
                 touched, out_idx, out_val)
     return out_idx, out_val
 
 
-def score_block_dense(Q: sp.csr_matrix, W: sp.csr_matrix, k: int, *, min_shared: int = 1
+def score_block_dense(Q: sp.csr_matrix, W, k: int, *, min_shared: int = 1
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every score of ``Q @ W`` as a dense float32 (queries x documents) array (0 where a document has fewer
     than ``min_shared`` shared terms), with each row's top ``k`` as :func:`score_topk` gives it:
     (scores, indices, values)."""
-    Q, W = _checked(Q, W, k)
+    Q, P = _checked(Q, W, k)
     k = int(k)
-    nq, n_docs = Q.shape[0], W.shape[1]
+    nq, n_docs = Q.shape[0], P.shape[1]
     dense = np.zeros((nq, n_docs), _F32)
     out_idx = np.full((nq, k), -1, np.int32)
     out_val = np.full((nq, k), np.nan, _F32)
-    cnt = np.zeros(n_docs, np.int32)
-    touched = np.empty(_touched_size(Q, W, True), np.int32)
-    _score_rows(*_csr_parts(Q), *_csr_parts(W), k, True, max(1, int(min_shared)), np.zeros(0, _F32), cnt, dense,
+    _, cnt = P.buffers(True)
+    touched = np.empty(P.touched_size(Q, True), np.int32)
+    _score_rows(*_csr_parts(Q), *P.parts, k, True, max(1, int(min_shared)), np.zeros(0, _F32), cnt, dense,
                 touched, out_idx, out_val)
     return dense, out_idx, out_val
 
@@ -354,8 +380,10 @@ def reference_topk(Q: sp.csr_matrix, W: sp.csr_matrix, k: int) -> tuple[np.ndarr
     per row a partition and a (score desc, index asc) sort of the stored entries. Slow (it writes every touched
     score to a CSR matrix); kept as the reference the tests and ``perf/kernel_bench.py`` check the kernel
     against."""
-    Q, W = _checked(Q, W, k)
-    S = (Q @ W).tocsr()
+    if not sp.issparse(W):
+        raise TypeError("W must be a scipy sparse matrix")
+    Q, _ = _checked(Q, W, k)
+    S = (Q @ W.tocsr()).tocsr()
     out_idx = np.full((Q.shape[0], k), -1, np.int32)
     out_val = np.full((Q.shape[0], k), np.nan, _F32)
     for i in range(S.shape[0]):

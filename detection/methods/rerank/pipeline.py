@@ -5,7 +5,7 @@
 2. a reranker (:mod:`detection.methods.rerank.rerankers`) gives every candidate class probabilities for
    (no match, ``cit.``, ``cf.``) and, with its thresholds, a label (:func:`rerank`);
 3. :func:`reranked_topk` reorders each query's candidates by the probability of a reference (1 − p_none) for
-   Recall/MRR; :func:`rows` gives the per-pair output; :func:`depth_sweep` the Table 12 trade-off: at each
+   Recall/MRR; :func:`depth_sweep` the Table 12 trade-off: at each
    depth k, retrieval alone (every top-k pair is a positive to inspect) against retrieve-and-rerank (only the
    pairs the reranker labels positive), with precision, recall, F1 and the passages a philologist must read.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .thresholds import CLASSES, decide
+from .thresholds import decide
 
 Progress = Callable[[float, str], None]
 SWEEP_KS = (1, 5, 10, 20, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
@@ -166,13 +166,22 @@ def rerank(reranker, cands: Candidates, *, progress: Progress | None = None) -> 
     return Reranked(cands, probs, decide(probs, th) if len(cands) else np.zeros(0, np.int8), th)
 
 
+def reference_logit(probs: np.ndarray) -> np.ndarray:
+    """log((1 − p_none) / p_none) of every row: the odds of a reference, ordered as 1 − p_none but never saturated
+    (a ranker's p_none = sigmoid(−margin) gives the margin back where 1 − p_none rounds to exactly 1)."""
+    p = np.clip(np.asarray(probs, np.float64)[:, 0], 1e-300, 1.0)
+    with np.errstate(divide="ignore"):
+        return np.log1p(-p) - np.log(p)
+
+
 def reranked_topk(cands: Candidates, probs: np.ndarray, n_queries: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, scores) (nq, k): each query's candidates ordered by 1 − p_none (ties: retrieval rank)."""
+    """(indices, scores) (nq, k): each query's candidates ordered by the odds of a reference
+    (:func:`reference_logit`; ties: retrieval rank); the scores are 1 − p_none."""
     nq = len(cands.query_ids) if n_queries is None else n_queries
     k = max(cands.k, int(cands.rank.max()) if len(cands) else 0)
     rel = 1.0 - np.asarray(probs, np.float64)[:, 0]
-    order = np.lexsort((cands.rank, -rel, cands.qi))
+    order = np.lexsort((cands.rank, -reference_logit(probs), cands.qi))
     indices = np.full((nq, k), -1, np.int32)
     scores = np.full((nq, k), np.nan, np.float32)
     qi = cands.qi[order]
@@ -181,26 +190,6 @@ def reranked_topk(cands: Candidates, probs: np.ndarray, n_queries: int | None = 
     indices[qi, pos] = cands.si[order]
     scores[qi, pos] = rel[order]
     return indices, scores
-
-
-def rows(result: Reranked) -> list[dict]:
-    """One dict per pair: ids, retrieval score and rank, class probabilities, label and rerank position."""
-    c = result.candidates
-    idx, _ = reranked_topk(c, result.probs)
-    new_rank = {}
-    for q in range(idx.shape[0]):
-        for r, s in enumerate(idx[q], 1):
-            if s >= 0:
-                new_rank[(q, int(s))] = r
-    out = []
-    for n in range(len(c)):
-        q, s = int(c.qi[n]), int(c.si[n])
-        out.append({"query_id": c.query_ids[q], "source_id": c.source_ids[s], "retrieval_rank": int(c.rank[n]),
-                    "retrieval_score": float(c.score[n]), "p_none": float(result.probs[n, 0]),
-                    "p_cit": float(result.probs[n, 1]), "p_cf": float(result.probs[n, 2]),
-                    "label": CLASSES[int(result.labels[n])], "rerank_rank": new_rank[(q, s)]})
-    out.sort(key=lambda r: (r["query_id"], r["rerank_rank"]))
-    return out
 
 
 def depth_sweep(cands: Candidates, labels_pred: np.ndarray | None, gold: dict[tuple[str, str], int],

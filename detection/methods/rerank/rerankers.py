@@ -99,6 +99,7 @@ class FeatureReranker:
         self.training_queries: set[str] = set()
         self.first_stage: str | None = None
         self.first_stage_config: dict | None = None
+        self.first_stage_unit: str | None = None
         self.label_distribution: dict | None = None
         # the first stage's signals appended to the features (``Candidates.extra_names``), fixed by the first
         # candidates featurised (or the stored model); () = none
@@ -201,6 +202,7 @@ class FeatureReranker:
         self.training_queries = {cands.query_ids[q] for q in np.unique(groups)}
         self.first_stage = cands.meta.get("retriever")
         self.first_stage_config = cands.meta.get("retriever_params")
+        self.first_stage_unit = cands.meta.get("unit")
         self.label_distribution = label_shares(decide(oof, self.thresholds))
         return self
 
@@ -257,7 +259,8 @@ class FeatureReranker:
             "feature_names": self.feature_names, "vectors": self.featurizer.vectors,
             "first_stage_features": list(self.extra_names or ()),
             "training_queries": sorted(self.training_queries), "first_stage": self.first_stage,
-            "first_stage_config": self.first_stage_config, "label_distribution": self.label_distribution}),
+            "first_stage_config": self.first_stage_config, "first_stage_unit": self.first_stage_unit,
+            "label_distribution": self.label_distribution}),
             encoding="utf-8")
         return files + ["featurizer.json", RERANKER_FILE]
 
@@ -281,6 +284,7 @@ class FeatureReranker:
         self.training_queries = set(meta.get("training_queries", []))
         self.first_stage = meta.get("first_stage")
         self.first_stage_config = meta.get("first_stage_config")
+        self.first_stage_unit = meta.get("first_stage_unit")
         self.extra_names = tuple(meta.get("first_stage_features", ()))
         self.label_distribution = meta.get("label_distribution")
 
@@ -335,7 +339,39 @@ def use_warnings(reranker, result) -> list[str]:
                           result.labels)
 
 
-def card_check(name: str, params: dict, first_stage: str, labels: list[str]) -> dict:
+def trained_on_warnings(params: dict, first_stage: str, first_params: dict | None = None, unit: str | None = None,
+                        card: dict | None = None, defaults: dict | None = None) -> list[str]:
+    """One sentence for each way a stored model (``params["model"]``) is used outside what it learned from beyond
+    the first stage's name (:func:`label_warnings` says that one), naming what it was trained on: another
+    ``profile`` of the same first stage, another search unit. ``first_params``: the first stage's parameters now;
+    ``defaults``: its declared defaults (what a card's config left out)."""
+    if not params.get("model"):
+        return []
+    card = _stored_card(str(params["model"])) if card is None else card
+    model, out = params["model"], []
+    trained = card.get("first_stage")
+    used = (first_params or {}).get("profile")
+    profiles = _trained_profiles(card.get("first_stage_config"), defaults or {})
+    if trained == first_stage and used and profiles and used not in profiles:
+        out.append(f"model {model} was trained on {trained} with profile {' and '.join(sorted(profiles))}, not "
+                   f"{used}: expect a lower recall (retrain it on this profile, or set profile={sorted(profiles)[0]})")
+    trained_unit = card.get("first_stage_unit")
+    if unit and trained_unit and trained_unit != unit:
+        out.append(f"model {model} was trained on {trained_unit} units, not {unit}")
+    return out
+
+
+def _trained_profiles(config, defaults: dict) -> set[str]:
+    """The first stage's ``profile`` values in a card's ``first_stage_config`` (its parameters, or the suite's
+    ``{benchmark: parameters}``); a config without one had the first stage's declared default (``defaults``)."""
+    if not isinstance(config, dict) or "profile" not in defaults:
+        return set()
+    parts = list(config.values()) if config and all(isinstance(v, dict) for v in config.values()) else [config]
+    return {str(p.get("profile", defaults["profile"])) for p in parts}
+
+
+def card_check(name: str, params: dict, first_stage: str, labels: list[str], first_params: dict | None = None,
+               unit: str | None = None, defaults: dict | None = None) -> dict:
     """What a detection's labels say against a stored model's card (``params["model"]``), without loading the
     model (a detection job's merge): the first stage it learned from and the one used, the share of each label
     now and on its training candidates, their total variation distance, and :func:`label_warnings`. Labels are
@@ -352,7 +388,8 @@ def card_check(name: str, params: dict, first_stage: str, labels: list[str]) -> 
     return {"reranker": name, "model": params.get("model"), "trained_first_stage": card.get("first_stage"),
             "first_stage": first_stage, "n": int(lab.size), "labels": label_shares(lab), "training_labels": train,
             "distance": label_distance(label_shares(lab), train) if train else None,
-            "far_off": FAR_OFF, "warnings": label_warnings(name, card.get("first_stage"), train, first_stage, lab)}
+            "far_off": FAR_OFF, "warnings": label_warnings(name, card.get("first_stage"), train, first_stage, lab)
+            + trained_on_warnings(params, first_stage, first_params, unit, card, defaults)}
 
 
 def signals_refusal(name: str, needed, given, first_stage: str | None, trained_first_stage: str | None = None

@@ -125,7 +125,7 @@ def test_cli_without_django(tmp_path, data_dir):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "bm25-lemma" in proc.stdout and "--param k1=" in proc.stdout
     assert "levenshtein" not in proc.stdout  # only the Latin retrievers
-    for extra, message in ((["--param", "k1=-3"], "parameter 'k1': must be ≥ 0.0"),
+    for extra, message in ((["--method", "bm25-lemma", "--param", "k1=-3"], "parameter 'k1': must be ≥ 0.0"),
                            (["--param", "path=/etc/passwd"], "unknown parameter 'path'"),
                            (["--method", "levenshtein"], "is a pair_scorer; detect needs a retriever"),
                            (["--method", "bm25"], "unknown method 'bm25'")):

@@ -125,9 +125,10 @@ def test_pipeline_reorders_by_reference_probability_and_sweeps_depth():
     idx, _ = P.reranked_topk(cands, probs)
     assert idx.tolist() == [[1, 2, 0], [2, -1, -1]]
     result = P.Reranked(cands, probs, decide(probs, {"cit.": 0.5, "cf.": 0.5}), {})
-    rows = P.rows(result)
-    assert rows[0] == {"query_id": "q0", "source_id": "s1", "retrieval_rank": 2, "retrieval_score": 2.0,
-                       "p_none": 0.2, "p_cit": 0.7, "p_cf": pytest.approx(0.1), "label": "cit.", "rerank_rank": 1}
+    # the log-odds keep apart what 1 - p_none rounds to the same 1.0 (a whole run's top is no tie)
+    sure = np.array([[1e-20, 0.5, 0.5], [1e-25, 0.5, 0.5], [0.5, 0.25, 0.25]])
+    assert (1 - sure[0, 0]) == (1 - sure[1, 0]) == 1.0
+    assert P.reference_logit(sure).tolist() == pytest.approx([20 * np.log(10), 25 * np.log(10), 0.0])
     gold = {("q0", "s1"): 1, ("q1", "s2"): 2, ("q1", "s0"): 2}
     sweep = P.depth_sweep(cands, result.labels, gold, ks=(1, 3))
     assert sweep[0]["ret"] == {"inspect": 2, "tp": 1, "fp": 1, "fn": 2, "p": 0.5, "r": 1 / 3, "f1": 0.4}

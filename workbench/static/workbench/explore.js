@@ -112,14 +112,13 @@
       li.append(sw, name, bar, val, how);
       list.appendChild(li);
     }
-    const u = ex.uniqueness;
-    document.getElementById("d-unique").textContent = u === null || u === undefined
-      ? "Uniqueness: not measured."
-      : u === 0 ? "Uniqueness: no other locus of the reference corpus shares these words."
-        : `Uniqueness: ${u} other loc${u === 1 ? "us" : "i"} of the reference corpus share${u === 1 ? "s" : ""} these words.`;
+    document.getElementById("d-unique").textContent = `Shared words: ${ex.uniqueness_text}.`;
     document.getElementById("d-unique").title = ex.uniqueness_corpus ? `counted over ${ex.uniqueness_corpus}` : "";
     document.getElementById("d-rarity").textContent = ex.rarity.length
-      ? "Rarity of the matched words (higher: rarer): " + ex.rarity.map(([w, v]) => `${w} ${fmt(v, 2)}`).join(" · ")
+      ? "Matched words: " + ex.rarity.map(([w, v, word]) => `${w} ${word}`).join(" · ")
+      : "";
+    document.getElementById("d-rarity").title = ex.rarity.length
+      ? "rarity, the log of reference-corpus words per occurrence: " + ex.rarity.map(([w, v]) => `${w} ${fmt(v, 2)}`).join(", ")
       : "";
   }
   function paintVerdicts(list) {
