@@ -79,7 +79,7 @@ def test_a_run_without_a_retriever_gets_the_default_with_the_units_profile(clien
         response = client.post("/api/v1/workbench/runs/", body, format="json")
         assert response.status_code == 201, response.content
         run = DetectionRun.objects.get(pk=response.json()["id"])
-        made[(unit, bool(params))] = (run.retriever, run.retriever_params["profile"])
+        made[(unit, bool(params))] = (run.retriever, run.retriever_config_params["profile"])
     assert made == {("line", False): ("channels", "verse"), ("sentence", False): ("channels", "prose"),
                     ("sentence", True): ("channels", "verse")}
 
