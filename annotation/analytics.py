@@ -24,7 +24,7 @@ from core.numeric import json_safe
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
     "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "p_above_next", "order_claim", "n_annotators", "gold_score",
-    "bt_aware_strength", "rank_aware", "interval_note",
+    "bt_aware_strength", "rank_aware", "interval_note", "posterior",
 ]
 
 # The orientation the classic (paper-comparable) agreement figures use: label `winner_is_b` needs an
@@ -55,7 +55,6 @@ class ProjectData:
     annotators: list[str]
     created: np.ndarray  # epoch seconds per judgement
     response_ms: np.ndarray | None = None  # per judgement, NaN when unknown
-    adaptive: bool = False  # pairs chosen from earlier answers: exact posterior draws for the intervals
 
 
 def _fetch(query) -> list[tuple]:
@@ -132,7 +131,7 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
                               n_annotators=max(len(annotators), 1), n_batches=max(len(batches), 1),
                               batch_items=sizes if batches else None)
     return ProjectData(judgements=j, batches=batches, candidates=candidates, annotators=annotators, created=created,
-                       response_ms=response, adaptive=project.overlap_mode == Project.OverlapMode.ADAPTIVE)
+                       response_ms=response)
 
 
 def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray:
@@ -151,23 +150,35 @@ def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: di
                workers: int = 1, exact: bool | None = None) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
     as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
-    interval (Laplace posterior, see annotation/stats/bt_bayes.py) and rank.
+    interval (exact draws, see annotation/stats/bt_bayes.py) and rank; ``posterior`` says what gave the interval
+    (`posterior_label`) and ``interval_note`` warns when it is not the converged exact posterior.
 
     A candidate nobody compared has no normalised score, strength, interval or rank (None) and is
     left out of the ranking; with one judgement in a batch the intervals are None ("undefined").
     ``n_boot`` is kept for the API's signature: the posterior needs no resampling (it sets the number
     of posterior draws for rank intervals). ``aware``: ``{batch index: strengths}`` of the
-    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``. ``exact``: exact posterior draws
-    (seconds per batch at 99 candidates); default ``data.adaptive``. Requests pass False (`LIVE_APPROXIMATE`): the
-    exact draws are the analytics job's.
+    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``. ``exact``: exact posterior draws (seconds
+    per batch at 99 candidates; the default, for every batch and design). Requests pass False (`LIVE_APPROXIMATE`):
+    the exact draws are the analytics job's.
     """
     return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, aware=aware, workers=workers,
                                              exact=exact) for row in rows]
 
 
-# A request's live scores of an adaptive batch: the importance/Laplace posterior instead of the exact draws, said so.
-LIVE_APPROXIMATE = ("approximate interval, computed for this request: exact posterior draws for adaptive batches are "
-                    "made by the analytics job (the stored scores)")
+# A request's live scores: the importance/Laplace posterior instead of the exact draws, said so.
+LIVE_APPROXIMATE = ("approximate interval, computed for this request: the exact posterior draws are made by the "
+                    "analytics job (the stored scores)")
+
+
+def posterior_label(post: stats.BTPosterior, exact: bool) -> str:
+    """What gave a batch's intervals, for the export's ``posterior`` column and the dashboard: ``exact`` (converged
+    draws), ``exact, not converged`` (the check failed: `bt_bayes.convergence_warning`), ``laplace fallback`` (the
+    exact sampler failed), ``approximate (importance|laplace)`` (a request's live scores) or ``none`` (no intervals)."""
+    if post.reason:
+        return "none"
+    if post.method == "gibbs":
+        return "exact" if post.convergence["ok"] else "exact, not converged"
+    return "laplace fallback" if exact else f"approximate ({post.method})"
 
 
 def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
@@ -180,7 +191,7 @@ def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, awa
 
     def one(bi: int) -> list[dict]:
         return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware,
-                                 exact=data.adaptive if exact is None else exact)
+                                 exact=True if exact is None else exact)
 
     if workers > 1 and len(data.batches) > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -198,7 +209,8 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=exact)
-    note = LIVE_APPROXIMATE if data.adaptive and not exact and not post.reason else post.reason
+    note = post.reason or post.note or (None if exact else LIVE_APPROXIMATE)
+    label = posterior_label(post, exact)
     claims = (order_claims(post.strengths, post.draws, post.weights) if post.draws is not None
               else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
     wins = counts.sum(axis=1)
@@ -229,6 +241,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
             "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
             "interval_note": note if compared else "never compared: no strength, rank or interval",
+            "posterior": label,
         })
     return json_safe(rows)
 
