@@ -60,7 +60,7 @@ def fits(counts: np.ndarray, seed: int, draws: int, names: tuple[str, ...] = FIT
     out["mixture"] = (post.lower, post.upper, time.perf_counter() - t)
     if "one normal" in names:
         t = time.perf_counter()
-        one = _gibbs_draws(counts, draws, np.random.default_rng(seed), components=1)
+        one = _gibbs_draws(counts, draws, np.random.default_rng(seed), components=1).reshape(-1, len(counts))
         lo, hi = np.quantile(one, [0.025, 0.975], axis=0)
         out["one normal"] = (lo, hi, time.perf_counter() - t)
     t = time.perf_counter()

@@ -299,10 +299,14 @@ def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: in
         next(sweeps)
     out = [next(sweeps) for _ in range(-(-n_draws // chains))]
     for _ in range(rounds - 1):
-        if convergence(np.stack(out, 1))["ok"]:
+        if convergence(_centred(out))["ok"]:
             break
         out += [next(sweeps) for _ in range(len(out))]
-    draws = np.stack(out, 1)
+    return _centred(out)
+
+
+def _centred(sweeps: list[np.ndarray]) -> np.ndarray:
+    draws = np.stack(sweeps, 1)
     return draws - draws.mean(2, keepdims=True)
 
 

@@ -60,7 +60,8 @@ def test_filtered_requests_compute_their_page_only(judged, client_for):
     client = client_for("researcher")
     body = client.get(f"/api/v1/projects/{judged.pk}/scores/?annotator=sim-sts-1&n_boot=10&page=3").json()
     assert body["source"] == "live" and body["n_boot"] == 10 and body["count"] == 296
-    expected = analytics.score_rows(analytics.load_project_data(judged, annotator="sim-sts-1"), n_boot=10)
+    expected = analytics.score_rows(analytics.load_project_data(judged, annotator="sim-sts-1"), n_boot=10,
+                                    exact=False)  # a request makes no exact draws
     assert body["results"] == expected[200:]
     other_boot = client.get(f"/api/v1/projects/{judged.pk}/scores/?n_boot=5").json()
     assert other_boot["source"] == "live" and other_boot["n_boot"] == 5
