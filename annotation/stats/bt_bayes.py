@@ -203,9 +203,9 @@ def _log_sigmoid(d: np.ndarray) -> np.ndarray:
     return np.minimum(d, 0.0) - np.log1p(np.exp(-np.abs(d)))
 
 
-def _loglik(theta, i, j, nij, wins_j) -> np.ndarray:
-    """Log-likelihood per chain (theta: chains × n): Σ w_ij log σ(d) + w_ji log σ(−d) = Σ n_ij log σ(d) − w_ji d."""
-    d = theta[:, i] - theta[:, j]
+def _loglik(d, nij, wins_j) -> np.ndarray:
+    """Log-likelihood per chain from the pairs' differences d = θ_i − θ_j (chains × pairs):
+    Σ w_ij log σ(d) + w_ji log σ(−d) = Σ n_ij log σ(d) − w_ji d."""
     return (nij * _log_sigmoid(d) - wins_j * d).sum(1)
 
 
@@ -220,26 +220,28 @@ def _accept(log_ratio, rng) -> np.ndarray:
     return np.log(rng.random(len(log_ratio))) < log_ratio
 
 
-def _shift_components(theta, mu, z, i, j, nij, wins_j, rng):
+def _shift_components(theta, mu, z, d, loglik, i, j, nij, wins_j, rng):
     """One Metropolis step per component and chain: move all its candidates and its centre by one δ ~ N(0,
     SHIFT_STEP²). The within-component prior terms do not change, so the ratio is the likelihood's times the centre
     prior's. Single-site Gibbs moves a group of candidates that win (nearly) every comparison with the rest only in
     small steps, since each one is held by the others; this move shifts the group at once (the gap above the bulk,
     which the data hardly bound, otherwise mixed so slowly that chains of one batch disagreed by several logits on it).
-    An empty component's centre moves under its prior alone (a valid step: no candidate holds it)."""
-    loglik = _loglik(theta, i, j, nij, wins_j)
+    An empty component's centre moves under its prior alone (a valid step: no candidate holds it). `d` and `loglik`:
+    the pairs' differences and the log-likelihood of the current state, returned updated."""
     for k in range(mu.shape[1]):
         step = rng.normal(0.0, SHIFT_STEP, len(theta)) * _step_scale(rng, len(theta))
-        new_theta = theta + step[:, None] * (z == k)
-        new_loglik = _loglik(new_theta, i, j, nij, wins_j)
+        moved = (z == k).astype(float)
+        new_d = d + step[:, None] * (moved[:, i] - moved[:, j])
+        new_loglik = _loglik(new_d, nij, wins_j)
         ok = _accept(new_loglik - loglik + (mu[:, k] ** 2 - (mu[:, k] + step) ** 2) / (2.0 * MIX_CENTRE_SD ** 2), rng)
-        theta = np.where(ok[:, None], new_theta, theta)
+        theta = theta + np.where(ok, step, 0.0)[:, None] * moved
         mu[:, k] += np.where(ok, step, 0.0)
+        d = np.where(ok[:, None], new_d, d)
         loglik = np.where(ok, new_loglik, loglik)
-    return theta, mu
+    return theta, mu, d, loglik
 
 
-def _stretch(theta, mu, var, i, j, nij, wins_j, rng):
+def _stretch(theta, mu, var, d, loglik, nij, wins_j, rng):
     """One Metropolis step per chain stretching the whole picture about the mean m of θ by f = e^u, u ~ N(0,
     STRETCH_STEP²): θ → m + f(θ − m), μ → m + f(μ − m), σ² → f²σ². Within-component terms (θ − μ)²/σ² do not change;
     what does is the likelihood, the centres' N(0, MIX_CENTRE_SD²) and the spreads' Inverse-Gamma(MIX_A, MIX_B)
@@ -251,7 +253,9 @@ def _stretch(theta, mu, var, i, j, nij, wins_j, rng):
     f = np.exp(u)[:, None]
     m = theta.mean(1, keepdims=True)
     new_theta, new_mu, new_var = m + f * (theta - m), m + f * (mu - m), var * f * f
-    log_ratio = (_loglik(new_theta, i, j, nij, wins_j) - _loglik(theta, i, j, nij, wins_j)
+    new_d = f * d
+    new_loglik = _loglik(new_d, nij, wins_j)
+    log_ratio = (new_loglik - loglik
                  + (3 * k - 1) * u - 2.0 * (MIX_A + 1.0) * k * u + (MIX_B / var).sum(1) * (1.0 - np.exp(-2.0 * u))
                  - ((new_mu ** 2).sum(1) - (mu ** 2).sum(1)) / (2.0 * MIX_CENTRE_SD ** 2))
     ok = _accept(log_ratio, rng)[:, None]
@@ -280,7 +284,7 @@ def _edge_moves(theta, mu, var, z, edges, rng):
 
 
 CHAINS = 4  # independent chains from dispersed starts, run side by side (one array per quantity, a row per chain)
-BURN = 200  # sweeps discarded at the start of every chain
+BURN = 150  # sweeps discarded at the start of every chain
 
 
 def _per_chain(labels, values, chains: int, k: int) -> np.ndarray:
@@ -382,8 +386,9 @@ def _sweeps(c: np.ndarray, rng: np.random.Generator, components: int, chains: in
             pi = g / g.sum(1, keepdims=True)
             mprec = nk / var + 1.0 / MIX_CENTRE_SD ** 2
             mu = rng.normal(_per_chain(z, theta, chains, k_all) / var / mprec, 1.0 / np.sqrt(mprec))
-            theta, mu = _shift_components(theta, mu, z, i, j, nij, wins_j, rng)
-            theta, mu, var = _stretch(theta, mu, var, i, j, nij, wins_j, rng)
+            d = theta[:, i] - theta[:, j]
+            theta, mu, d, loglik = _shift_components(theta, mu, z, d, _loglik(d, nij, wins_j), i, j, nij, wins_j, rng)
+            theta, mu, var = _stretch(theta, mu, var, d, loglik, nij, wins_j, rng)
         theta = _edge_moves(theta, mu, var, z, edges, rng)
         yield theta.copy()
 
