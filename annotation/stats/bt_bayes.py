@@ -15,9 +15,11 @@ with the weakly informative default prior s = 3 covered 0.941–0.976 for true s
 under-covers (s = 1.5 with true SD 2.5: 0.75–0.80), hence the wide default. The coverage simulation
 is a test (tests/annotation/stats/test_bt_coverage.py).
 
-Adaptive batches (pairs chosen from earlier answers) get exact draws instead (``exact=True``: Pólya-Gamma Gibbs
-sampling): the approximations under-covered there (0.89–0.93; the test
-``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``). From 60 compared candidates on, the
+Every batch the analytics job scores gets exact draws instead (``exact=True``: Pólya-Gamma Gibbs sampling, four chains
+side by side with an R-hat / effective-sample-size check, `convergence`): the approximations under-covered under
+adaptive selection (0.89–0.93; the test ``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``)
+and with every pair judged at 99 candidates (Laplace: 0.612, issue 39). The approximations remain for a request's live
+scores and, labelled (`BTPosterior.note`), as the fallback when the sampler fails. From 60 compared candidates on, the
 exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 30 candidates),
 not one normal: one normal under-covered wide and gold-shaped truths at 99 candidates (θ = 19.09 · gold: 0.58;
 ``test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped_truth``, perf/bt_coverage_99.py). The
@@ -489,10 +491,11 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             Type-II ML prior SD. A number: the fixed-prior Laplace approximation of before.
         n_draws: draws for the rank intervals (0: none); seed: the RNG seed; is_draws: importance draws.
         exact: with the hierarchical prior, `gibbs_draws` exact draws by Pólya-Gamma Gibbs sampling (`_gibbs_draws`,
-            method ``"gibbs"``; one learnt normal below 60 compared candidates, a learnt mixture of normals from
-            there) instead of importance sampling or Laplace: for adaptive batches, whose intervals the
-            approximations made too narrow (docs/statistics.md); ~0.3 s for 30 candidates, 1.5–4 s for 99 on the
-            loaded 2-core machine (perf/bt_coverage_99.py prints the time per fit).
+            method ``"gibbs"``; `CHAINS` chains; one learnt normal below 60 compared candidates, a learnt mixture of
+            normals from there) instead of importance sampling or Laplace, checked by `convergence` (lengthened up
+            to `ROUNDS` times while it fails; ``convergence`` and ``note`` say how it ended). If the sampler fails,
+            the Laplace approximation with ``note`` saying so. ~2–7 CPU seconds for 99 candidates
+            (perf/bt_coverage_99.py prints the CPU time per fit).
 
     Returns:
         :class:`BTPosterior` (``method`` says which approximation gave the intervals). Never-compared
