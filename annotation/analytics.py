@@ -147,7 +147,7 @@ def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray
 
 
 def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-               workers: int = 1, exact: bool | None = None) -> list[dict]:
+               workers: int = 1, exact: bool = True) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
     as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
     interval (exact draws, see annotation/stats/bt_bayes.py) and rank; ``posterior`` says what gave the interval
@@ -182,7 +182,7 @@ def posterior_label(post: stats.BTPosterior, exact: bool) -> str:
 
 
 def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-                     workers: int = 1, exact: bool | None = None) -> list[list[dict]]:
+                     workers: int = 1, exact: bool = True) -> list[list[dict]]:
     """:func:`score_rows`, one list per batch of `data.batches`; `workers` > 1 fits batches in that
     many threads (numpy's linear algebra releases the GIL)."""
     if not data.batches:
@@ -191,7 +191,7 @@ def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, awa
 
     def one(bi: int) -> list[dict]:
         return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware,
-                                 exact=True if exact is None else exact)
+                                 exact=exact)
 
     if workers > 1 and len(data.batches) > 1:
         from concurrent.futures import ThreadPoolExecutor
