@@ -24,7 +24,7 @@ from core.numeric import json_safe
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
     "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "p_above_next", "order_claim", "n_annotators", "gold_score",
-    "bt_aware_strength", "rank_aware", "interval_note",
+    "bt_aware_strength", "rank_aware", "interval_note", "posterior",
 ]
 
 # The orientation the classic (paper-comparable) agreement figures use: label `winner_is_b` needs an
@@ -55,7 +55,6 @@ class ProjectData:
     annotators: list[str]
     created: np.ndarray  # epoch seconds per judgement
     response_ms: np.ndarray | None = None  # per judgement, NaN when unknown
-    adaptive: bool = False  # pairs chosen from earlier answers: exact posterior draws for the intervals
 
 
 def _fetch(query) -> list[tuple]:
@@ -132,7 +131,7 @@ def load_project_data(project: Project, *, batch_ids: list[int] | None = None, a
                               n_annotators=max(len(annotators), 1), n_batches=max(len(batches), 1),
                               batch_items=sizes if batches else None)
     return ProjectData(judgements=j, batches=batches, candidates=candidates, annotators=annotators, created=created,
-                       response_ms=response, adaptive=project.overlap_mode == Project.OverlapMode.ADAPTIVE)
+                       response_ms=response)
 
 
 def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray:
@@ -148,30 +147,42 @@ def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray
 
 
 def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-               workers: int = 1, exact: bool | None = None) -> list[dict]:
+               workers: int = 1, exact: bool = True) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
     as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
-    interval (Laplace posterior, see annotation/stats/bt_bayes.py) and rank.
+    interval (exact draws, see annotation/stats/bt_bayes.py) and rank; ``posterior`` says what gave the interval
+    (`posterior_label`) and ``interval_note`` warns when it is not the converged exact posterior.
 
     A candidate nobody compared has no normalised score, strength, interval or rank (None) and is
     left out of the ranking; with one judgement in a batch the intervals are None ("undefined").
     ``n_boot`` is kept for the API's signature: the posterior needs no resampling (it sets the number
     of posterior draws for rank intervals). ``aware``: ``{batch index: strengths}`` of the
-    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``. ``exact``: exact posterior draws
-    (seconds per batch at 99 candidates); default ``data.adaptive``. Requests pass False (`LIVE_APPROXIMATE`): the
-    exact draws are the analytics job's.
+    annotator-aware fit, added as ``bt_aware_strength``/``rank_aware``. ``exact``: exact posterior draws (seconds
+    per batch at 99 candidates; the default, for every batch and design). Requests pass False (`LIVE_APPROXIMATE`):
+    the exact draws are the analytics job's.
     """
     return [row for rows in batch_score_rows(data, n_boot=n_boot, seed=seed, aware=aware, workers=workers,
                                              exact=exact) for row in rows]
 
 
-# A request's live scores of an adaptive batch: the importance/Laplace posterior instead of the exact draws, said so.
-LIVE_APPROXIMATE = ("approximate interval, computed for this request: exact posterior draws for adaptive batches are "
-                    "made by the analytics job (the stored scores)")
+# A request's live scores: the importance/Laplace posterior instead of the exact draws, said so.
+LIVE_APPROXIMATE = ("approximate interval, computed for this request: the exact posterior draws are made by the "
+                    "analytics job (the stored scores)")
+
+
+def posterior_label(post: stats.BTPosterior, exact: bool) -> str:
+    """What gave a batch's intervals, for the export's ``posterior`` column and the dashboard: ``exact`` (converged
+    draws), ``exact, not converged`` (the check failed: `bt_bayes.convergence_warning`), ``laplace fallback`` (the
+    exact sampler failed), ``approximate (importance|laplace)`` (a request's live scores) or ``none`` (no intervals)."""
+    if post.reason:
+        return "none"
+    if post.method == "gibbs":
+        return "exact" if post.convergence["ok"] else "exact, not converged"
+    return "laplace fallback" if exact else f"approximate ({post.method})"
 
 
 def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-                     workers: int = 1, exact: bool | None = None) -> list[list[dict]]:
+                     workers: int = 1, exact: bool = True) -> list[list[dict]]:
     """:func:`score_rows`, one list per batch of `data.batches`; `workers` > 1 fits batches in that
     many threads (numpy's linear algebra releases the GIL)."""
     if not data.batches:
@@ -180,7 +191,7 @@ def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, awa
 
     def one(bi: int) -> list[dict]:
         return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware,
-                                 exact=data.adaptive if exact is None else exact)
+                                 exact=exact)
 
     if workers > 1 and len(data.batches) > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -201,13 +212,15 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     n = len(cands)
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=exact)
-    note = LIVE_APPROXIMATE if data.adaptive and not exact and not post.reason else post.reason
+    note = post.reason or post.note or (None if exact else LIVE_APPROXIMATE)
+    label = posterior_label(post, exact)
     # The ranking shown: each adjacent pair in the order the posterior draws favour, or tied (`favoured_order`), once
     # there are enough draws for a share to mean something (`ORDER_DRAWS`); the mode's ranking with fewer
     ordered = post.draws is not None and len(post.draws) >= ORDER_DRAWS
     shown = favoured_order(post.strengths, post.draws, post.weights) if ordered else post.rank
     claims = (order_claims(np.where(shown > 0, -shown.astype(float), np.nan) if ordered else post.strengths,
-                           post.draws, post.weights) if post.draws is not None else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
+                           post.draws, post.weights) if post.draws is not None
+              else adjacent_rank_claims(counts, post.strengths, post.prior_sd))
     wins = counts.sum(axis=1)
     comparisons = wins + counts.sum(axis=0)
     top = wins.max() if n else 0
@@ -236,6 +249,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "bt_aware_strength": float(aware_theta[pos]) if aware_theta is not None and compared else None,
             "rank_aware": int(aware_rank[pos]) if aware_rank[pos] else None,
             "interval_note": note if compared else "never compared: no strength, rank or interval",
+            "posterior": label,
         })
     return json_safe(rows)
 

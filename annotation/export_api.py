@@ -60,7 +60,13 @@ class ScoreRowSerializer(serializers.Serializer):
     gold_score = serializers.FloatField(allow_null=True)
     bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")
     rank_aware = serializers.IntegerField(allow_null=True)
-    interval_note = serializers.CharField(allow_null=True, help_text="why bt_low/bt_high are null, if they are")
+    interval_note = serializers.CharField(allow_null=True, help_text=(
+        "why bt_low/bt_high are null, or a warning about them: the exact sampler's convergence check failed, the "
+        "Laplace fallback was used, or the interval is a request's approximation"))
+    posterior = serializers.CharField(default=None, allow_null=True, help_text=(
+        "what gave the interval: exact (the checked exact posterior draws), 'exact, not converged', 'laplace "
+        "fallback', 'approximate (importance|laplace)' (computed for this request) or none; null in results stored "
+        "before this column"))
 
 
 JUDGEMENT_COLUMNS = ["id", "batch", "reference_id", "annotator", "verse_a_id", "verse_b_id", "chosen_id", "left_id",
@@ -209,7 +215,7 @@ class ScorePagination(Pagination):
                             "description": "stored scores: when they were computed (null when live)"},
             "job": {"type": "integer", "nullable": True, "description": "stored scores: the analytics job"},
             "pending_job": {"type": "integer", "nullable": True, "description": (
-                "the project's analytics job queued or running, if any (an adaptive project's live scores, whose "
+                "the project's analytics job queued or running, if any (live scores, whose "
                 "intervals are approximate, queue one when no stored scores exist; read again when it finished)")},
         })
         described["required"] = [*described["required"], "source", "n_boot", "computed_at", "job", "pending_job"]
@@ -221,8 +227,8 @@ class ProjectScoresApi(_ExportBase):
     judgement filter and no other `n_boot` is asked for; otherwise computed now for the batches of
     the requested page only, with at most SIMILIA_EXPORT_MAX_REFITS bootstrap refits per request.
     Responses say which (`source`, `computed_at`, `n_boot`; CSV: `X-Similia-*` headers). A request makes no exact
-    posterior draws: an adaptive project's live rows carry approximate intervals (`analytics.LIVE_APPROXIMATE` in
-    `interval_note`) and `pending_job` names the analytics job that stores the exact ones."""
+    posterior draws: live rows carry approximate intervals (`analytics.LIVE_APPROXIMATE` in `interval_note`,
+    ``posterior`` "approximate (…)") and `pending_job` names the analytics job that stores the exact ones."""
 
     csv_columns = analytics.SCORE_COLUMNS
     pagination_class = ScorePagination
@@ -256,10 +262,10 @@ class ProjectScoresApi(_ExportBase):
                 f"{budget:,} are computed in a request (setting SIMILIA_EXPORT_MAX_REFITS). Ask for fewer, filter by "
                 "batch, or recompute on the dashboard and read the stored result (no filters, no n_boot)."]})
         rows.n_boot = n_boot if n_boot is not None else min(200, budget // n_batches)
-        # An adaptive project's live rows have approximate intervals (no exact draws in a request): with nothing
-        # stored and nothing filtered, queue the analytics job that stores the exact ones.
+        # Live rows have approximate intervals (no exact draws in a request): with nothing stored and nothing
+        # filtered, queue the analytics job that stores the exact ones.
         pending = analytics.analytics_in_progress(project)
-        if pending is None and job is None and not filtered and project.overlap_mode == Project.OverlapMode.ADAPTIVE:
+        if pending is None and job is None and not filtered:
             pending = analytics.analytics_enqueue(project)[0]
         return self.respond_rows(rows, source="live", n_boot=rows.n_boot, job=None, pending=pending)
 

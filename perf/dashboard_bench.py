@@ -20,6 +20,7 @@ bulk), then measures, each beside the old way or a named alternative in the same
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -163,6 +164,7 @@ def main() -> None:
         from threadpoolctl import threadpool_limits
 
         from annotation import analytics, stats
+        from annotation.models import AnalyticsBatchResult
         from annotation.services.projects import membership_add, project_create, verses_import
         from core.services import user_create_or_update
         from jobs.models import Job
@@ -224,12 +226,15 @@ def main() -> None:
         legacy.delete()
 
         job = Job.objects.create(kind="annotation.analytics", params={"project_id": project.pk})
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         assert run_job(job.pk) == "succeeded"
-        job_s = time.perf_counter() - t0
+        job_s, job_cpu = time.perf_counter() - t0, time.process_time() - c0
         job.refresh_from_db()
-        print(f"analytics job (load, scores with posterior intervals per batch in {settings.ANALYTICS_WORKERS} "
-              f"threads, triads, timeline, stored per batch): {job_s:.1f} s")
+        checks = [r["posterior"] for r in AnalyticsBatchResult.objects.filter(job=job).values_list("scores", flat=True)
+                  .first() or [] if r.get("comparisons")][:1]
+        print(f"analytics job (load, scores with exact posterior intervals per batch in {settings.ANALYTICS_WORKERS} "
+              f"threads, triads, timeline, stored per batch): {job_s:.1f} s wall, {job_cpu:.1f} s CPU, load average "
+              f"{os.getloadavg()[0]:.1f}; first batch's posterior: {checks[0] if checks else None}")
         # The summary as it was stored before: the pooled-majority triads listed (20 cycles per batch, as verse
         # texts) although no page, API or export shows them.
         # The same job row (its batch pieces too), its result swapped for the listed summary and back.

@@ -60,6 +60,9 @@ def _section(rows: list[dict]) -> dict:
         "bottom": judged[-5:][::-1] if len(judged) > 5 else [], "chart": chart, "hist": hist, "n_judged": len(judged),
         "n_never": sum(1 for r in rows if not r["comparisons"]),
         "interval_note": next((r.get("interval_note") for r in judged if r.get("interval_note")), None),
+        # the convergence check failed, or the Laplace fallback gave the intervals: a warning, not a note
+        "posterior_warning": next((r.get("interval_note") for r in judged
+                                   if r.get("posterior") in ("exact, not converged", "laplace fallback")), None),
         "has_aware": any(r.get("bt_aware_strength") is not None for r in judged),
     }
 

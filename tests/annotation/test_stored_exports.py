@@ -60,7 +60,8 @@ def test_filtered_requests_compute_their_page_only(judged, client_for):
     client = client_for("researcher")
     body = client.get(f"/api/v1/projects/{judged.pk}/scores/?annotator=sim-sts-1&n_boot=10&page=3").json()
     assert body["source"] == "live" and body["n_boot"] == 10 and body["count"] == 296
-    expected = analytics.score_rows(analytics.load_project_data(judged, annotator="sim-sts-1"), n_boot=10)
+    expected = analytics.score_rows(analytics.load_project_data(judged, annotator="sim-sts-1"), n_boot=10,
+                                    exact=False)  # a request makes no exact draws
     assert body["results"] == expected[200:]
     other_boot = client.get(f"/api/v1/projects/{judged.pk}/scores/?n_boot=5").json()
     assert other_boot["source"] == "live" and other_boot["n_boot"] == 5
@@ -132,3 +133,44 @@ def test_the_stored_summary_counts_majority_triads_without_listing_them(judged, 
         assert (f"<td>{row['batch']}</td><td class=\"num\">{row['n_circular']} circular of "
                 f"{row['n_complete_triples']} complete triples ({row['n_tied_pairs']} tied pairs)</td>") in html
     assert "shown</summary>" in html  # the shown batch's per-annotator cycles are still listed
+
+
+def test_a_failed_convergence_check_is_a_warning_on_the_dashboard_and_in_the_export(judged, client, client_for, users,
+                                                                                     monkeypatch):
+    """Issue 39: when the exact sampler's check fails, the dashboard shows a warning (not the muted note) and every
+    exported row of the batch says so (``posterior`` and ``interval_note``). The failure is real: the check's
+    effective-sample level is set beyond reach, the draws are made and checked as always."""
+    from annotation.stats import bt_bayes
+
+    monkeypatch.setattr(bt_bayes, "ESS_MIN", 10 ** 9)
+    monkeypatch.setattr(bt_bayes, "ROUNDS", 1)  # no lengthening: it could not pass anyway
+    _analyse(judged, n_boot=0)
+    client.force_login(users["staff"])
+    html = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+16977+1").content.decode()
+    warning = html[html.index('id="posterior-warning"'):]
+    assert "convergence check failed: R-hat" in warning[:600] and "over 4 chains" in warning[:600]
+    text = client_for("researcher").get(f"/api/v1/projects/{judged.pk}/scores/?format=csv").content.decode()
+    compared = [r for r in csv.DictReader(io.StringIO(text)) if r["comparisons"] != "0"]
+    assert compared and all(r["posterior"] == "exact, not converged" for r in compared)
+    assert all(r["interval_note"].startswith("convergence check failed") for r in compared)
+
+
+def test_stored_rows_say_exact_and_live_rows_say_approximate(judged, client, client_for, users):
+    """Every batch of a non-adaptive project gets the exact posterior in the analytics job (no Laplace unless the
+    sampler fails, labelled then); a request's live rows are labelled approximate and queue the job that stores the
+    exact ones."""
+    client_api = client_for("researcher")
+    live = client_api.get(f"/api/v1/projects/{judged.pk}/scores/").json()
+    assert live["source"] == "live" and live["pending_job"] is not None
+    compared = [r for r in live["results"] if r["comparisons"]]
+    assert compared and all(r["posterior"] in ("approximate (importance)", "approximate (laplace)") for r in compared)
+    assert all(r["interval_note"] == analytics.LIVE_APPROXIMATE for r in compared)
+    assert run_job(live["pending_job"]) == "succeeded"
+    stored = client_api.get(f"/api/v1/projects/{judged.pk}/scores/").json()
+    assert stored["source"] == "stored"
+    labels = {r["posterior"] for r in stored["results"] if r["comparisons"]}
+    assert labels and labels <= {"exact", "exact, not converged"}
+    client.force_login(users["staff"])
+    html = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+16977+1").content.decode()
+    shown = {r["posterior"] for r in stored["results"] if r["comparisons"] and r["batch"] == "ref 16977 1"}
+    assert ('id="posterior-warning"' in html) == ("exact, not converged" in shown)

@@ -196,7 +196,7 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
             hits += int(ok.sum())
             total += 99
             if name == "gold" and design == "adaptive":  # the one-normal prior of before, same judgements
-                one = _gibbs_draws(c, 400, np.random.default_rng(7), components=1)
+                one = _gibbs_draws(c, 400, np.random.default_rng(7), components=1).reshape(-1, 99)
                 lo, hi = np.quantile(one, [0.025, 0.975], axis=0)
                 old = ((lo <= truth) & (truth <= hi)).mean()
                 print(f"  one normal: {old:.3f}")
