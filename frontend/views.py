@@ -4,8 +4,9 @@ import datetime as dt
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
 from django.db import connection
-from django.http import Http404, JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from core.authentication import token_for
@@ -48,6 +49,13 @@ def api_token(request):
     hours = settings.SIMILIA_TOKEN_TTL_HOURS
     expires = token.created + dt.timedelta(hours=hours) if hours else None
     return render(request, "frontend/api_token.html", {"token": token, "expires": expires})
+
+
+def favicon(request):
+    """Pages link their icon; the admin's and the API's pages do not, and browsers then ask for /favicon.ico."""
+    response = FileResponse(open(finders.find("similia/favicon.svg"), "rb"), content_type="image/svg+xml")
+    response["Cache-Control"] = "max-age=86400"
+    return response
 
 
 def healthz(request):
