@@ -95,8 +95,11 @@ def exit_at_once_when_idle(sender=None, how="", **kwargs):
         logger.info("%s shutdown of %s: waiting for its %d running task(s)", how, sender, len(state.active_requests))
         return
     logger.info("%s shutdown of %s: no task running, stopped at once", how, sender)
-    for child in active_children():
+    children = active_children()
+    for child in children:
         os.kill(child.pid, signal.SIGKILL)
+    for child in children:
+        child.join(1)  # reaped here: none is left a zombie for init to collect
     logging.shutdown()
     os._exit(0)
 
