@@ -14,4 +14,5 @@ urlpatterns = [
     path("runs/<int:pk>/promote/", views.run_promote, name="promote"),
     path("compare/", views.compare_page, name="compare"),
     path("compare/query/", views.compare_query_page, name="compare-query"),
+    path("compare/detections/", views.compare_detections_page, name="compare-detections"),
 ]

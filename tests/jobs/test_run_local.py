@@ -48,17 +48,18 @@ def _end_sessions(script: subprocess.Popen, out: Path) -> None:
             pass
 
 
-def _start_make_run(tmp_path, **extra_env: str) -> tuple[subprocess.Popen, Path, int]:
-    """scripts/run_local.sh on the test database, waited for until its worker says ready and its web server answers."""
+def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subprocess.Popen, Path, int]:
+    """scripts/run_local.sh on the test database and the broker under `var_dir`, waited for until its worker says
+    ready and its web server answers."""
     port = _free_port()
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
-               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, SIMILIA_VAR_DIR=str(settings.VAR_DIR),
+               CELERY_BROKER_URL=settings.CELERY_BROKER_URL, SIMILIA_VAR_DIR=str(var_dir),
                CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port), **extra_env)
     env.pop("HOST", None)
     out = tmp_path / "run_local.out"
     script = subprocess.Popen([str(ROOT / "scripts" / "run_local.sh")], cwd=ROOT, env=env, stdout=out.open("w"),
                               stderr=subprocess.STDOUT, start_new_session=True)
-    worker_log = Path(settings.VAR_DIR) / "worker.log"
+    worker_log = var_dir / "worker.log"
     deadline = time.monotonic() + 90
     try:
         while True:
@@ -80,7 +81,7 @@ def _start_make_run(tmp_path, **extra_env: str) -> tuple[subprocess.Popen, Path,
 
 
 def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_delivery):  # noqa: F811
-    script, out, port = _start_make_run(tmp_path, WORKER_CONCURRENCY="1", STOP_GRACE="2")
+    script, out, port = _start_make_run(tmp_path, Path(settings.VAR_DIR), WORKER_CONCURRENCY="1", STOP_GRACE="2")
     try:
         worker_pid = int(re.search(r"Worker started \(pid (\d+)", out.read_text()).group(1))
         job = job_create(kind="system.sleep", params={"seconds": 120, "steps": 240})
@@ -106,7 +107,8 @@ def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_deliver
 def test_ctrl_c_of_an_idle_make_run_stops_the_worker_at_once_and_says_nothing_false(tmp_path, broker_delivery):  # noqa: F811
     """An idle worker leaves at once on Ctrl-C (no grace waited, no cold shutdown announced); a clean start logs no
     warning (the root-only `--uid` advice aside) and serves a favicon. The time it takes: perf/run_local_stop.py."""
-    script, out, port = _start_make_run(tmp_path, WORKER_CONCURRENCY="1", STOP_GRACE="60")
+    # a broker of its own: a message the test before left in the shared one would make this worker busy
+    script, out, port = _start_make_run(tmp_path, tmp_path / "var", WORKER_CONCURRENCY="1", STOP_GRACE="60")
     try:
         icon = urllib.request.urlopen(f"http://127.0.0.1:{port}/favicon.ico", timeout=10)
         assert icon.status == 200 and icon.headers["Content-Type"].startswith("image/svg+xml")
@@ -118,7 +120,7 @@ def test_ctrl_c_of_an_idle_make_run_stops_the_worker_at_once_and_says_nothing_fa
         _end_sessions(script, out)
     text = out.read_text()
     assert text.rstrip().endswith("Stopped.") and "cold shutdown" not in text and "killed" not in text, text
-    log = (Path(settings.VAR_DIR) / "worker.log").read_text()
+    log = (tmp_path / "var" / "worker.log").read_text()
     assert "no task running, stopped at once" in log, log
     warnings = [line for line in (text + log).splitlines() if "WARNING" in line and "superuser privileges" not in line]
     assert not warnings, warnings
