@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -61,7 +60,7 @@ def one_run(var: Path) -> dict:
         while True:
             log = log_path.read_text() if log_path.exists() else ""
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{env['PORT']}/favicon.ico", timeout=2)
+                urllib.request.urlopen(f"http://127.0.0.1:{env['PORT']}/healthz", timeout=2)
                 web = True
             except OSError:
                 web = False
