@@ -57,8 +57,11 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
                CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port), **extra_env)
     env.pop("HOST", None)
     out = tmp_path / "run_local.out"
+    # SIGINT as a terminal's shell leaves it (default): a disposition this process inherited or set (ignored) would
+    # pass to the script, and bash cannot trap a signal that was ignored when it started
     script = subprocess.Popen([str(ROOT / "scripts" / "run_local.sh")], cwd=ROOT, env=env, stdout=out.open("w"),
-                              stderr=subprocess.STDOUT, start_new_session=True)
+                              stderr=subprocess.STDOUT, start_new_session=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     worker_log = var_dir / "worker.log"
     deadline = time.monotonic() + 90
     try:
