@@ -35,7 +35,7 @@ docs: venv
 	$(PY) -m mkdocs build --strict
 
 perf: venv
-	for script in perf/*.py; do $(PY) $$script || exit 1; done
+	$(PY) -m perf check
 
 clean:
 	rm -rf var .pytest_cache

@@ -12,4 +12,5 @@ urlpatterns = [
     path("jobs/<int:pk>/", views.job_page, name="job"),
     path("account/token/", views.api_token, name="account-token"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon),
 ]

@@ -4,8 +4,9 @@ import datetime as dt
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
 from django.db import connection
-from django.http import Http404, JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.cache import never_cache
 
@@ -53,6 +54,13 @@ def api_token(request):
     expires = token.created + dt.timedelta(hours=hours) if token and hours else None
     return render(request, "frontend/api_token.html",
                   {"token": token, "key": key, "expires": expires, "expired": token and token_expired(token)})
+
+
+def favicon(request):
+    """Pages link their icon; the admin's and the API's pages do not, and browsers then ask for /favicon.ico."""
+    response = FileResponse(open(finders.find("similia/favicon.svg"), "rb"), content_type="image/svg+xml")
+    response["Cache-Control"] = "max-age=86400"
+    return response
 
 
 def healthz(request):

@@ -16,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.suite import expected as E  # noqa: E402
 
+PERF_CHECK: list[str] = []  # `python -m perf check` (make perf): every stored expected result, about 500 s
+
 
 def main(argv: list[str]) -> int:
     expected_dir = Path(__file__).parent / "expected"

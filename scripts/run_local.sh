@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Start the web server and a real Celery worker on the embedded defaults (SQLite + filesystem broker).
 # Both listen on this machine only (127.0.0.1; HOST=0.0.0.0 to expose it). Ctrl-C or SIGTERM stops
-# both: the worker gets STOP_GRACE seconds to finish its tasks (warm shutdown), then a cold shutdown
-# (running jobs are marked failed with the reason), then SIGKILL as a last resort.
+# both: an idle worker leaves at once; one with a job gets STOP_GRACE seconds to finish it (warm shutdown), then a
+# cold shutdown (the job goes back to the queue), then SIGKILL as a last resort.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -10,6 +10,7 @@ export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.local}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 STOP_GRACE=${STOP_GRACE:-5}
+export DJANGO_RUNSERVER_HIDE_WARNING=${DJANGO_RUNSERVER_HIDE_WARNING:-true}  # local only: it binds 127.0.0.1
 # After the grace, stop running tasks at once (the default soft-shutdown wait would add to the grace).
 export CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT=${CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT:-0}
 LOG_DIR=${SIMILIA_VAR_DIR:-var}
@@ -40,9 +41,8 @@ stop() {
   kill -TERM -- "-$WEB" 2>/dev/null || true
   kill -TERM "$WORKER" 2>/dev/null || true
   if ! wait_gone "$WORKER" "$STOP_GRACE"; then
-    # Not necessarily a job: a worker whose pool processes are still loading JOB_WORKER_PRELOAD (seconds on a
-    # busy machine) also waits for them before it leaves.
-    echo "Worker not stopped after ${STOP_GRACE} s (a job running, or its processes still starting): cold shutdown."
+    # An idle worker has left at once (jobs.signals.exit_at_once_when_idle): this one is running a job.
+    echo "Worker still running a job after ${STOP_GRACE} s: cold shutdown (the job goes back to the queue)."
     kill -QUIT "$WORKER" 2>/dev/null || true
     # Bounded whatever the load: SIGKILL for the worker's whole session after 10 s more.
     wait_gone "$WORKER" 10 || { echo "Worker still alive: killed."; kill -KILL -- "-$WORKER" 2>/dev/null || true; }

@@ -14,3 +14,15 @@ from detection.methods.infrastructure.installed import (
 def specs(kind: str) -> list[dict]:
     """Declarations of every registered method of `kind` ("retriever" or "reranker"), as dicts."""
     return [spec.as_dict() for spec in registry.specs(kind)]
+
+
+def changed_params(config) -> dict:
+    """The parameters of a stored configuration (``MethodConfig``; None: no method) that differ from the method's
+    declared defaults, every one for a method no longer registered: what a run page shows, folded."""
+    if config is None:
+        return {}
+    try:
+        defaults = registry.get_spec(config.name).defaults()
+    except registry.UnknownMethod:
+        defaults = {}
+    return {k: v for k, v in config.params.items() if k not in defaults or defaults[k] != v}

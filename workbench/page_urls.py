@@ -15,4 +15,5 @@ urlpatterns = [
     path("runs/<int:pk>/refit/", views.run_refit, name="refit"),
     path("compare/", views.compare_page, name="compare"),
     path("compare/query/", views.compare_query_page, name="compare-query"),
+    path("compare/detections/", views.compare_detections_page, name="compare-detections"),
 ]

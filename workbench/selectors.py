@@ -192,3 +192,30 @@ def query_comparison(a_id, b_id, query_id: str, *, user) -> dict:
     return {"query_id": query_id, "a": runs["a"], "b": runs["b"], **{f"list_{k}": v for k, v in out.items()
                                                                    if k in ("a", "b")},
             **{k: v for k, v in out.items() if k not in ("a", "b")}}
+
+
+def detection_lists(run: DetectionRun) -> dict[str, list[tuple[str, float]]]:
+    """A detection's candidates as ranked lists by query segment id: query id → [(source id, score), …]."""
+    lists: dict[str, list[tuple[str, float]]] = {}
+    for q, s, score in run.candidates.order_by("query_position", "rank").values_list(
+            "query__seg_id", "source__seg_id", "score"):
+        lists.setdefault(q, []).append((s, score))
+    return lists
+
+
+def evaluation_lists(run: EvaluationRun, top_k: int | None = None) -> tuple[dict[str, list], dict]:
+    """An evaluation run's ranked heads (each query's ``top`` in its per-query rows, cut to ``top_k``) and its gold:
+    (query id, source id) → type."""
+    lists = {str(r.get("query_id")): [(str(s), float(sc)) for s, sc in (r.get("top") or [])][:top_k]
+             for r in run.per_query or []}
+    gold = {(str(p.get("query_id")), str(p.get("source_id"))): p.get("label")
+            for p in (run.report or {}).get("per_pair", [])}
+    return lists, gold
+
+
+def same_text_runs(run: DetectionRun, *, user) -> list[EvaluationRun]:
+    """Finished evaluation runs on a benchmark over the detection's two texts (stored corpora only)."""
+    if run.query_document.corpus_id is None or run.source_document.corpus_id is None:
+        return []
+    return list(comparable_runs(user=user).filter(version__query_corpus_id=run.query_document.corpus_id,
+                                                  version__source_corpus_id=run.source_document.corpus_id)[:50])

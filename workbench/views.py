@@ -174,7 +174,9 @@ def run_page(request, pk: int):
     context = {"run": run, "running": not finished, "refitting": refitting,
                "label_rows": _label_rows(run), "refit": run.refit,
                "refit_failed": run.refit_job.error_message if run.refit_job and run.refit_job.error else "",
-               "verify_next": selectors.refit_next(run=run)}
+               "verify_next": selectors.refit_next(run=run),
+               "setup": [(name, methods.changed_params(config)) for name, config in (
+                   (run.retriever, run.retriever_method_config), (run.reranker, run.reranker_method_config)) if name]}
     if finished and run.job.status == "succeeded":
         try:
             filters = parse_filters(request.GET)
@@ -286,6 +288,44 @@ def compare_page(request):
         messages.error(request, "Pick two runs: a and b are run numbers (digits 0-9).")
         return render(request, "workbench/compare.html", context, status=400)
     return render(request, "workbench/compare.html", context)
+
+
+@researcher_only
+def compare_detections_page(request):
+    """Two workbench detections, or a detection and an evaluation run on a benchmark over the same two texts: the
+    pairs each proposes that the other does not (``b`` is a detection id, or ``run-ID`` for an evaluation run)."""
+    finished = selectors.run_list(user=request.user).filter(job__status="succeeded")
+    context = {"detections": finished[:200], "a": None, "b": None}
+    a_id, b_id = request.GET.get("a", ""), request.GET.get("b", "")
+    if not (a_id or b_id):
+        return render(request, "workbench/compare_detections.html", context)
+    b_match = re.fullmatch(r"(run-)?([0-9]{1,18})", b_id)
+    if not (re.fullmatch(r"[0-9]{1,18}", a_id) and (b_match or not b_id)):
+        messages.error(request, "Pick two runs: a is a detection number, b a detection number or run-N for an "
+                                "evaluation run (digits 0-9).")
+        return render(request, "workbench/compare_detections.html", context, status=400)
+    a = get_object_or_404(finished, pk=a_id)
+    context.update(a=a, runs=selectors.same_text_runs(a, user=request.user))
+    if not b_id:  # A picked (from its run page): B to choose, evaluation runs on the same texts offered
+        return render(request, "workbench/compare_detections.html", context)
+    warnings, gold = [], {}
+    if b_match.group(1):
+        b = get_object_or_404(selectors.comparable_runs(user=request.user).defer(None), pk=b_match.group(2))
+        lists_b, gold = selectors.evaluation_lists(b, top_k=a.top_k)
+        if b not in context["runs"]:
+            warnings.append(f"evaluation run {b.pk} is on {b.version}, whose texts are not this detection's")
+    else:
+        b = get_object_or_404(finished, pk=b_match.group(2))
+        lists_b = selectors.detection_lists(b)
+        if (a.query_document_id, a.source_document_id) != (b.query_document_id, b.source_document_id):
+            warnings.append("the detections ran on different texts: only segment ids the two share can agree")
+        if a.unit != b.unit:
+            warnings.append(f"the detections cut the texts differently (unit {a.unit} vs {b.unit})")
+    if a.top_k != getattr(b, "top_k", a.top_k):
+        warnings.append(f"the detections keep different numbers of candidates per query ({a.top_k} vs {b.top_k})")
+    context.update({"a": a, "b": b, "b_is_detection": isinstance(b, type(a)), "warnings": warnings,
+                    "diff": C.list_differences(selectors.detection_lists(a), lists_b, gold)})
+    return render(request, "workbench/compare_detections.html", context)
 
 
 @researcher_only

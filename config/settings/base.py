@@ -192,6 +192,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
     "max_retries": 1,
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_URL = "filesystem://localhost/"  # a host named: kombu warns on every connection without one
     _broker_dir = VAR_DIR / "broker"
     CELERY_BROKER_TRANSPORT_OPTIONS.update({
         "data_folder_in": str(_broker_dir / "queue"),

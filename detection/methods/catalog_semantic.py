@@ -12,7 +12,8 @@ Word-vector models are named, never given as paths: ``manage.py train_embeddings
 """
 from __future__ import annotations
 
-from .specs import Catalog, MethodSpec, Param, ParamError
+from .semantic import check_hybrid_candidates
+from .specs import Catalog, MethodSpec, Param
 
 CATALOG = Catalog()  # a plain list: the registry reads it through catalog.py
 register = CATALOG.add
@@ -58,15 +59,6 @@ register(MethodSpec(
     params=(_VECTORS, Param("scheme", "choice", "sif", "segment weighting", choices=("sif", "usif", "mean")),
             _BACKEND),
     internal=("cache_dir", "vectors", "block_size")))
-def check_hybrid_candidates(params) -> None:
-    """``candidates=union`` joins the dense top list, which only a segment score (``sif``/``usif``) has: with
-    ``maxsim`` or ``softcos`` the combination is refused, naming both parameters."""
-    semantic = params.get("semantic", "maxsim")
-    if params.get("candidates") == "union" and semantic not in ("sif", "usif"):
-        raise ParamError(f"candidates='union' needs a dense semantic score: set semantic=sif or semantic=usif "
-                         f"(semantic={semantic!r} scores only a given candidate list)", "candidates")
-
-
 register(MethodSpec(
     "hybrid", "retriever", _hybrid,
     "Lexical top-k (BM25 on lemmas by default) rescored with corpus-trained word vectors and fused; the weight is "

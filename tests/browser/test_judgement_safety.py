@@ -20,7 +20,7 @@ BEFOREUNLOAD_BLOCKS = """() => { const e = new Event('beforeunload', {cancelable
 def _open(page, base_url, batch, username):
     login(page, base_url, username, f"pw-{username}")
     page.goto(f"{base_url}/annotate/{batch.pk}/")
-    page.wait_for_selector("#choices[data-ready]", timeout=10000)
+    page.wait_for_selector("#choices[data-ready]", timeout=60000)
 
 
 def _shown_pair(page, batch):
@@ -135,7 +135,7 @@ def test_refused_choices_are_set_aside_with_their_reason(live_server, page, gree
     }}""")
     page.on("dialog", lambda d: d.accept())
     page.reload()
-    page.wait_for_selector("#refused:not([hidden]) li:nth-child(2)", timeout=10000)
+    page.wait_for_selector("#refused:not([hidden]) li:nth-child(2)", timeout=60000)
     reasons = page.inner_text("#refused-list")
     assert "was undone" in reasons and "not assigned to you" in reasons, reasons
     page.wait_for_selector("#choices[data-ready]")

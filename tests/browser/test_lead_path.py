@@ -139,7 +139,7 @@ def test_dashboard_shows_the_new_result_when_its_job_finishes(live_server, page,
     assert page.locator("text=Not computed yet").count() == 1
     Job.objects.filter(pk=job.pk).update(status=Job.Status.SUCCEEDED, finished=timezone.now(), progress=1.0,
                                          result=analytics.project_report(project, n_boot=0))
-    page.wait_for_selector("text=Last computed", timeout=10000)  # no manual reload
+    page.wait_for_selector("text=Last computed", timeout=60000)  # no manual reload
     assert page.locator("#running").count() == 0
     page.goto(f"{live_server.url}/jobs/")
     assert "UTC" in page.inner_text(f"tr[data-job='{job.pk}'] td.finished")

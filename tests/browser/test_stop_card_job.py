@@ -40,7 +40,7 @@ def test_stop_card_shows_computing_then_the_exact_figures(live_server, page, mak
     assert check.status == Job.Status.QUEUED
 
     assert run_job(check.pk) == "succeeded"  # a worker's part, while the page waits
-    page.wait_for_selector("#stop-rule td:has-text('(exact)')", timeout=20_000)  # polled, reloaded by itself
+    page.wait_for_selector("#stop-rule td:has-text('(exact)')", timeout=60_000)  # polled, reloaded by itself
     text = page.locator("#stop-rule").inner_text()
     check.refresh_from_db()
     assert f"{check.result['p']:.3f} (exact)" in text

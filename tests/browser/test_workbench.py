@@ -222,3 +222,50 @@ def test_a_chosen_unit_is_searched_and_shown_on_the_run_page(live_server, page, 
     run = DetectionRun.objects.get()
     assert run.unit == "sentence"
     assert "unit sentence" in page.inner_text("#run-setup")
+
+
+def test_run_page_folds_changed_parameters_and_compares_two_detections(live_server, page, make_user):
+    """The run page names each method with only its parameters changed from the defaults, folded (a phone's screen
+    reaches the candidates); from it, a second detection on the same texts is compared pair by pair."""
+    make_user("wbcmp", "researcher")
+    login(page, live_server.url, "wbcmp", "pw-wbcmp")
+    page.goto(f"{live_server.url}/workbench/")
+    page.set_input_files("#id_query_file", str(EXAMPLES / "hieronymus_samples.csv"))
+    page.set_input_files("#id_source_file", str(EXAMPLES / "vergil_samples.csv"))
+    page.fill("#id_retriever_params", '{"k1": 1.2}')
+    page.fill("#id_top_k", "3")
+    page.click("#detect-form button[type=submit]")
+    page.wait_for_url("**/workbench/runs/*/")
+    page.wait_for_selector("#explorer-card", timeout=60000)
+    first = DetectionRun.objects.get()
+    summary = page.locator("#run-setup details.params summary")
+    assert summary.inner_text() == "1 parameter changed from the defaults"
+    assert not page.is_visible("#run-setup details.params li")  # folded
+    summary.click()
+    assert page.inner_text("#run-setup details.params li") == "k1 = 1.2"
+    page.set_viewport_size({"width": 375, "height": 800})
+    summary.click()  # folded again: the setup stays a few lines on a phone
+    assert page.locator("#run-setup").bounding_box()["height"] < 120
+
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/workbench/")
+    page.select_option("#id_query_stored", f"doc:{first.query_document_id}")
+    page.select_option("#id_source_stored", f"doc:{first.source_document_id}")
+    page.select_option("#id_retriever", "tfidf-surface")
+    page.fill("#id_top_k", "3")
+    page.click("#detect-form button[type=submit]")
+    page.wait_for_url("**/workbench/runs/*/")
+    page.wait_for_selector("#explorer-card", timeout=60000)
+    second = DetectionRun.objects.exclude(pk=first.pk).get()
+    assert page.inner_text("#run-setup").startswith("tfidf-surface (default parameters)")
+    assert page.locator("#run-setup details").count() == 0
+    page.click("#compare-link")
+    page.wait_for_url("**/workbench/compare/detections/?a=*")
+    page.select_option("#id_b", str(first.pk))
+    page.click("#pick button[type=submit]")
+    page.wait_for_selector("#overlap")
+    n_a, n_b = second.candidates.count(), first.candidates.count()
+    assert page.inner_text("#overlap").startswith(f"A proposes {n_a} pairs, B {n_b}: ")
+    assert page.locator("#only-a tbody tr").count() >= 1 and not page.is_visible("p.error")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "workbench-compare-detections.png"), full_page=True)

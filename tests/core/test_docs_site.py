@@ -28,6 +28,8 @@ def test_the_site_builds_strict_and_loads_nothing_from_outside(tmp_path):
                  "ARCHITECTURE.html"):
         assert (tmp_path / "site" / page).exists(), page
     assert (tmp_path / "site" / "img" / "workbench.png").stat().st_size > 10_000  # the README's screenshot
+    # Every written page has its place in mkdocs.yml's nav (a generated results page may join "Results" unlisted).
+    assert "More pages" not in (tmp_path / "site" / "index.html").read_text(encoding="utf-8"), "add it to nav"
     outside = {p.name: OUTSIDE.findall(p.read_text(encoding="utf-8")) for p in pages}
     assert not {name: hits for name, hits in outside.items() if hits}
 

@@ -14,7 +14,7 @@ from django.db import connection
 
 from config.celery import app as celery_app
 from jobs.models import Job
-from jobs.services import job_create
+from jobs.services import job_cancel, job_create
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -170,15 +170,34 @@ def test_a_worker_killed_before_claiming_leaves_the_job_to_another_worker(start_
 def test_a_worker_of_the_same_name_shutting_down_leaves_the_others_job_alone(start_worker):
     """Regression: two workers named alike (`local@%h` twice); the idle one's shutdown used to re-queue the job the
     other was running (`job_requeue_held_by` matched the name), which then ran twice. A job records its worker's
-    name and main pid, and a shutdown re-queues only its own."""
+    name and main pid, and a shutdown re-queues only its own.
+
+    No timing assumption: the job runs until the test cancels it, so it is still running however long the idle
+    worker takes to leave; its holder then shows it kept running it (progress moves on) and stops it at the cancel."""
     first, second = start_worker("w-same"), start_worker("w-same")
-    job = job_create(kind="system.sleep", params={"seconds": 6, "steps": 12})
+    job = job_create(kind="system.sleep", params={"seconds": 3600, "steps": 36000})
     running = _wait_for(job.pk, {"running"})
     holder, idle = (first, second) if running.worker.endswith(f" pid {first.proc.pid}") else (second, first)
     assert running.worker.startswith("w-same@") and running.worker.endswith(f" pid {holder.proc.pid}")
-    idle.kill(signal.SIGTERM)
-    assert idle.proc.returncode is not None
-    assert Job.objects.get(pk=job.pk).status == "running"
-    done = _wait_for(job.pk, {"succeeded", "failed", "queued"})
-    assert done.status == "succeeded", (done.status, done.progress_message)
-    assert "was shut down" not in done.log and done.deliveries == 1
+    idle.kill(signal.SIGTERM, grace=120)
+    assert idle.proc.returncode == 0 and holder.proc.poll() is None  # it left by itself, not by the SIGKILL
+    after = Job.objects.get(pk=job.pk)
+    assert after.status == "running" and after.worker == running.worker, (after.status, after.progress_message)
+    assert "was shut down" not in after.log and after.deliveries == 1
+    moved = _wait_for_progress_past(job.pk, after.progress)  # the holder still runs it, from where it was
+    assert moved.worker == running.worker and moved.deliveries == 1
+    job_cancel(job=moved)
+    stopped = _wait_for(job.pk, {"succeeded", "failed", "queued", "cancelled"})
+    assert stopped.status == "cancelled" and "was shut down" not in stopped.log and stopped.deliveries == 1
+    assert holder.proc.poll() is None  # the holder stopped the job, not itself
+
+
+def _wait_for_progress_past(job_id: int, progress: float, timeout: float = 60) -> Job:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.objects.get(pk=job_id)
+        if job.status != "running" or job.progress > progress:
+            assert job.status == "running", (job.status, job.progress_message)
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} made no progress past {progress} in {timeout} s")

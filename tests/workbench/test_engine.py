@@ -219,3 +219,15 @@ def test_registry_rerankers_get_flat_candidates_with_texts_scores_and_ranks():
     assert len(cands) == 3 and cands.source_ids == ["s0", "s1"] and list(cands.rank) == [1, 2, 1]
     assert cands.query_texts[cands.qi[2]] == "cano" and float(cands.score[0]) == 3.0
     assert label_pairs(probs, {"cit.": 0.5, "cf.": 0.5}) == ["cit.", "cit.", ""]
+
+
+def test_list_differences_counts_the_pairs_each_run_alone_proposes():
+    a = {"q1": [("s1", 3.0), ("s2", 2.0)], "q2": [("s3", 1.0)]}
+    b = {"q1": [("s2", 5.0), ("s4", 1.0)], "q3": [("s5", 1.0)]}
+    diff = C.list_differences(a, b, gold={("q1", "s1"): "cit.", ("q1", "s2"): "cf."})
+    assert (diff["n_a"], diff["n_b"], diff["both"], diff["n_only_a"], diff["n_only_b"]) == (3, 3, 1, 2, 2)
+    assert diff["jaccard"] == 1 / 5 and (diff["gold_a"], diff["gold_b"], diff["n_gold"]) == (2, 1, 2)
+    assert diff["only_a"] == [{"query_id": "q1", "source_id": "s1", "rank": 1, "gold": "cit."},
+                              {"query_id": "q2", "source_id": "s3", "rank": 1, "gold": None}]
+    assert [r["query_id"] for r in diff["queries"]] == ["q1", "q2", "q3"]  # q1: 1 + 1 differ, the others 1 each
+    assert C.list_differences(a, a)["queries"] == [] and C.list_differences({}, {})["jaccard"] == 1.0

@@ -1,5 +1,6 @@
 """Workbench pages: who may open them, the launch form (uploads, stored texts, refusals), run and compare pages."""
 import io
+import re
 
 import pytest
 
@@ -100,6 +101,72 @@ def test_compare_page(client, users, loci_version):
     b.summary = {**b.summary, "pool": "corpus"}
     b.save()
     assert "rank against different pools" in client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()
+
+
+def _detect(query, source, owner, retriever, top_k, **kw):
+    from jobs.runner import run_job
+    from workbench.services import detection_run_create
+
+    run = detection_run_create(query_document=query, source_document=source, retriever=retriever, top_k=top_k,
+                               owner=owner, **kw)
+    assert run_job(run.job_id) == "succeeded"
+    return DetectionRun.objects.get(pk=run.pk)
+
+
+def test_compare_two_detections_and_refuse_what_is_not_one(client, users, finished_detection):
+    from workbench import selectors
+    from workbench.engine.compare import list_differences
+    from workbench.services import document_upload
+
+    a = finished_detection
+    b = _detect(a.query_document, a.source_document, users["researcher"], "tfidf-surface", 3)
+    client.force_login(users["researcher"])
+    picker = client.get(f"/workbench/runs/{a.pk}/").content.decode()
+    assert f'href="/workbench/compare/detections/?a={a.pk}"' in picker
+    html = client.get(f"/workbench/compare/detections/?a={a.pk}&b={b.pk}").content.decode()
+    diff = list_differences(selectors.detection_lists(a), selectors.detection_lists(b))
+    assert diff["n_a"] == a.candidates.count() and diff["n_b"] == b.candidates.count()
+    assert (f"A proposes {diff['n_a']} pairs, B {diff['n_b']}: {diff['both']} by both" in html
+            and f"{diff['n_only_a']} only by A, {diff['n_only_b']} only by B." in html)
+    assert diff["n_only_a"] + diff["n_only_b"] > 0 and "Careful" not in html
+    assert html.count('id="only-a"') == html.count('id="only-b"') == 1
+    # a detection on other texts: compared on the segment ids they share, with a warning
+    other = document_upload(name="q2.csv", data=b"seg_id,text\nx,arma uirumque cano\n", owner=users["researcher"])
+    c = _detect(other, a.source_document, users["researcher"], "bm25-lemma", 3)
+    assert "ran on different texts" in client.get(f"/workbench/compare/detections/?a={a.pk}&b={c.pk}").content.decode()
+    bad = client.get(f"/workbench/compare/detections/?a={a.pk}&b=²")
+    assert bad.status_code == 400 and "Pick two runs" in bad.content.decode()
+    assert client.get(f"/workbench/compare/detections/?a={a.pk}&b=999999").status_code == 404
+
+
+def test_compare_a_detection_with_an_evaluation_run_on_the_same_texts(client, users, loci_version):
+    from workbench.services import document_from_corpus
+
+    owner = users["researcher"]
+    detection = _detect(document_from_corpus(corpus=loci_version.query_corpus),
+                        document_from_corpus(corpus=loci_version.source_corpus), owner, "bm25-lemma", 10)
+    run = _two_runs(loci_version, owner, [1, 10])[0]  # bm25-lemma too, ranked against the version's gold pool
+    client.force_login(owner)
+    page = client.get(f"/workbench/compare/detections/?a={detection.pk}").content.decode()
+    assert f'value="run-{run.pk}"' in page  # offered: a benchmark over the detection's two texts
+    html = client.get(f"/workbench/compare/detections/?a={detection.pk}&b=run-{run.pk}").content.decode()
+    assert "Careful" not in html and f"evaluation run {run.pk}</a>" in html
+    found = re.search(r"Gold references among them: A (\d+), B (\d+) of (\d+)\.", html)
+    assert found and int(found.group(3)) == len(run.report["per_pair"]) and int(found.group(1)) > 0
+    assert int(found.group(2)) > 0
+
+
+def test_run_page_folds_the_parameters_changed_from_the_defaults(client, users, finished_detection):
+    a = finished_detection
+    b = _detect(a.query_document, a.source_document, users["researcher"], "bm25-lemma", 3,
+                retriever_params={"k1": 1.2})
+    client.force_login(users["researcher"])
+    plain = client.get(f"/workbench/runs/{a.pk}/").content.decode()
+    setup = plain[plain.index('id="run-setup"'):plain.index("</div>", plain.index('id="run-setup"'))]
+    assert "bm25-lemma\n  (default parameters)" in setup and "lexical-rule" in setup and "{" not in setup
+    changed = client.get(f"/workbench/runs/{b.pk}/").content.decode()
+    assert ('<summary>1 parameter changed from the defaults</summary>\n    <ul><li><code>k1</code> = <code>1.2</code>'
+            '</li></ul></details>') in changed
 
 
 def test_demo_loader_is_idempotent(make_user, settings):

@@ -1,5 +1,6 @@
 """Compare two Loci Similes evaluation reports of the same benchmark and pool: metric deltas, per-query
-differences, gold references one finds within k and the other misses."""
+differences, gold references one finds within k and the other misses; and two candidate lists (a workbench
+detection's, or a detection's and an evaluation run's ranked heads): the pairs each proposes that the other does not."""
 from __future__ import annotations
 
 
@@ -83,3 +84,34 @@ def query_lists(row_a: dict | None, row_b: dict | None, gold: dict[str, str]) ->
             "only_a": sorted(s for s in gold if s in rank_a and s not in rank_b),
             "only_b": sorted(s for s in gold if s in rank_b and s not in rank_a),
             "neither": sorted(s for s in gold if s not in rank_a and s not in rank_b)}
+
+
+def list_differences(lists_a: dict[str, list], lists_b: dict[str, list], gold: dict | None = None,
+                     limit: int = 200) -> dict:
+    """Two runs' candidates (query id → ranked [(source id, score), …]) pair by pair: how many each proposes, how
+    many both, the pairs only one proposes (``limit`` of each listed, gold marked from ``gold``: (query, source) →
+    type), and the queries whose lists differ most. Queries only one run holds count as that run's only."""
+    gold = gold or {}
+    rank_a = {(q, str(s)): r for q, rows in lists_a.items() for r, (s, _) in enumerate(rows, 1)}
+    rank_b = {(q, str(s)): r for q, rows in lists_b.items() for r, (s, _) in enumerate(rows, 1)}
+
+    def only(mine, other):
+        keys = sorted(set(mine) - set(other))
+        return len(keys), [{"query_id": q, "source_id": s, "rank": mine[(q, s)], "gold": gold.get((q, s))}
+                           for q, s in keys[:limit]]
+
+    n_only_a, only_a = only(rank_a, rank_b)
+    n_only_b, only_b = only(rank_b, rank_a)
+    both = len(set(rank_a) & set(rank_b))
+    per_query = []
+    for q in sorted(set(lists_a) | set(lists_b)):
+        a = {str(s) for s, _ in lists_a.get(q, [])}
+        b = {str(s) for s, _ in lists_b.get(q, [])}
+        if a != b:
+            per_query.append({"query_id": q, "both": len(a & b), "only_a": len(a - b), "only_b": len(b - a)})
+    per_query.sort(key=lambda r: (-(r["only_a"] + r["only_b"]), r["query_id"]))
+    union = len(set(rank_a) | set(rank_b))
+    return {"n_a": len(rank_a), "n_b": len(rank_b), "both": both, "jaccard": both / union if union else 1.0,
+            "n_only_a": n_only_a, "n_only_b": n_only_b, "only_a": only_a, "only_b": only_b,
+            "gold_a": sum(1 for key in rank_a if key in gold), "gold_b": sum(1 for key in rank_b if key in gold),
+            "n_gold": len(gold), "queries": per_query[:limit]}

@@ -17,38 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-N_CLASSES = 3
+from .ltr import N_CLASSES, TrainingError, _one_thread, check_training  # noqa: F401  (callers import them from here)
+
 # The one type in a fitted HistGradientBoostingClassifier that skops does not trust by default; anything else
 # found in a file is refused (see HGBClassifier.load).
 HGB_TRUSTED = ["sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor"]
-
-
-def _one_thread():
-    """Fit in one BLAS/OpenMP thread: on a loaded machine the default thread pools spin against each other
-    (measured here: logistic regression on 32k pairs 158 s with the default pools, 4 s with one thread)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1)
-
-
-class TrainingError(ValueError):
-    """Training data that cannot give a model (no positives, wrong shapes, a label outside 0/1/2)."""
-
-
-def check_training(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(X, np.float64)
-    y = np.asarray(y)
-    if X.ndim != 2 or X.shape[0] != y.shape[0]:
-        raise TrainingError(f"features {X.shape} and labels {y.shape} do not match")
-    if X.shape[0] == 0:
-        raise TrainingError("no training pairs")
-    if not np.isin(y, (0, 1, 2)).all():
-        raise TrainingError("labels must be 0 (no match), 1 (cit.) or 2 (cf.)")
-    if not (y > 0).any():
-        raise TrainingError("the training folds hold no positive pair (no cit. or cf. label)")
-    if (y == 0).all() or len(np.unique(y)) < 2:
-        raise TrainingError("the training folds need at least two classes")
-    return X, y.astype(np.int64)
 
 
 def _full_proba(proba: np.ndarray, classes) -> np.ndarray:

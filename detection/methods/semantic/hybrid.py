@@ -30,9 +30,8 @@ import numpy as np
 
 from detection.latin.analysis import Analyzer
 
-from ..catalog_semantic import check_hybrid_candidates
 from ..retriever import Progress, Retriever, TopK
-from . import dense
+from . import check_hybrid_candidates, dense
 from .static_semantic import SegmentEncoder, TokenMatcher, UnitIndex, idf_table
 from .word_vectors import WordVectors, load_vectors
 
