@@ -265,9 +265,13 @@ class ProjectScoresApi(_ExportBase):
         # Live rows have approximate intervals (no exact draws in a request): with nothing stored and nothing
         # filtered, queue the analytics job that stores the exact ones.
         pending = analytics.analytics_in_progress(project)
-        if pending is None and job is None and not filtered:
+        response = self.respond_rows(rows, source="live", n_boot=rows.n_boot, job=None, pending=pending)
+        if pending is None and job is None and not filtered:  # queued once the request is known to be good
             pending = analytics.analytics_enqueue(project)[0]
-        return self.respond_rows(rows, source="live", n_boot=rows.n_boot, job=None, pending=pending)
+            if isinstance(response.data, dict):
+                response.data["pending_job"] = pending.pk
+            response["X-Similia-Pending-Job"] = str(pending.pk)
+        return response
 
     def respond_rows(self, rows, *, source: str, n_boot: int, job: Job | None, pending: Job | None = None):
         about = {"source": source, "n_boot": n_boot, "computed_at": job.finished.isoformat() if job else None,

@@ -154,6 +154,9 @@ class _Run(models.Model):
         return "succeeded" if has_report else "queued"
 
 
+LOCI_KIND = "benchmarks.loci_evaluate"  # the evaluation job's kind (its shards: LOCI_KIND + ".shard")
+
+
 class EvaluationRun(_Run):
     """A retrieval (and optionally rerank) evaluation of one method on one benchmark version."""
 

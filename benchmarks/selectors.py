@@ -5,6 +5,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from annotation.models import Membership
 from benchmarks.models import (
+    LOCI_KIND,
     BenchmarkVersion,
     EvaluationRun,
     GoldReference,
@@ -110,7 +111,7 @@ class HiddenFromUser:
         self.versions = set(version_ids_hidden_from(user))
         self.names: set[str] = set()
         if self.versions:
-            from benchmarks.services.suite_jobs import stored_key
+            from benchmarks.suite.suite_commands import stored_key
 
             self.names = {stored_key(v) for v in BenchmarkVersion.objects.filter(pk__in=self.versions)
                           .select_related("benchmark")} | trained_models_hidden_from(user)
@@ -121,15 +122,13 @@ class HiddenFromUser:
         reranker, a base model)."""
         if not self.versions:
             return False
-        from benchmarks.services.runs import LOCI_KIND
-
         params = job.params if isinstance(job.params, dict) else {}
         version_id, run_id = params.get("version_id"), params.get("run_id")
         if isinstance(version_id, int) and version_id in self.versions:
             return True
         stack: list = [params]
         if job.kind.startswith(LOCI_KIND) and isinstance(run_id, int):  # the run holds its version and models
-            run = EvaluationRun.objects.filter(pk=run_id).values("version_id", "params", "reranker_params").first()
+            run = EvaluationRun.objects.filter(pk=run_id).values("version_id", "config", "reranker_config").first()
             if run and run.pop("version_id") in self.versions:
                 return True
             stack.append(run)

@@ -41,6 +41,8 @@ def token_issue(*, user, key: str | None = None) -> str:
     """Replace the user's API token with a new one (the old key stops working at once) and return its key, which
     is shown once: only its SHA-256 digest is stored. `key`: a given key (the demo's, `core.demo`), else random."""
     key = key or secrets.token_hex(20)
-    ApiToken.objects.filter(user=user).delete()
-    ApiToken.objects.create(user=user, digest=ApiToken.digest_of(key), hint=key[:ApiToken.HINT_LENGTH])
+    with transaction.atomic():  # two issues at once for one user queue on the user's row: one token stays
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        ApiToken.objects.filter(user=user).delete()
+        ApiToken.objects.create(user=user, digest=ApiToken.digest_of(key), hint=key[:ApiToken.HINT_LENGTH])
     return key

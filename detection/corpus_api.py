@@ -5,7 +5,7 @@ explanation; ``export=csv|json|trec`` downloads it), ``/corpora/<name>/works/<ke
 or work answers 404 with a sentence, an index to rebuild 409."""
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
@@ -20,6 +20,7 @@ from detection.models import SearchCorpus
 from detection.services.corpora import SOURCES, SUBSETS, corpus_build_queue
 
 
+@extend_schema_serializer(component_name="SearchCorpus")
 class CorpusSerializer(serializers.ModelSerializer):
     class Meta:
         model = SearchCorpus

@@ -2,7 +2,7 @@
 touches searched against the whole corpus index (the gold only in the Aeneid), beside the same searches with the
 index filtered to the Aeneid alone (the same scores, the other works left out).
 
-    .venv/bin/python perf/corpus_lucan_vergil.py [--index var/corpora/tesserae-la] [--write perf/expected/corpus_lucan_vergil.yaml]
+    .venv/bin/python perf/corpus_lucan_vergil.py [--index var/corpora/tesserae-la] [--write perf/expected/corpus/corpus_lucan_vergil.yaml]
 
 Per-query R@1, R@10, R@100 and MRR@10 of :func:`benchmarks.verse.lucan_vergil.evaluate_verse` (tolerance 2: a
 pair is found when a line L..L+2 ranks a line A..A+2), over the gold's query lines; the Lucan lines are those of

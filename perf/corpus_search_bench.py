@@ -1,7 +1,7 @@
 """One passage against a whole corpus index (``detection.corpus``): CPU time of the search itself, one core.
 
     .venv/bin/python perf/corpus_search_bench.py [--index var/corpora/tesserae-la] [--queries 1000] [--seed 0]
-                                                 [--write perf/expected/corpus_search.yaml]
+                                                 [--write perf/expected/corpus/corpus_search.yaml]
 
 The index is the whole shipped Tesserae Latin corpus, built first with
 ``manage.py build_corpus_index --corpus tesserae-la --from data/tesserae/tesserae_la.tar.xz`` (its build seconds,

@@ -21,7 +21,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("perf/expected", "perf/expected/annotation", "perf/expected/workbench", "perf/expected/runner",
-           "docs/results")  # annotation/, workbench/, runner/: not suite files, so
+           "perf/expected/corpus", "docs/results")  # the folders are not suite files, so
 # perf/suite_check.py (which re-runs perf/expected/*.yaml) leaves them alone
 RESULTS = "docs/results"
 MARK = "<!-- written by scripts/results_pages.py from {source}: change that file, then run the script -->"

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from benchmarks import selectors
 from benchmarks.models import (
+    LOCI_KIND,
     BenchmarkVersion,
     EvaluationRun,
     GoldSimilaritySet,
@@ -37,7 +38,6 @@ from detection.services.detection import check_params, method_config
 from jobs.models import Job
 from jobs.services import job_create
 
-LOCI_KIND = "benchmarks.loci_evaluate"
 STS_KIND = "benchmarks.greek_sts_evaluate"
 PILOT_KIND = "benchmarks.pilot_sweep"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from benchmarks.services.runs import RunError
 from benchmarks.suite.suite import split_methods
-from benchmarks.suite.suite_commands import STORED
+from benchmarks.suite.suite_commands import STORED, stored_key
 from core.cli import CommandInputError
 from core.numeric import json_safe
 from jobs.services import job_create
@@ -41,11 +41,6 @@ def _methods(methods) -> list:
         return configure_methods(items)
     except CommandInputError as exc:
         raise RunError(f"methods: {exc}") from None
-
-
-def stored_key(version) -> str:
-    """The suite's name of a stored benchmark version: ``stored:NAME@VERSION``."""
-    return f"{STORED}{version.benchmark.name}@{version.version}"
 
 
 def stored_benchmark_choices(user) -> list[tuple[str, str]]:

@@ -43,6 +43,11 @@ def configure_methods(methods) -> list[S.SuiteMethod]:
 STORED = "stored:"  # stored:NAME@VERSION, a benchmark version in the database (manage.py evaluate --suite only)
 
 
+def stored_key(version) -> str:
+    """The suite's name of a stored benchmark version: ``stored:NAME@VERSION``."""
+    return f"{STORED}{version.benchmark.name}@{version.version}"
+
+
 def _benchmarks(names, corpus_dir, stored=None):
     """The suite benchmarks by name; ``stored`` reads a ``stored:NAME@VERSION`` one (given by the Django command:
     this module does not read the database)."""

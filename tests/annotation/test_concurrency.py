@@ -187,8 +187,10 @@ def test_a_double_click_on_next_set_serves_one_set(small_project, annotators):
     user = annotators[1]
     ids = []
 
-    def fetch():
-        ids.append(_client(user).post(f"/api/v1/batches/{batch.pk}/next-set/").json()["set"]["id"])
+    clients = [_client(user) for _ in range(5)]  # the key is issued before the threads start
 
-    _run_threads([fetch for _ in range(5)])
+    def fetch(client):
+        return lambda: ids.append(client.post(f"/api/v1/batches/{batch.pk}/next-set/").json()["set"]["id"])
+
+    _run_threads([fetch(client) for client in clients])
     assert len(set(ids)) == 1 and AnnotationSet.objects.filter(batch=batch, annotator=user).count() == 1

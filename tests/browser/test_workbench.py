@@ -232,6 +232,7 @@ def test_run_page_folds_changed_parameters_and_compares_two_detections(live_serv
     page.goto(f"{live_server.url}/workbench/")
     page.set_input_files("#id_query_file", str(EXAMPLES / "hieronymus_samples.csv"))
     page.set_input_files("#id_source_file", str(EXAMPLES / "vergil_samples.csv"))
+    page.select_option("#id_retriever", "bm25-lemma")  # not the default (channels): k1 is BM25's
     page.fill("#id_retriever_params", '{"k1": 1.2}')
     page.fill("#id_top_k", "3")
     page.click("#detect-form button[type=submit]")
