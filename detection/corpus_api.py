@@ -96,11 +96,8 @@ class WorkLinesApi(APIView):
     def get(self, request, name: str, key: str):
         corpus = R.corpus_get(name)
         work = R.work_get(corpus, key)
-        try:
-            page = int(request.query_params.get("page") or 1)
-        except ValueError:
-            page = 1
-        return Response({"work": WorkSerializer(work).data, **R.work_lines(corpus, work, page)})
+        return Response({"work": WorkSerializer(work).data,
+                         **R.work_lines(corpus, work, request.query_params.get("page"))})
 
 
 class CorpusBuildApi(APIView):

@@ -77,8 +77,11 @@ def searcher(corpus: SearchCorpus) -> corpus_search.CorpusSearcher:
         return s
 
 
-def work_lines(corpus: SearchCorpus, work: CorpusWork, page: int = 1, *, ref: str = "") -> dict:
-    """A page of the work's lines (``ref``: the page that holds this line, marked)."""
+def work_lines(corpus: SearchCorpus, work: CorpusWork, page: str | int | None = 1, *, ref: str = "") -> dict:
+    """A page of the work's lines (``page`` as the request gave it: anything but a page number is the first page,
+    a number past either end the nearest page; ``ref``: the page that holds this line, marked)."""
+    text = str(page or "1")
+    page = int(text) if text.isascii() and text.isdigit() and len(text) < 10 else 1
     s = searcher(corpus)
     n_pages = max(1, -(-work.n_segments // LINES_PER_PAGE))
     if ref:

@@ -89,13 +89,8 @@ def corpus_search(request, name: str):
 def corpus_work(request, name: str, key: str):
     c = R.corpus_get(name)
     work = R.work_get(c, key)
-    try:
-        page = int(request.GET.get("page") or 1)
-    except ValueError:
-        page = 1
-
     def show():
-        data = R.work_lines(c, work, page, ref=request.GET.get("ref") or "")
+        data = R.work_lines(c, work, request.GET.get("page"), ref=request.GET.get("ref") or "")
         return render(request, "detection/corpus_work.html", {"corpus": c, "work": work, **data})
 
     return page_action(request, show, again=_shown(lambda exc: render(
