@@ -8,7 +8,7 @@ A run of the ``channels`` retriever is made from a profile not tuned for the tex
 order as the workbench shows it (the whole run, best first; equal scores in query order, then rank), verifies the
 top B candidates (gold says confirmed or rejected: Lucan by the benchmark's forward rule, a candidate (L', A')
 confirmed when a gold pair (L, A) has L' in L..L+2 and A' in A..A+2; Loci Similes exact pairs), and the weights are
-fitted on those verdicts (``workbench.engine.verdict_fit.fit_weights``, as the workbench job does). Reported per
+fitted on those verdicts (``perf.verdict_fit.fit_weights``, as the workbench job does). Reported per
 budget, on the gold queries none of whose lines had a verified candidate: per-query R@10 / R@100 without feedback,
 re-ranked as the product does (``refit_scores``: each query keeps its order, so these equal the first), re-ordered
 within queries by the fitted weights (each query's first 100; the experiment the product does not ship), the tuned
@@ -184,7 +184,7 @@ def within(fit, run_out, depth: int = WITHIN_DEPTH) -> np.ndarray:
 def simulate(data: Data, run_out, budget: int, prior: float):
     """(fit, the product's new scores (nq, k) or None, the verified flat positions, the gold queries none of whose
     lines had a verified candidate)."""
-    from workbench.engine.verdict_fit import fit_weights, refit_scores
+    from perf.verdict_fit import fit_weights, refit_scores
 
     idx, score, X, names, shipped = run_out
     y = labels(data, idx)
@@ -215,7 +215,7 @@ def ceiling(data: Data, run_out):
     """Weights fitted in-sample on every gold query's ranking: each confirmed candidate against each other one of
     its query's first :data:`WITHIN_DEPTH`, as pairwise differences (both ways round, a weak prior): about the most
     a re-weighting of the run's channels gives within queries here (applied as :func:`within`)."""
-    from workbench.engine.verdict_fit import Refit, fit_log_ratios
+    from perf.verdict_fit import Refit, fit_log_ratios
 
     idx, score, X, names, shipped = run_out
     y = labels(data, idx)
@@ -265,7 +265,7 @@ def main():
     ap.add_argument("--cache", default="", help="keep the runs' arrays here between calls")
     ap.add_argument("--write", default="", help="write the figures to this YAML file")
     args = ap.parse_args()
-    from workbench.engine.verdict_fit import PRIOR
+    from perf.verdict_fit import PRIOR
 
     cache = Path(args.cache) if args.cache else None
     if cache:

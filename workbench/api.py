@@ -41,7 +41,6 @@ from workbench.services import (
     gold_promote,
     run_delete,
     run_delete_plan,
-    run_refit_queue,
     run_rename,
     verdict_set,
 )
@@ -558,9 +557,9 @@ class RefitSerializer(serializers.Serializer):
 
 
 class RefitApi(_Api):
-    """Re-rank a run with the owner's verdicts (POST queues the job; GET its state and last result). The new
-    order is the candidate list's ``order=refit``. Only the owner's own verdicts count and only their run changes;
-    another user's run answers 404 like a missing one."""
+    """A run's stored re-ranking with its owner's verdicts (an experiment, now in ``perf/verdict_fit.py``: it
+    changed per-query recall in none of its stored cells, so no new ones are made). The stored order stays the
+    candidate list's ``order=refit``; another user's run answers 404 like a missing one."""
 
     @staticmethod
     def _state(run) -> dict:
@@ -573,14 +572,6 @@ class RefitApi(_Api):
     @extend_schema(responses=RefitSerializer)
     def get(self, request, pk: int):
         return Response(self._state(_run(request, pk)))
-
-    @extend_schema(request=None, responses={202: RefitSerializer, 400: OpenApiTypes.OBJECT,
-                                            403: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
-    def post(self, request, pk: int):
-        run = _run(request, pk)
-        run_refit_queue(run=run, user=request.user)
-        run.refresh_from_db()
-        return Response(self._state(run), status=status.HTTP_202_ACCEPTED)
 
 
 class PromoteApi(_Api):

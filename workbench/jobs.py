@@ -1,11 +1,10 @@
 """The workbench's part of the one detection job (``benchmarks.detect``, sharded over the workers): its
 documents as a segment set (``document``) and the store that writes a merged detection's candidates as rows
-of its run (``workbench.candidates``); and re-ranking a run with its owner's verdicts (``workbench.refit``)."""
+of its run (``workbench.candidates``)."""
 from detection.detection_jobs import SegmentSet, register_result_store, register_segment_set
-from jobs.registry import job_kind
 from workbench import selectors
 from workbench.models import DetectionRun
-from workbench.services import REFIT_JOB, STORE, detection_run_store, run_refit
+from workbench.services import STORE, detection_run_store
 
 register_segment_set("document", SegmentSet(selectors.document_rows, selectors.document_count,
                                              selectors.document_fingerprint))
@@ -17,10 +16,3 @@ def store_candidates(context, params: dict, candidates, merged: dict) -> dict:
     return detection_run_store(run=run, candidates=candidates, merged=merged, progress=context.progress,
                                log=context.log)
 
-
-@job_kind(REFIT_JOB, description="Re-rank a workbench run with its owner's verdicts (channel weights fitted on them).")
-def refit_run(context, *, run_id: int, user_id: int) -> dict:
-    from django.contrib.auth import get_user_model
-
-    run = DetectionRun.objects.get(pk=run_id)
-    return run_refit(run=run, user=get_user_model().objects.get(pk=user_id), progress=context.progress)

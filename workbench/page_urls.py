@@ -12,7 +12,6 @@ urlpatterns = [
     path("runs/<int:pk>/rename/", views.run_rename, name="rename"),
     path("runs/<int:pk>/delete/", views.run_delete, name="delete"),
     path("runs/<int:pk>/promote/", views.run_promote, name="promote"),
-    path("runs/<int:pk>/refit/", views.run_refit, name="refit"),
     path("compare/", views.compare_page, name="compare"),
     path("compare/query/", views.compare_query_page, name="compare-query"),
     path("compare/detections/", views.compare_detections_page, name="compare-detections"),

@@ -16,7 +16,7 @@ MAX_PAGE_SIZE = 500
 VERDICT_FILTERS = ("unverified", "cit.", "cf.", "rejected", "unsure")
 #: the explorer's orders. "score": the whole run best first; equal scores keep the query order, then the rank
 #: within the query, then the row id (the order the candidates were stored in), so a page never reshuffles.
-#: "refit": the same after re-ranking with the owner's verdicts (``services.run_refit`` sets every candidate's
+#: "refit": the same after re-ranking with the owner's verdicts (an earlier version set every candidate's
 #: score; before, none has one and this is the query order), on its own index like "score".
 ORDERS = {"query": ("query_position", "rank", "id"), "score": ("-score", "query_position", "rank", "id"),
           "refit": ("-refit_score", "query_position", "rank", "id")}
@@ -114,16 +114,6 @@ def with_verdicts(rows) -> list[Candidate]:
     for row in rows:
         row.verdict_list = verdicts.get(row.pk, [])
     return rows
-
-
-def refit_next(*, run: DetectionRun) -> list[Candidate]:
-    """The candidates the last re-ranking proposed to verify next (those the owner has not decided since)."""
-    ids = (run.refit or {}).get("verify_next") or []
-    if not ids or run.owner_id is None:
-        return []
-    rows = {c.pk: c for c in Candidate.objects.filter(run=run, pk__in=ids).exclude(verdicts__user_id=run.owner_id)
-            .select_related("query", "source")}
-    return [rows[i] for i in ids if i in rows]
 
 
 def author_pairs(*, run: DetectionRun) -> list[str]:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks.models import BenchmarkVersion, Corpus, GoldReference, Segment
@@ -365,112 +365,16 @@ def run_delete_plan(run: DetectionRun) -> dict:
                       "The job record of its detection (on /jobs/)."]}
     if run.job_id and not run.job.is_finished:
         plan["refused"] = "its detection job is still queued or running; wait until it finishes."
-    elif run.refit_job_id and not run.refit_job.is_finished:
-        plan["refused"] = "its re-ranking with your verdicts is still queued or running; wait until it finishes."
     return plan
 
 
 @transaction.atomic
 def run_delete(*, run: DetectionRun, user) -> str:
     _check_owner(run, user)
-    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job", "refit_job").get(pk=run.pk)
+    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job").get(pk=run.pk)
     refused = run_delete_plan(run).get("refused")
     if refused:
         raise WorkbenchError(f"not deleted: {refused}", status=409)
     label = str(run)
     run.delete()
     return f"{label} deleted with its candidates and verdicts."
-
-
-# ------------------------------------------------------------------------------ re-ranking with one's verdicts
-REFIT_JOB = "workbench.refit"
-POSITIVE = ("cit.", "cf.")
-
-
-def _check_refit(run: DetectionRun, user) -> None:
-    """Only the run's owner re-ranks it, with their own verdicts (staff included: another user's verdicts never
-    change a run), once its detection has finished, and one re-ranking at a time."""
-    if run.owner_id is None or run.owner_id != user.pk:
-        raise WorkbenchError("only the run's owner can re-rank it with their verdicts", status=403)
-    if not (run.job_id and run.job.status == "succeeded"):
-        raise WorkbenchError("the run's detection has not finished: there is nothing to re-rank yet", status=409)
-    if run.retriever != "channels":
-        raise WorkbenchError(f"re-ranking with verdicts re-weighs the channels of the 'channels' retriever; this run "
-                             f"used {run.retriever!r}, which gives no per-channel scores")
-    if run.refit_job_id and not run.refit_job.is_finished:
-        raise WorkbenchError("a re-ranking of this run is already queued or running", status=409)
-
-
-@transaction.atomic
-def run_refit_queue(*, run: DetectionRun, user):
-    """Queue the job that re-ranks ``run`` with ``user``'s verdicts (`run_refit`); returns the job."""
-    from jobs.services import job_create
-
-    run = DetectionRun.objects.select_for_update(of=("self",)).select_related("job", "refit_job").get(pk=run.pk)
-    _check_refit(run, user)
-    run.refit_job = job_create(kind=REFIT_JOB, params={"run_id": run.pk, "user_id": user.pk}, owner=user)
-    run.save(update_fields=["refit_job"])
-    return run.refit_job
-
-
-def channel_scores(explain: dict) -> dict[str, tuple[float, float]]:
-    """``{channel: (score, weight)}`` of a candidate's stored explanation (channels that fired; {} without one)."""
-    out = {}
-    for ch in (explain or {}).get("channels") or ():
-        try:
-            out[str(ch["name"])] = (float(ch["score"]), float(ch["weight"]))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return out
-
-
-def run_refit(*, run: DetectionRun, user, progress: Callable[[float, str], None]) -> dict:
-    """Fit the run's channel weights on ``user``'s verdicts (`workbench.engine.verdict_fit`) and store the order
-    they give as every candidate's ``refit_score``: the fitted order, or the shipped scores again when the
-    verdicts are too few, of one class, or do not rank better than the shipped weights (the sentence says which).
-    ``run.refit`` keeps the result, with up to 10 undecided candidates to verify next."""
-    import numpy as np
-
-    from workbench.engine.verdict_fit import fit_weights, refit_scores, verify_next
-
-    progress(0.05, "reading the candidates' channel scores")
-    decided = dict(Verdict.objects.filter(candidate__run=run, user=user).exclude(decision=Verdict.Decision.UNSURE)
-                   .values_list("candidate_id", "decision"))
-    ids, query, rank, score, per = [], [], [], [], []
-    shipped: dict[str, float] = {}
-    for pk, qpos, r, s, explain in Candidate.objects.filter(run=run).values_list(
-            "id", "query_position", "rank", "score", "explain").iterator(chunk_size=5000):
-        scores = channel_scores(explain)
-        for name, (_, weight) in scores.items():
-            shipped.setdefault(name, weight)
-        ids.append(pk)
-        query.append(qpos)
-        rank.append(r)
-        score.append(s)
-        per.append(scores)
-    if not shipped:
-        raise WorkbenchError("no candidate of this run carries per-channel scores: nothing to re-weigh")
-    names = list(shipped)
-    X = np.asarray([[p.get(c, (0.0, 0.0))[0] for c in names] for p in per], np.float64).reshape(len(ids), len(names))
-    ids_a = np.asarray(ids, np.int64)
-    verified = np.flatnonzero(np.isin(ids_a, list(decided)))
-    y = np.asarray([decided[int(i)] in POSITIVE for i in ids_a[verified]], int)
-    progress(0.3, f"fitting the weights on {len(verified)} verdicts")
-    fit = fit_weights(X[verified], names, shipped, y)
-    new = refit_scores(fit, X, names, score, query, rank)
-    undecided = np.flatnonzero(~np.isin(ids_a, list(decided)))
-    nxt = ids_a[undecided[verify_next(np.asarray(score)[undecided], new[undecided])]].tolist() if fit.fitted else []
-    progress(0.6, "storing the new order")
-    with transaction.atomic():
-        if fit.fitted:
-            table = Candidate._meta.db_table
-            with connection.cursor() as cursor:
-                rows = list(zip(new.tolist(), ids))
-                for a in range(0, len(rows), 5000):
-                    cursor.executemany(f"UPDATE {table} SET refit_score = %s WHERE id = %s", rows[a:a + 5000])
-        else:
-            Candidate.objects.filter(run=run).update(refit_score=models.F("score"))
-        run.refit = {**fit.to_json(), "verify_next": nxt, "by": user.username, "at": timezone.now().isoformat()}
-        run.save(update_fields=["refit"])
-    progress(1.0, fit.message)
-    return {"run_id": run.pk, "fitted": fit.fitted, "message": fit.message}

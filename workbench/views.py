@@ -42,7 +42,6 @@ from workbench.services import (
     document_upload,
     gold_promote,
     run_delete_plan,
-    run_refit_queue,
 )
 from workbench.services import run_delete as run_delete_service
 from workbench.services import run_rename as run_rename_service
@@ -170,11 +169,7 @@ def _label_rows(run) -> list[tuple[str, float, float | None]]:
 def run_page(request, pk: int):
     run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
     finished = run.job is not None and run.job.is_finished
-    refitting = run.refit_job is not None and not run.refit_job.is_finished
-    context = {"run": run, "running": not finished, "refitting": refitting,
-               "label_rows": _label_rows(run), "refit": run.refit,
-               "refit_failed": run.refit_job.error_message if run.refit_job and run.refit_job.error else "",
-               "verify_next": selectors.refit_next(run=run),
+    context = {"run": run, "running": not finished, "label_rows": _label_rows(run), "refit": run.refit,
                "setup": [(name, methods.changed_params(config)) for name, config in (
                    (run.retriever, run.retriever_method_config), (run.reranker, run.reranker_method_config)) if name]}
     if finished and run.job.status == "succeeded":
@@ -240,20 +235,6 @@ def run_delete(request, pk: int):
     return page_action(request, lambda: run_delete_service(run=run, user=request.user),
                        done=say_done(request, reverse("workbench:index")), back=reverse("workbench:run", args=[pk]),
                        errors=WorkbenchError)
-
-
-@researcher_only
-@require_POST
-def run_refit(request, pk: int):
-    """Re-rank the run with the owner's verdicts: queue the job; the run page shows its progress and result."""
-    run = get_object_or_404(selectors.run_list(user=request.user), pk=pk)
-
-    def queued(job):
-        say_queued(request, "Re-ranking with your verdicts", job_enqueue_error(job), job_id=job.pk)
-        return redirect("workbench:run", pk=pk)
-
-    return page_action(request, lambda: run_refit_queue(run=run, user=request.user), done=queued,
-                       back=reverse("workbench:run", args=[pk]), refused="Not re-ranked", errors=WorkbenchError)
 
 
 @researcher_only

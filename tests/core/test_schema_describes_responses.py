@@ -18,8 +18,7 @@ BODILESS = {("post", "/api/v1/batches/{id}/next-set/"), ("post", "/api/v1/benchm
             ("post", "/api/v1/projects/{id}/archive/"), ("post", "/api/v1/projects/{id}/unarchive/"),
             ("post", "/api/v1/projects/{id}/study/annotators/{user_id}/retry/"),
             ("delete", "/api/v1/projects/{id}/"), ("delete", "/api/v1/batches/{id}/"), ("delete", "/api/v1/verses/{id}/"),
-            ("delete", "/api/v1/projects/{id}/study/items/{item_id}/"), ("delete", "/api/v1/workbench/runs/{id}/"),
-            ("post", "/api/v1/workbench/runs/{id}/refit/")}
+            ("delete", "/api/v1/projects/{id}/study/items/{item_id}/"), ("delete", "/api/v1/workbench/runs/{id}/")}
 STS_FILE = settings.DATA_DIR / "dbbe" / "STS_benchmark_medievalGreek.tsv"
 EXAMPLES = settings.DATA_DIR / "locisimiles" / "package_examples"
 LOCI_DIR = settings.DATA_DIR / "locisimiles"

@@ -1,8 +1,8 @@
-"""Channel weights from verdicts (`workbench.engine.verdict_fit`), pure: no database."""
+"""Channel weights from verdicts (`perf.verdict_fit`, an experiment out of the product), pure: no database."""
 import numpy as np
 import pytest
 
-from workbench.engine.verdict_fit import MIN_NEGATIVE, MIN_POSITIVE, auc, fit_weights, verify_next
+from perf.verdict_fit import MIN_NEGATIVE, MIN_POSITIVE, auc, fit_weights, verify_next
 
 NAMES = ["lemma", "sound", "semantic", "context"]
 SHIPPED = {"lemma": 1.0, "sound": 1.0, "semantic": 1.0, "context": 0.0}
