@@ -12,7 +12,7 @@ A run type's limits:
 - a workbench detection run (``workbench.services.detection_run_create``): ``top_k`` (its candidates are rows
   a person pages through, hence the lower ceiling), ``unit`` and the detection job's ``shards``;
 - training a reranker (``benchmarks.services.model_training.training_run_create``): ``k``;
-- the ``detect`` command (``detection.latin.latin_commands.run_detect``): ``top_k``, ``jobs``, ``unit``.
+- the ``detect`` command (``detection.commands.run_detect``): ``top_k``, ``jobs``, ``unit``.
 
 Integers are :class:`IntLimit`; a name from a fixed list (the search ``unit``) is a :class:`ChoiceLimit`.
 """
@@ -112,7 +112,7 @@ TRAINING_K = IntLimit("k", 1, 1000, 100, "candidates per query from the first st
 WORKBENCH_TOP_K = IntLimit("top_k", 1, 1000, 10, "candidates kept per query segment")
 WORKBENCH_UNIT = UNIT
 
-# The detect command (detection.latin.latin_commands.run_detect): rows written to a file.
+# The detect command (detection.commands.run_detect): rows written to a file.
 DETECT_TOP_K = IntLimit("top_k", 1, 10_000, 100, "sources written per query")
 DETECT_JOBS = IntLimit("jobs", 1, 64, 1, "worker processes for fitting and searching")
 DETECT_UNIT = UNIT

@@ -9,7 +9,7 @@ DATABASE_URL picks the database; a throw-away test database, perf/_testdb.py)
    its verdicts, an N+1 pattern), which the selectors avoid.
 2. Detection end to end through the API: upload a 5,000-segment query text (Jerome's letters, sentences) and a
    5,000-segment source text (the Aeneid, lines) as CSV, start a bm25-lemma top-10 run, run its job, fetch the
-   first page of results. Named alternative, same run: `detection.latin.latin_commands.run_detect` (the `detect` command:
+   first page of results. Named alternative, same run: `detection.commands.run_detect` (the `detect` command:
    the same retrieval from CSV files to a CSV file, no database).
 """
 from __future__ import annotations
@@ -108,7 +108,7 @@ def explorer(owner, client, api) -> None:
 
 
 def detection(texts: Path, owner, api) -> None:
-    from detection.latin.latin_commands import run_detect
+    from detection.commands import run_detect
     from detection.latin.readers import read_tess
     from detection.latin.segment import Segment, segment_units
     from jobs.runner import run_job

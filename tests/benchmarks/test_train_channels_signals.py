@@ -65,7 +65,7 @@ def test_a_channels_ranker_trained_by_the_command_reranks_the_same_through_detec
     sids, stexts = [loci.source_ids[j] for j in keep], [loci.source_texts[j] for j in keep]
     (tmp_path / "q.csv").write_bytes(_csv(qids, qtexts))
     (tmp_path / "s.csv").write_bytes(_csv(sids, stexts))
-    from detection.latin.latin_commands import run_detect
+    from detection.commands import run_detect
 
     log = io.StringIO()
     run_detect(query=str(tmp_path / "q.csv"), source=str(tmp_path / "s.csv"), output=str(tmp_path / "out.csv"),

@@ -73,6 +73,8 @@ _PARALLEL = {
     "registry.py": {"jobs", "detection/methods"},
     # each app's report exports (JSON/CSV) shared by its API and pages
     "exports.py": {"benchmarks", "workbench"},
+    # core's CommandError conversion for manage.py; detection's command line (detect, build_corpus), above its methods
+    "commands.py": {"core", "detection"},
 }
 
 

@@ -1,8 +1,8 @@
-"""manage.py build_corpus: thin wrapper around detection.latin.latin_commands.run_build_corpus (no database access)."""
+"""manage.py build_corpus: thin wrapper around detection.commands.run_build_corpus (no database access)."""
 from django.core.management.base import BaseCommand
 
 from core.commands import command_errors
-from detection.latin.latin_commands import add_build_corpus_arguments, run_build_corpus
+from detection.commands import add_build_corpus_arguments, run_build_corpus
 
 
 class Command(BaseCommand):

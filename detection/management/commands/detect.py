@@ -1,8 +1,8 @@
-"""manage.py detect: thin wrapper around detection.latin.latin_commands.detect_command (no database access)."""
+"""manage.py detect: thin wrapper around detection.commands.detect_command (no database access)."""
 from django.core.management.base import BaseCommand
 
 from core.commands import command_errors
-from detection.latin.latin_commands import add_detect_arguments, detect_command
+from detection.commands import add_detect_arguments, detect_command
 
 
 class Command(BaseCommand):

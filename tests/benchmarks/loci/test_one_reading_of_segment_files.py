@@ -3,7 +3,7 @@ message as `detect` (it kept the first row silently before), naming the file and
 import pytest
 
 from benchmarks.loci import data, loci_commands
-from detection.latin import latin_commands
+from detection import commands as latin_commands
 from detection.latin.errors import InputError
 
 SOURCES = "seg_id,text\ns1,arma uirumque cano\ns2,troiae qui primus ab oris\n"

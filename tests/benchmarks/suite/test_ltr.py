@@ -94,7 +94,7 @@ def test_leave_one_benchmark_out_card_and_leak_count(loci):
 def test_detect_lists_stored_rankers_and_warns_outside_what_a_ranker_learned(loci, tmp_path):
     import csv
 
-    from detection.latin.latin_commands import detect_command, run_detect
+    from detection.commands import detect_command, run_detect
 
     cache = {}
     cands = S.candidates(loci, "bm25-lemma", 30, cache)

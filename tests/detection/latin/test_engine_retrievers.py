@@ -109,7 +109,7 @@ def test_cli_without_django(tmp_path, data_dir):
     q.write_text(f"seg_id,text\nhier. epist. 130.5.5.3,{FIG1}\n", encoding="utf-8")
     src = data_dir / "locisimiles/package_examples/vergil_samples.csv"
     out = tmp_path / "out.csv"
-    proc = subprocess.run([sys.executable, "-m", "detection.latin.latin_commands", "detect", "--query", str(q), "--source",
+    proc = subprocess.run([sys.executable, "-m", "detection.commands", "detect", "--query", str(q), "--source",
                            str(src), "--method", "bm25-lemma", "--top-k", "3", "--output", str(out),
                            "--cache-dir", str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -117,11 +117,11 @@ def test_cli_without_django(tmp_path, data_dir):
     assert rows and list(rows[0]) == ["query_id", "source_id", "rank", "score"] and rows[0]["rank"] == "1"
     bad = tmp_path / "bad.csv"
     bad.write_text("id,text\na,b\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "detection.latin.latin_commands", "detect", "--query", str(bad), "--source",
+    proc = subprocess.run([sys.executable, "-m", "detection.commands", "detect", "--query", str(bad), "--source",
                            str(src), "--output", str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "bad.csv, line 1: missing column(s) seg_id" in proc.stderr
     # the convention: --method list prints the registry; a bad parameter or method is one clear line, exit 2
-    proc = subprocess.run([sys.executable, "-m", "detection.latin.latin_commands", "detect", "--method", "list"],
+    proc = subprocess.run([sys.executable, "-m", "detection.commands", "detect", "--method", "list"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "bm25-lemma" in proc.stdout and "--param k1=" in proc.stdout
     assert "levenshtein" not in proc.stdout  # only the Latin retrievers
@@ -129,7 +129,7 @@ def test_cli_without_django(tmp_path, data_dir):
                            (["--param", "path=/etc/passwd"], "unknown parameter 'path'"),
                            (["--method", "levenshtein"], "is a pair_scorer; detect needs a retriever"),
                            (["--method", "bm25"], "unknown method 'bm25'")):
-        proc = subprocess.run([sys.executable, "-m", "detection.latin.latin_commands", "detect", "--query", str(q),
+        proc = subprocess.run([sys.executable, "-m", "detection.commands", "detect", "--query", str(q),
                                "--source", str(src), "--output", str(out), *extra],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

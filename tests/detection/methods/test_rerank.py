@@ -197,7 +197,7 @@ def test_detect_reranks_with_a_stored_model_and_refuses_a_supervised_reranker_wi
     import csv
 
     from core.cli import CommandInputError
-    from detection.latin.latin_commands import run_detect
+    from detection.commands import run_detect
     from detection.methods.infrastructure import model_store
 
     q, s = tmp_path / "q.csv", tmp_path / "s.csv"

@@ -309,7 +309,7 @@ def test_retrieve_and_rerank_with_a_bi_encoder_per_fold_uses_each_folds_models_a
         evaluate_rerank(small, split, one, "feature-logreg", {}, k=10, ks=(1, 10), pool="gold")
     # new texts (`detect`): one bi-encoder and one reranker (NAME/all when trained on all folds; here fold 0's);
     # a bi-encoder stored per fold is refused there, naming the models to choose from
-    from detection.latin.latin_commands import run_detect
+    from detection.commands import run_detect
     from detection.methods.semantic.encoders import EncoderError
 
     q, s, out = tmp_path / "q.csv", tmp_path / "s.csv", tmp_path / "out.csv"

@@ -1,9 +1,9 @@
 """Command-line entry points (no Django needed):
 
-    python -m detection.latin.latin_commands detect --query Q.csv --source S.csv --method bm25-lemma \
+    python -m detection.commands detect --query Q.csv --source S.csv --method bm25-lemma \
         --top-k 100 --output out.csv [--param k1=1.2 --param b=0.75] [--jobs 2]
-    python -m detection.latin.latin_commands detect --method list
-    python -m detection.latin.latin_commands build_corpus --texts ../shared/data/latin_texts --out data/corpus
+    python -m detection.commands detect --method list
+    python -m detection.commands build_corpus --texts ../shared/data/latin_texts --out data/corpus
 
 ``manage.py detect`` and ``manage.py build_corpus`` wrap the same functions. Options follow the project's
 command-line convention (:mod:`core.cli`); bad input raises :class:`core.cli.CommandInputError`.
@@ -20,10 +20,9 @@ from pathlib import Path
 
 from core.cli import CommandInputError, add_method_arguments, method_command, parse_params, user_errors
 from core.run_limits import DETECT_JOBS, DETECT_TOP_K, DETECT_UNIT
-
-from .errors import InputError
-from .lemmatize import default_cache_dir
-from .readers import ReadReport, read_segments_csv
+from detection.latin.errors import InputError
+from detection.latin.lemmatize import default_cache_dir
+from detection.latin.readers import ReadReport, read_segments_csv
 
 EXPLAIN_DEFAULT = "top-100"  # detect --explain: the rows of each query a reader will look at first
 
@@ -61,9 +60,8 @@ def run_detect(*, query: str, source: str, output: str, method: str | None = Non
 
     Raises CommandInputError for an unreadable file, an unknown retriever or a bad parameter.
     """
+    from detection.latin.units import make_units
     from detection.methods import DEFAULT_RETRIEVER, ParamError, UnknownMethod, params_for_unit, registry
-
-    from .units import make_units
 
     DETECT_TOP_K.check(top_k, CommandInputError)  # the run limits declared once (core/run_limits.py)
     DETECT_JOBS.check(jobs, CommandInputError)
@@ -316,7 +314,7 @@ def _json_cell(col: str, value):
 
 
 def run_build_corpus(*, texts: str, out: str, stream=sys.stdout) -> dict:
-    from .loci_corpus import build_corpus, format_table1
+    from detection.latin.loci_corpus import build_corpus, format_table1
 
     with user_errors(InputError):
         stats = build_corpus(texts, out, progress=_progress_printer(sys.stderr))
@@ -357,7 +355,7 @@ def add_build_corpus_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m detection.latin.latin_commands")
+    parser = argparse.ArgumentParser(prog="python -m detection.commands")
     sub = parser.add_subparsers(dest="command", required=True)
     add_detect_arguments(sub.add_parser("detect", help="retrieve top-k sources for every query"))
     add_build_corpus_arguments(sub.add_parser("build_corpus", help="build query/source corpora"))
