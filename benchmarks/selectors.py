@@ -52,10 +52,6 @@ def retrieval_method_names() -> list[str]:
     return sorted(registry.names(kind="retriever"))
 
 
-def retrieval_method_needs_gpu(name: str) -> bool:
-    return method_queue(name) == "gpu"
-
-
 def similarity_method_specs() -> list[dict]:
     from detection.methods.greek.greek_registry import method_specs as greek_specs
 
@@ -68,10 +64,6 @@ def similarity_method_names() -> list[str]:
 
 def similarity_method_needs_model(name: str) -> bool:
     return any(spec["name"] == name and spec["needs_model"] for spec in similarity_method_specs())
-
-
-def similarity_method_needs_gpu(name: str) -> bool:
-    return method_queue(name) == "gpu"
 
 
 # ------------------------------------------------------------------------------------- Loci Similes

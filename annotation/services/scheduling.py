@@ -36,15 +36,6 @@ from core import rawsql
 from core.roles import ANNOTATOR, has_role
 
 
-def check_can_annotate(*, batch: Batch, user) -> None:
-    from annotation.selectors import user_can_annotate
-
-    if not user_can_annotate(project=batch.project, user=user):
-        raise NotAllowed("You are not an annotator of this project.")
-    if batch.status != Batch.Status.OPEN:
-        raise Conflict(f"The batch {batch.name!r} is closed.")
-
-
 def sets_release_expired(*, batch: Batch | None = None, now: dt.datetime | None = None) -> int:
     """Expire open sets past their deadline and return their unjudged pairs to the pool.
 

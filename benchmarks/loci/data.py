@@ -16,7 +16,7 @@ import csv
 import os
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.paths import shared_data_dir
@@ -70,8 +70,6 @@ class Benchmark:
     version: str = "1"
     meta: dict = field(default_factory=dict)
 
-    def query_index(self) -> dict[str, int]:
-        return {s.seg_id: i for i, s in enumerate(self.queries)}
 
     def source_index(self) -> dict[str, int]:
         return {s.seg_id: i for i, s in enumerate(self.sources)}
@@ -374,14 +372,6 @@ def load_release_dir(directory, *, name: str = "loci-similes-release") -> Benchm
     b = benchmark_from_files(f["queries"], f["sources"], f["gold"], name=name)
     b.meta["files"] = {k: str(v) for k, v in f.items()}
     return b
-
-
-def with_segments(bench: Benchmark, *, queries=None, sources=None, gold=None, name=None) -> Benchmark:
-    """A copy of ``bench`` with some parts replaced."""
-    return replace(bench, queries=list(queries) if queries is not None else bench.queries,
-                   sources=list(sources) if sources is not None else bench.sources,
-                   gold=list(gold) if gold is not None else bench.gold, name=name or bench.name,
-                   meta=dict(bench.meta))
 
 
 def default_data_dir() -> Path:

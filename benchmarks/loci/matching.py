@@ -209,10 +209,3 @@ def check_gold_ids(bench: Benchmark) -> dict:
     ms = sorted({g.source_id for g in bench.gold if g.source_id not in ss})
     return {"missing_query_ids": mq, "missing_source_ids": ms, "ok": not mq and not ms}
 
-
-def resolve_gold_by_text(bench: Benchmark, gold_segments_q: list[Segment], gold_segments_s: list[Segment]):
-    """For gold files whose ids differ from the corpus ids but whose texts are known (e.g. a gold CSV with
-    texts): map them onto the corpus by :func:`match_segments` and return (benchmark, report)."""
-    sub = Benchmark(bench.name, gold_segments_q, gold_segments_s, bench.gold, bench.raw_links, bench.file_folds,
-                    bench.version, dict(bench.meta))
-    return attach_corpus(sub, bench.queries, bench.sources, name=bench.name)

@@ -26,11 +26,6 @@ DEFAULT_KS = (1, 5, 10, 20, 50, 100, 1000)
 SWEEP_KS = (1, 5, 10, 20, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)
 
 
-def class_ids(labels) -> np.ndarray:
-    """Map label strings (``cit.``, ``cf.``, ``link``, ``none``) to class ids (int8)."""
-    return np.asarray([CLASS_IDS[lab] for lab in labels], dtype=np.int8)
-
-
 def _view_mask(cls: np.ndarray, view: str) -> np.ndarray:
     if view == "all":
         return cls > 0

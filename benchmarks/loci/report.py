@@ -134,10 +134,6 @@ def per_query_csv(rep: dict) -> str:
     return _rows_csv(rep.get("per_query") or [])
 
 
-def per_pair_csv(rep: dict) -> str:
-    return _rows_csv(rep.get("per_pair") or [])
-
-
 def leaderboard(reports: list[dict], metric: str = "recall@100") -> list[dict]:
     """Runs sorted by a top-level pooled metric (best first), with their identity."""
     rows = [{"method": r["method"]["name"], "pool": r["pool"]["kind"], "split": r["split"]["name"],

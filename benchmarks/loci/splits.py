@@ -198,10 +198,3 @@ def table4(pools: list[FoldPool]) -> dict:
     mean = {k: (total[k] / len(rows) if rows else None) for k in keys}
     return {"rows": rows, "total": total, "mean": mean}
 
-
-def check_split(bench: Benchmark, split: Split) -> dict:
-    """Sanity facts: every citing query in exactly one fold, every link's fold equals its query's fold."""
-    citing = bench.citing_query_ids()
-    in_split = [q for q in citing if q in split.query_fold]
-    return {"n_citing": len(citing), "n_assigned": len(in_split),
-            "one_fold_per_query": all(isinstance(split.query_fold[q], int) for q in in_split)}

@@ -106,11 +106,6 @@ def grave_to_acute(text: str) -> str:
     return unicodedata.normalize("NFC", d.replace(_GRAVE, _ACUTE))
 
 
-def strip_accents(text: str) -> str:
-    d = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize("NFC", "".join(ch for ch in d if unicodedata.category(ch) != "Mn"))
-
-
 def make_preprocessor(spec: "GreekPreprocessor | dict | None") -> GreekPreprocessor:
     if spec is None:
         return GreekPreprocessor()

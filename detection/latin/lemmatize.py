@@ -20,7 +20,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import simplemma
 
@@ -242,6 +242,3 @@ def lemmatize_corpus(
         progress(1.0, f"lemmatised {len(vocab)} word types")
     return [[table[t] for t in toks] for toks in token_lists]
 
-
-def iter_lemmas(tokens: Iterable[str]) -> list[str]:
-    return get_lemmatizer().lemmatize(list(tokens))

@@ -60,11 +60,6 @@ def query_differences(per_query_a: list[dict], per_query_b: list[dict], limit: i
     return rows[:limit]
 
 
-def recall_curves(report: dict) -> dict[int, float]:
-    """k → pooled recall@k of a report."""
-    return {int(k): report.get(f"recall@{k}") for k in report.get("ks", []) if report.get(f"recall@{k}") is not None}
-
-
 def query_lists(row_a: dict | None, row_b: dict | None, gold: dict[str, str]) -> dict:
     """One query's two ranked heads side by side (``top``: [[source_id, score], …] of each run's per-query row),
     every source marked with its gold type (None when not gold) and its rank in the other list; and the gold

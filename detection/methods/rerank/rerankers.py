@@ -431,11 +431,6 @@ def check_first_stage(name: str, params: dict, first_stage: str, given) -> None:
         raise ParamError(refusal, "model")
 
 
-def card_warnings(name: str, params: dict, first_stage: str, labels: list[str]) -> list[str]:
-    """:func:`use_warnings` from a stored model's card (see :func:`card_check`)."""
-    return card_check(name, params, first_stage, labels)["warnings"]
-
-
 def label_distance(now: dict, train: dict) -> float:
     """Total variation distance between two label distributions (``none``, ``cit.``, ``cf.`` shares)."""
     return 0.5 * sum(abs(now.get(k, 0.0) - train.get(k, 0.0)) for k in LABEL_NAMES)

@@ -38,7 +38,7 @@ import tarfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -518,9 +518,3 @@ def train_from_texts(texts: Sequence[str], name: str, config: TrainConfig, *, mo
                           models_dir=models_dir)
     return read_manifest(folder)
 
-
-def iter_units(docs: Iterable[Sequence[str]], wv: WordVectors) -> Iterator[np.ndarray]:
-    """Row indices (into ``wv``) of each document's known units."""
-    index = wv.index
-    for d in docs:
-        yield np.fromiter((index[t] for t in d if t in index), dtype=np.int64)
