@@ -27,7 +27,7 @@ class Candidates:
     """Candidate pairs as columns: query index, source index (into the inputs), rank from 1, retrieval score,
     class probabilities (n, 3) for (none, cit., cf.) or None without a reranker, label ("cit.", "cf." or ""),
     shared content lemmas and overlap bucket (see :mod:`detection.latin.overlap`), and the retriever's
-    explanation of every pair (``explain``: JSON-able dicts, see :mod:`detection.methods.lexical.multichannel`; None when
+    explanation of every pair (``explain``: JSON-able dicts, see :mod:`detection.channels.pairwise`; None when
     the retriever does not explain)."""
 
     query: np.ndarray

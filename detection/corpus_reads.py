@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.http import HttpResponse
 
 from core.csv_export import csv_text
-from detection.corpus import corpus_index, corpus_search
+from detection.channels import corpus_index, corpus_search
 from detection.methods.specs import MethodConfig
 from detection.models import CorpusWork, SearchCorpus
 from detection.services.corpora import CorpusError, corpus_root

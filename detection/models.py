@@ -78,7 +78,7 @@ class TrainedModel(models.Model):
 class SearchCorpus(models.Model):
     """A corpus one passage is searched against (e.g. the Tesserae Latin texts): its works are rows, its segments
     (texts, citations) and every channel's features live in the on-disk index ``VAR_DIR/corpora/<name>/``
-    (:mod:`detection.corpus.corpus_index`), stamped with the analyser's and the method configuration's digest."""
+    (:mod:`detection.channels.corpus_index`), stamped with the analyser's and the method configuration's digest."""
 
     class Status(models.TextChoices):
         EMPTY = "empty"

@@ -26,9 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.paths import shared_data_dir  # noqa: E402
+from detection.channels.channel_features import analyse  # noqa: E402
 from detection.latin.readers import ReadReport, read_tess, tess_prefix  # noqa: E402
 from detection.methods import registry  # noqa: E402
-from detection.methods.lexical.channels import analyse  # noqa: E402
 
 SOURCE_WORKS = ("vergil.aeneid", "ovid.metamorphoses", "statius.thebaid", "valerius_flaccus.argonautica",
                 "ovid.fasti", "lucretius.de_rerum_natura", "vergil.georgics", "ovid.heroides", "ovid.tristia",

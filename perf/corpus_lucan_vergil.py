@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.verse.lucan_vergil import _following, evaluate_verse, load_lucan_vergil  # noqa: E402
-from detection.corpus import corpus_index, corpus_search  # noqa: E402
+from detection.channels import corpus_index, corpus_search  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from detection.corpus import corpus_index, corpus_search  # noqa: E402
+from detection.channels import corpus_index, corpus_search  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

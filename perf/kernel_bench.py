@@ -169,7 +169,7 @@ def bm25_pass(args) -> None:
 def channels(args) -> None:
     import channels_bench as cb
 
-    from detection.methods.lexical.channels import analyse
+    from detection.channels.channel_features import analyse
 
     last = {}
 

@@ -108,7 +108,7 @@ def run(data: Data, profile: str, k: int, cache: Path | None):
     r = registry.build("channels", {"profile": profile})
     r.fit(data.sids, data.stexts)
     top, sig, _ = r.search_signals(data.qtexts, k)
-    from detection.methods.lexical.channels import SIGNALS
+    from detection.channels.channel_features import SIGNALS
 
     names = [s.removeprefix("channel_") for s in SIGNALS]
     shipped = {**{c: float(r.weights.get(c, 0.0)) for c in names}, "context": float(r.context_weight)}

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from detection.methods.lexical.channels import SIGNALS as CHANNEL_SIGNALS  # noqa: F401 (the suite's name)
+from detection.channels.channel_features import SIGNALS as CHANNEL_SIGNALS  # noqa: F401 (the suite's name)
 
 from . import measures as MS
 

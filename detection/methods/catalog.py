@@ -89,13 +89,13 @@ register(MethodSpec(
 
 
 def _channels(**kw):
-    from .lexical.multichannel import MultiChannelRetriever
+    from detection.channels.pairwise import MultiChannelRetriever
 
     return MultiChannelRetriever(**kw)
 
 
 def _channel_params():
-    from .lexical.channels import CHANNELS
+    from detection.channels.channel_features import CHANNELS
 
     out = [Param("profile", "choice", "verse", "default weights for a text type (verse: with line position)",
                  choices=("verse", "prose")),
@@ -125,7 +125,7 @@ def _channel_params():
 
 
 def _channel_signals() -> tuple[str, ...]:
-    from .lexical.channels import SIGNALS
+    from detection.channels.channel_features import SIGNALS
 
     return SIGNALS
 

@@ -11,7 +11,8 @@ from django.conf import settings
 from django.db import transaction
 
 from core.errors import DomainError
-from detection.corpus import corpus_files, corpus_index
+from detection.channels import corpus_index
+from detection.corpus import corpus_files
 from detection.models import CorpusWork, SearchCorpus
 from jobs.models import Job
 

@@ -15,8 +15,8 @@ from django.core.management import call_command
 from benchmarks.suite import suite as S
 from core.cli import CommandInputError
 from core.paths import shared_data_dir
+from detection.channels.channel_features import SIGNALS
 from detection.methods import ParamError, registry
-from detection.methods.lexical.channels import SIGNALS
 
 pytestmark = [pytest.mark.django_db,
               pytest.mark.skipif(not (shared_data_dir() / "locisimiles").is_dir(),

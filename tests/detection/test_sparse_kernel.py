@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from detection.channels.pairwise import MultiChannelRetriever
 from detection.methods import get_retriever
 from detection.methods.infrastructure.topk import topk_exact
 from detection.methods.lexical import sparse_kernel as K
-from detection.methods.lexical.multichannel import MultiChannelRetriever
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 TESS = DATA / "latin_texts" / "tesserae"

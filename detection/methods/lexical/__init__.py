@@ -1,2 +1,2 @@
-"""Lexical methods: sparse retrievers (TF-IDF, BM25) and their compiled kernel, Tesserae, the multi-channel
-retriever with its channels and the reference-corpus uniqueness index."""
+"""Lexical methods: sparse retrievers (TF-IDF, BM25) and their compiled kernel, Tesserae and the reference-corpus
+uniqueness index. The multi-channel retriever's channels are :mod:`detection.channels`."""

@@ -9,7 +9,7 @@ the searched sources (with a note).
 longer one (a prose paragraph) is cut after each sentence end (``.``, ``?``, ``!``, ``;``) and, where a sentence
 is still longer, into pieces of :data:`LONG` tokens. Words are analysed as the channels analyse them
 (:func:`detection.latin.analysis.latin_tokens`, :func:`~detection.latin.analysis.latin_lemmas`, the content test
-of :func:`detection.methods.lexical.channels.is_content`), so a lemma here is a lemma there.
+of :func:`detection.channels.channel_features.is_content`), so a lemma here is a lemma there.
 
 **Index** (a folder: ``manifest.json``, ``lemmas.txt`` one lemma a line, ``offsets.npy`` uint32, ``postings.npy``
 uint8, ``sizes.npy`` uint8: each locus's number of distinct content lemmas): for each content lemma the sorted
@@ -91,12 +91,12 @@ def decode_gaps(code: np.ndarray) -> np.ndarray:
 def build_index(corpus, out_dir, *, cache_dir=None, progress: Callable[[float, str], None] | None = None) -> dict:
     """Index the loci of ``corpus`` (a folder, text file or tar archive of Latin Library pages) into ``out_dir``;
     returns the manifest."""
+    from detection.channels.channel_features import is_content
     from detection.latin.analysis import latin_tokens
     from detection.latin.lemmatize import lemmatize_corpus
     from detection.latin.library_text import clean_page
 
     from ..semantic.word_vectors import corpus_documents
-    from .channels import is_content
 
     t0 = time.perf_counter()
     loci: list[list[str]] = []

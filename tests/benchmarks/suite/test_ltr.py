@@ -156,7 +156,7 @@ def test_channels_candidates_carry_each_channels_score_and_a_ranker_learns_from_
     assert cands.extra_names == S.CHANNEL_SIGNALS and cands.extra.shape == (len(cands), len(S.CHANNEL_SIGNALS))
     assert cands.meta == {"retriever": "channels", "retriever_params": {"profile": "prose"}}
     # the fused score is the weighted sum of the channels' scores (prose: no position channel, no context)
-    from detection.methods.lexical.multichannel import PROFILES
+    from detection.channels.pairwise import PROFILES
 
     w = np.asarray([PROFILES["prose"].get(n.removeprefix("channel_"), 0.0) for n in S.CHANNEL_SIGNALS])
     assert np.allclose(cands.extra @ w, cands.score, rtol=1e-4, atol=1e-4)

@@ -33,7 +33,8 @@ def small_corpus_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def built(small_corpus_dir, tmp_path_factory):
     """(index folder, settings, read report, manifest) of the small corpus."""
-    from detection.corpus import corpus_files, corpus_index
+    from detection.channels import corpus_index
+    from detection.corpus import corpus_files
 
     report = corpus_files.new_report()
     settings = corpus_index.channel_settings()

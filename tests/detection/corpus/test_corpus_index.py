@@ -3,7 +3,8 @@ the channels' scores against the ``channels`` method fitted on the same segments
 import numpy as np
 import pytest
 
-from detection.corpus import corpus_files, corpus_index, corpus_search
+from detection.channels import corpus_index, corpus_search
+from detection.corpus import corpus_files
 from detection.methods import registry
 
 

@@ -1,4 +1,4 @@
-"""The multi-channel retriever's source side built in bulk (detection/methods/lexical/channel_index.py) equals the
+"""The multi-channel retriever's source side built in bulk (detection/channels/bulk_features.py) equals the
 text-by-text path it replaced (channels.features + FeatureSpace.matrix, edit_relation over every form) on real
 Lucan and Virgil lines: the same matrices value for value, the same variants, and the same lists before/after."""
 from pathlib import Path
@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from detection.channels import channel_features as C
+from detection.channels.bulk_features import VariantIndex, source_index
+from detection.channels.pairwise import MultiChannelRetriever
 from detection.latin.readers import ReadReport, read_tess
-from detection.methods.lexical import channels as C
-from detection.methods.lexical.channel_index import VariantIndex, source_index
-from detection.methods.lexical.multichannel import MultiChannelRetriever
 
 TESS = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "latin_texts" / "tesserae"
 

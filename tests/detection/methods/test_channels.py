@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
+from detection.channels import channel_features as C
+from detection.channels.pairwise import ChannelError, MultiChannelRetriever
 from detection.methods import ParamError, registry
-from detection.methods.lexical import channels as C
-from detection.methods.lexical.multichannel import ChannelError, MultiChannelRetriever
 
 SRC_IDS = ["verg. aen. 1.257", "verg. aen. 7.314", "verg. aen. 1.1", "verg. aen. 12.85", "verg. aen. 6.427",
            "verg. aen. 2.354", "verg. aen. 8.645"]
@@ -67,7 +67,7 @@ def test_channels_name_their_matches(run):
 
 def test_sound_pairs_only_words_that_sound_alike():
     """Lucan 1.1 against a line with emathios-like endings: words sharing an ending or a syllable are no pair."""
-    from detection.methods.lexical.multichannel import SOUND_ALIKE, _alike
+    from detection.channels.pairwise import SOUND_ALIKE, _alike
 
     q, s = C.analyse(["Bella per Emathios plus quam ciuilia campos", "Sallentinos milite campo ciuili bella"])
     everything = set(C.char_trigrams("x"))
@@ -104,7 +104,7 @@ def test_explanation_contract(run):
 
 
 def test_uniqueness_counts_the_other_sources_with_the_same_words(monkeypatch):
-    monkeypatch.setattr("detection.methods.lexical.multichannel.shipped_index", lambda: None)  # no reference index: the
+    monkeypatch.setattr("detection.channels.pairwise.shipped_index", lambda: None)  # no reference index: the
     src = ["arma uirum cano", "arma uirum canit", "arma uirosque", "uirum arma tenet", "mare altum"]  # sources
     r = MultiChannelRetriever(vectors=None, semantic=False, synonym=False).fit([str(i) for i in range(5)], src)
     top, scores, side = r.search_explained(["arma uirumque cano"], 5)
@@ -125,7 +125,7 @@ def test_synonym_channel_from_the_vectors():
 def test_vector_synonyms_are_kept_in_the_cache_folder(tmp_path):
     """The neighbours searched once are written beside the lemma cache; a fresh process (the memo emptied) reads
     them instead of searching again, and gets the same relation."""
-    from detection.methods.lexical.multichannel import DEFAULT_VECTORS, _vectors_or_none
+    from detection.channels.pairwise import DEFAULT_VECTORS, _vectors_or_none
 
     wv = _vectors_or_none(DEFAULT_VECTORS)
     lemmas = ["gladius", "ensis", "flumen", "fluuius", "mare"]

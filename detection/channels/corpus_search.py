@@ -18,10 +18,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from detection.channels import channel_features as C
+from detection.channels.corpus_index import CHANNEL_MATRIX, ChannelSettings, CorpusIndex, feature_hashes
 from detection.latin.normalize import latin_share
-from detection.methods.lexical import channels as C
-
-from .corpus_index import CHANNEL_MATRIX, ChannelSettings, CorpusIndex, feature_hashes
 
 MAX_QUERY_CHARS = 400
 MIN_LATIN_SHARE = 0.5
@@ -220,7 +219,7 @@ class CorpusSearcher:
     def _semantic_list(self, qv: np.ndarray, depth: int, keep) -> np.ndarray:
         """The segments of the semantic channel's own top list: an int8 scan of every segment (quantised unit
         vectors) and a histogram threshold; their exact cosines come from the float32 vectors."""
-        from .corpus_index import quantised
+        from detection.channels.corpus_index import quantised
 
         q8 = quantised(qv)
         bound = 127 * int(np.abs(q8.astype(np.int64)).sum()) + 1

@@ -34,9 +34,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from detection.channels import channel_features as C
+from detection.channels.bulk_features import source_index
 from detection.latin.lemmatize import LEMMATIZER_VERSION
-from detection.methods.lexical import channels as C
-from detection.methods.lexical.channel_index import source_index
 
 FORMAT = 1
 PART_SIZE = 60_000
@@ -455,7 +455,7 @@ class CorpusIndex:
 
     def variants(self, forms: Iterable[str], min_len: int = 5) -> C.Relation:
         """Each query form -> the corpus forms one edit from it (after assimilation), as
-        :class:`detection.methods.lexical.channel_index.VariantIndex` finds them."""
+        :class:`detection.channels.bulk_features.VariantIndex` finds them."""
         out: dict[str, set[str]] = {}
         words = sorted({f for f in forms if len(f) >= min_len})
         assim = {w: C.assimilated(w) for w in words}

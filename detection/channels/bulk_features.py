@@ -24,9 +24,8 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from detection.channels import channel_features as C
 from detection.latin.stopwords import LATIN_STOPWORDS
-
-from . import channels as C
 
 
 @dataclass

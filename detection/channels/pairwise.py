@@ -21,13 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..retriever import Progress, Retriever, TopK
-from ..specs import ParamError
-from . import channels as C
-from .channel_index import LazyFeatures, VariantIndex, source_index
-from .reference_loci import INDEX_NAME as REFERENCE_INDEX
-from .reference_loci import shipped_index
-from .sparse_kernel import score_block_dense, topk_positive
+from detection.channels import channel_features as C
+from detection.channels.bulk_features import LazyFeatures, VariantIndex, source_index
+from detection.methods.lexical.reference_loci import INDEX_NAME as REFERENCE_INDEX
+from detection.methods.lexical.reference_loci import shipped_index
+from detection.methods.lexical.sparse_kernel import score_block_dense, topk_positive
+from detection.methods.retriever import Progress, Retriever, TopK
+from detection.methods.specs import ParamError
 
 PROFILES: dict[str, dict[str, float]] = {
     # chosen on the Lucan -> Virgil dev benchmark (docs/verse_detection.md), coarse steps, one weight at a time;
@@ -58,8 +58,8 @@ def _vectors_or_none(name: str | None):
     ``data/vectors/`` (so the default runs on a fresh install)."""
     if not name:
         return None
-    from ..infrastructure import model_store
-    from ..semantic.word_vectors import load_folder, load_vectors
+    from detection.methods.infrastructure import model_store
+    from detection.methods.semantic.word_vectors import load_folder, load_vectors
 
     try:
         return load_vectors(name, language="la")
@@ -163,7 +163,7 @@ class MultiChannelRetriever(Retriever):
         self._variants = VariantIndex(t for d in self._sdocs for t in d.tokens) if "edit" in self.weights else None
         self._sdense = {}
         if "semantic" in self.weights:
-            from ..semantic.static_semantic import SegmentEncoder
+            from detection.methods.semantic.static_semantic import SegmentEncoder
 
             content = self._content_lemmas(self._sdocs)
             self._encoder = SegmentEncoder(self._wv, "sif").fit(content)
@@ -181,7 +181,7 @@ class MultiChannelRetriever(Retriever):
     def _encode(self, texts: list[str], side: int) -> np.ndarray:
         """Unit vectors of a configured sentence encoder (:class:`.encoders.BiEncoderRetriever`), with its
         query (side 0) or passage (side 1) prefix."""
-        from ..semantic.encoders import BiEncoderRetriever
+        from detection.methods.semantic.encoders import BiEncoderRetriever
 
         enc = getattr(self, "_enc", None)
         if enc is None:
