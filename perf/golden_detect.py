@@ -3,7 +3,8 @@
 Runs ``manage.py detect`` (the default method, top 100, explanations as shipped) on two inputs and stores one
 digest per query: the Loci Similes 545-pair benchmark (its query segments against its source segments) and Lucan,
 Bellum Civile 2-10, against the Aeneid. A query's digest covers its rows ordered by (score rounded to 6 digits,
-descending; source id), so reordering among exact ties is not a change; the explanation column is included.
+descending; source id), so reordering among exact ties is not a change; the explanation column is included. The
+command runs with PYTHONHASHSEED=0: an explanation lists word pairs of equal weight in set order.
 
     python -m perf.golden_detect --write   # before a redesign: perf/expected/golden/*.tsv
     python -m perf.golden_detect           # after: exit 1 and name the queries whose lists changed
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -74,8 +76,9 @@ def digests(output: Path) -> dict[str, str]:
 
 def run(name: str, query: Path, source: Path, tmp: Path) -> dict[str, str]:
     out = tmp / f"{name}.csv"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # equal-weight word pairs of an explanation follow set order
     subprocess.run([sys.executable, "manage.py", "detect", "--query", str(query), "--source", str(source),
-                    "--top-k", "100", "--output", str(out)], cwd=ROOT, check=True)
+                    "--top-k", "100", "--output", str(out)], cwd=ROOT, check=True, env=env)
     return digests(out)
 
 
@@ -109,7 +112,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import os
-
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     sys.exit(main())

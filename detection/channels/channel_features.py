@@ -376,11 +376,15 @@ class FeatureSpace:
                               np.asarray(indptr, np.int64)), shape=(len(rows), max(len(vocab), 1)))
 
 
-def sound_idf_table(docs_feats: Sequence[ChannelFeatures]) -> dict[str, float]:
+#: the sound channel's statistic: a trigram in more than this share of the indexed texts carries no sound of its own
+#: (``log(N / df)`` above it, 0 past it). The method's; an index may set its own (the corpus index's default).
+METHOD_SOUND_CAP = 0.2
+
+
+def sound_idf_table(docs_feats: Sequence[ChannelFeatures], cap: float = METHOD_SOUND_CAP) -> dict[str, float]:
     df: dict[str, int] = defaultdict(int)
     for cf in docs_feats:
         for g in cf.feats["sound"]:
             df[g] += 1
     n = max(len(docs_feats), 1)
-    # trigrams in more than a fifth of the texts carry no sound of their own
-    return {g: math.log(n / c) for g, c in df.items() if c <= n / 5}
+    return {g: math.log(n / c) for g, c in df.items() if c <= n * cap}

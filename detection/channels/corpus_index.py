@@ -47,7 +47,12 @@ CHANNEL_MATRIX = {"lemma": "lemma", "rare": "lemma", "synonym": "lemma", "form":
 # trigrams in more than this share of the segments carry no sound of their own: the channel's rule is a fifth of the
 # fitted texts; over a corpus of 100,000s of segments a common trigram's postings cost more than every other
 # channel together (docs/corpus_search.md), so the corpus index keeps the rarer ones only
-SOUND_CAP = 0.01
+
+# The corpus index's default sound statistic (the sound channel's cap, ``C.METHOD_SOUND_CAP`` = 1/5 for the method):
+# over a corpus of 100,000s of segments a common trigram's postings cost more than every other channel together
+# (docs/corpus_search.md), so the default keeps trigrams in at most 1 % of the segments; an index built with the
+# method's cap (``ChannelSettings.sound_cap``) scores and explains sound as pairwise detection does.
+CORPUS_SOUND_CAP = 0.01
 Progress = Callable[[float, str], None]
 
 
@@ -87,6 +92,7 @@ class ChannelSettings:
     rare_min: float
     budget: int
     wv: object  # the word vectors (rarity, synonyms, semantics)
+    sound_cap: float = CORPUS_SOUND_CAP  # the sound channel's document-frequency cap over this index
 
     @property
     def rarity(self) -> C.Rarity:
@@ -98,7 +104,7 @@ class ChannelSettings:
         return r
 
 
-def channel_settings(params: dict | None = None) -> ChannelSettings:
+def channel_settings(params: dict | None = None, *, sound_cap: float = CORPUS_SOUND_CAP) -> ChannelSettings:
     """The ``channels`` method configured with ``params`` (the registry's one validation) and built."""
     from detection.methods import registry
 
@@ -110,7 +116,7 @@ def channel_settings(params: dict | None = None) -> ChannelSettings:
     if wv is None or getattr(wv, "counts", None) is None:
         raise CorpusIndexError("a corpus index needs word vectors with counts (rarity, synonyms, semantics)")
     return ChannelSettings(config.to_json(), analyser_digest(config.digest), dict(retriever.weights),
-                           float(retriever.rare_min), int(retriever.budget), wv)
+                           float(retriever.rare_min), int(retriever.budget), wv, float(sound_cap))
 
 
 # ------------------------------------------------------------------------------------------ writing
@@ -235,15 +241,15 @@ def _synonyms(root: Path, wv, parts: list[dict]) -> None:
     _save(root, "synonyms.other", np.asarray(b, np.int32)[order])
 
 
-def _reweigh_sound(root: Path, parts: list[dict], n_total: int) -> None:
-    """The trigram idf over every part (``log(N / df)``, 0 past :data:`SOUND_CAP`), then every part's sound
+def _reweigh_sound(root: Path, parts: list[dict], n_total: int, cap: float) -> None:
+    """The trigram idf over every part (``log(N / df)``, 0 past the share ``cap``), then every part's sound
     postings weighed and normalised per segment from their raw counts (:func:`.channels.weigh_sound`)."""
     keys = np.concatenate([np.load(root / p["dir"] / "sound.keys.npy") for p in parts])
     df = np.concatenate([np.diff(np.load(root / p["dir"] / "sound.ptr.npy")) for p in parts])
     uk, inv = np.unique(keys, return_inverse=True)
     total_df = np.bincount(inv.ravel(), weights=df, minlength=uk.size)
     n = max(n_total, 1)
-    idf = np.where((total_df > 0) & (total_df <= n * SOUND_CAP), np.log(n / np.maximum(total_df, 1)), 0.0)
+    idf = np.where((total_df > 0) & (total_df <= n * cap), np.log(n / np.maximum(total_df, 1)), 0.0)
     _save(root, "sound_idf.keys", uk)
     _save(root, "sound_idf.val", idf.astype(np.float64))
     for p in parts:
@@ -279,7 +285,7 @@ def build_index(root, name: str, works: Sequence, settings: ChannelSettings, *, 
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         manifest = {"format": FORMAT, "digest": settings.digest, "config": settings.config, "works": [],
-                    "parts": [], "n_segments": 0, "encoder": None}
+                    "parts": [], "n_segments": 0, "encoder": None, "sound_cap": settings.sound_cap}
         encoder = None
     known = {w["key"] for w in manifest["works"]}
     total = max(sum(len(w.texts) for w in works), 1)
@@ -328,7 +334,7 @@ def build_index(root, name: str, works: Sequence, settings: ChannelSettings, *, 
         if progress:
             progress(0.95, "synonyms and sound weights")
         _synonyms(folder, settings.wv, manifest["parts"])
-        _reweigh_sound(folder, manifest["parts"], manifest["n_segments"])
+        _reweigh_sound(folder, manifest["parts"], manifest["n_segments"], manifest.get("sound_cap", CORPUS_SOUND_CAP))
         manifest["seconds_last_build"] = round(time.time() - t0, 1)
         manifest["added_last_build"] = added
         tmp = folder / ".manifest.tmp"

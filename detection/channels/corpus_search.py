@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from detection.channels import channel_features as C
+from detection.channels import fusion
 from detection.channels.corpus_index import CHANNEL_MATRIX, ChannelSettings, CorpusIndex, feature_hashes
 from detection.latin.normalize import latin_share
 
@@ -305,37 +306,20 @@ class CorpusSearcher:
             hit = Hit(s, float(fused_top[r]), self.index.works[wi], self.index.ref(s), self.index.citation(s),
                       self.index.text(s), {ch: round(float(v[r]), 6) for ch, v in channel_scores.items()})
             if r < explain:
-                hit.explanation = self.explain(qf, hit)
+                hit.explanation = self.explain(doc, qf, hit)
             hits.append(hit)
         return hits, {"text": text, "tokens": doc.tokens, "n_segments": self.index.n}
 
     # ---------------------------------------------------------------------------------------- explaining
-    def explain(self, qf: C.ChannelFeatures, hit: Hit) -> dict:
-        """What each channel gave the hit: score, weight, contribution, matched word pairs (query, segment)."""
+    def explain(self, doc: C.Doc, qf: C.ChannelFeatures, hit: Hit) -> dict:
+        """The channels' one explanation (:func:`.fusion.explain`: score, weight, contribution, matched word pairs
+        (query, segment), rarity), with the words to mark on each side (every channel's but sound's)."""
         sdoc = C.analyse([hit.text])[0]
         sf = C.features(sdoc, self.settings.rarity, rare_min=self.settings.rare_min, side="source",
                         synonyms=C.Relation(), variants=C.Relation())
         C.weigh_sound(sf, self.sound_idf(sf.feats["sound"]))
-        out = []
-        q_words, s_words = set(), set()
-        for ch, score in hit.channels.items():
-            if score <= 0:
-                continue
-            matches = []
-            if ch in C.SPARSE_CHANNELS:
-                shared = sorted(set(qf.feats[ch]) & set(sf.feats[ch]), key=lambda f: -qf.feats[ch][f] * sf.feats[ch][f])
-                for f in shared:
-                    pair = [qf.words[ch][f], sf.words[ch][f]]
-                    if pair not in matches:
-                        matches.append(pair)
-                    if len(matches) >= 12:
-                        break
-                if ch != "sound":
-                    for qw_, sw_ in matches:
-                        q_words.update(qw_.split())
-                        s_words.update(sw_.split())
-            w = self.weights[ch]
-            out.append({"name": ch, "score": round(score, 6), "weight": w, "contribution": round(w * score, 6),
-                        "matches": matches})
-        out.sort(key=lambda d: -d["contribution"])
-        return {"channels": out, "query_words": sorted(q_words), "segment_words": sorted(s_words)}
+        ex = fusion.explain(doc, qf, sdoc, sf, hit.channels, self.weights, self.settings.rarity)
+        pairs = [p for ch in ex["channels"] if ch["name"] != "sound" for p in ch["matches"]]
+        ex["query_words"] = sorted({w for q, _ in pairs for w in q.split()})
+        ex["segment_words"] = sorted({w for _, s in pairs for w in s.split()})
+        return ex

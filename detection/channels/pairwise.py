@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from detection.channels import channel_features as C
+from detection.channels import fusion
 from detection.channels.bulk_features import LazyFeatures, VariantIndex, source_index
 from detection.methods.lexical.reference_loci import INDEX_NAME as REFERENCE_INDEX
 from detection.methods.lexical.reference_loci import shipped_index
@@ -339,34 +340,11 @@ class MultiChannelRetriever(Retriever):
         weight, contribution and matched word pairs, and the rarity of the matched query words."""
         qdocs, qfeats, chans = query_side
         qf, sf = qfeats[qi], self._sfeats[sj]
-        out, rarity = [], {}
-        for c, ch in enumerate(chans):
-            score = float(channel_scores[c])
-            if score <= 0:
-                continue
-            matches = []
-            if ch == "sound":
-                matches = _alike(qdocs[qi], self._sdocs[sj], set(qf.feats[ch]) & set(sf.feats[ch]))
-            elif ch in C.SPARSE_CHANNELS:
-                shared = sorted(set(qf.feats[ch]) & set(sf.feats[ch]),
-                                key=lambda f: -qf.feats[ch][f] * sf.feats[ch][f])
-                seen = set()
-                for f in shared:
-                    pair = (qf.words[ch][f], sf.words[ch][f])
-                    if pair not in seen:
-                        seen.add(pair)
-                        matches.append(list(pair))
-                    if len(matches) >= 12:
-                        break
-            w = self.context_weight if ch == "context" else self.weights[ch]
-            out.append({"name": ch, "score": round(score, 6), "weight": w, "contribution": round(w * score, 6),
-                        "matches": matches})
-            if ch in ("lemma", "rare", "form", "position"):
-                for qword, _sword in matches:
-                    rarity[qword] = round(self.rarity(_lemma_of(qword)), 3)
-        out.sort(key=lambda d: -d["contribution"])
-        return {"channels": out, "uniqueness": self.uniqueness(qf, sf, (qdocs[qi], self._sdocs[sj])),
-                "uniqueness_corpus": self.uniqueness_corpus, "rarity": rarity, "query_lines": [], "source_lines": []}
+        ex = fusion.explain(qdocs[qi], qf, self._sdocs[sj], sf, dict(zip(chans, channel_scores.tolist())),
+                            {**self.weights, "context": self.context_weight}, self.rarity)
+        return {"channels": ex["channels"], "uniqueness": self.uniqueness(qf, sf, (qdocs[qi], self._sdocs[sj])),
+                "uniqueness_corpus": self.uniqueness_corpus, "rarity": ex["rarity"], "query_lines": [],
+                "source_lines": []}
 
     @property
     def uniqueness_corpus(self) -> str:
@@ -395,34 +373,6 @@ class MultiChannelRetriever(Retriever):
             if common.size <= 1:
                 break
         return max(int(common.size) - 1, 0)
-
-
-SOUND_ALIKE = 0.4  # Dice of two words' trigram sets from which they sound alike (chosen on a labelled sample)
-
-
-def _alike(qdoc, sdoc, shared: set[str], most: int = 12) -> list[list[str]]:
-    """The sound channel's matched pairs: content words of the two texts holding a trigram both texts share whose
-    trigram sets are alike (Dice >= :data:`SOUND_ALIKE`), most alike first; two words sharing only an ending or
-    a syllable (``emathios`` / ``sallentinos``) are not shown as a pair."""
-    def words(doc):
-        return sorted({t for t, lem in zip(doc.tokens, doc.lemmas) if C.is_content(lem, t)
-                       and shared.intersection(C.char_trigrams(t))})
-
-    grams = {w: set(C.char_trigrams(w)) for w in set(words(qdoc)) | set(words(sdoc))}
-    scored = []
-    for q in words(qdoc):
-        for s in words(sdoc):
-            a, b = grams[q], grams[s]
-            dice = 2 * len(a & b) / (len(a) + len(b))
-            if dice >= SOUND_ALIKE:
-                scored.append((-dice, q, s))
-    return [[q, s] for _, q, s in sorted(scored)[:most]]
-
-
-def _lemma_of(form: str) -> str:
-    from detection.latin.analysis import latin_lemmas
-
-    return latin_lemmas([form])[0]
 
 
 def synonyms_dir():

@@ -35,7 +35,10 @@ from jobs.services import job_create
 
 TRAIN_KIND = "benchmarks.train_model"
 KINDS = ("feature-classifier", "cross-encoder", "bi-encoder")
-FEATURE_METHODS = ("feature-logreg", "feature-hgb", "feature-ltr")
+FEATURE_METHODS = ("feature-logreg", "feature-ltr")
+#: experiments that no stored figure supports: not trained any more; models trained earlier still load and rerank
+RETIRED_METHODS = {"feature-hgb": "gradient boosting has no stored figure that beats feature-ltr (docs/guide/rerank.md); "
+                                  "models trained with it earlier still rerank"}
 NEURAL_DEFAULTS = {
     "cross-encoder": {"epochs": 4, "lr": 2e-5, "batch_size": 32, "effective_batch": 64, "max_length": 256,
                       "class_probs": "0.8,0.1,0.1", "neg_ratio": 4, "seed": 42, "max_steps": None},
@@ -217,7 +220,8 @@ def training_job_create(*, data: dict, kind: str, name: str, method: str = "",
     reranker_config, options = None, None
     if kind == "feature-classifier":
         if method not in FEATURE_METHODS:
-            raise TrainingError(f"a feature classifier's method is one of {', '.join(FEATURE_METHODS)}")
+            why = f" ({method} is no longer trained: {RETIRED_METHODS[method]})" if method in RETIRED_METHODS else ""
+            raise TrainingError(f"a feature classifier's method is one of {', '.join(FEATURE_METHODS)}{why}")
         params.pop("model", None)
         reranker_config = registry.configure(method, check_params(params), kind="reranker")
         queue = "cpu"

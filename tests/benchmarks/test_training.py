@@ -83,7 +83,8 @@ def test_bad_training_requests_are_refused_before_any_job(loci_version, models_d
         ({"kind": "feature-classifier", "name": "../etc", "method": "feature-logreg"}, "not a path"),
         ({"kind": "feature-classifier", "name": "a/b", "method": "feature-logreg"}, "no '/'"),
         ({"kind": "feature-classifier", "name": "x", "method": "cross-encoder"}, "feature classifier's method"),
-        ({"kind": "feature-classifier", "name": "x", "method": "feature-hgb", "params": {"vectors": "la-none"}},
+        ({"kind": "feature-classifier", "name": "x", "method": "feature-hgb"}, "no longer trained"),  # retired
+        ({"kind": "feature-classifier", "name": "x", "method": "feature-logreg", "params": {"vectors": "la-none"}},
          "no word-vector model 'la-none'", ParamError),  # the registry's own error, not wrapped (issue 27)
         ({"kind": "cross-encoder", "name": "x"}, "needs base_model"),
         ({"kind": "cross-encoder", "name": "x", "base_model": "/tmp/m"}, "not a path"),

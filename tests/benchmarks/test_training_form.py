@@ -22,7 +22,7 @@ def test_the_form_refuses_what_the_api_refuses_naming_the_field(loci_version, mo
     page = client.get("/benchmarks/models/").content.decode()
     assert 'id="train"' in page and f'max="{TRAINING_K.high}"' in page and f'min="{TRAINING_K.low}"' in page
     cases = [({"k": "0"}, TRAINING_K.message), ({"k": "1001"}, TRAINING_K.message),
-             ({"method": "feature-hgb", "params": '{"vectors": "la-none"}'}, "no word-vector model &#x27;la-none&#x27;"),
+             ({"method": "feature-logreg", "params": '{"vectors": "la-none"}'}, "no word-vector model &#x27;la-none&#x27;"),
              ({"params": "[1]"}, "must be a JSON object"), ({"name": "../etc"}, "not a path"),
              ({"name": "a/b"}, "no &#x27;/&#x27;"), ({"kind": "cross-encoder", "method": ""}, "needs base_model"),
              ({"params": '{"pickle": 1}'}, "pickle")]

@@ -67,7 +67,8 @@ def test_channels_name_their_matches(run):
 
 def test_sound_pairs_only_words_that_sound_alike():
     """Lucan 1.1 against a line with emathios-like endings: words sharing an ending or a syllable are no pair."""
-    from detection.channels.pairwise import SOUND_ALIKE, _alike
+    from detection.channels.fusion import SOUND_ALIKE
+    from detection.channels.fusion import alike as _alike
 
     q, s = C.analyse(["Bella per Emathios plus quam ciuilia campos", "Sallentinos milite campo ciuili bella"])
     everything = set(C.char_trigrams("x"))
