@@ -46,7 +46,8 @@ class IntLimit:
 
     def add_option(self, parser, flag: str) -> None:
         """The command-line option (checked by the service, or by the command with :meth:`check`)."""
-        parser.add_argument(flag, type=int, default=self.default, help=f"{self.help} ({self.low}–{self.high})")
+        parser.add_argument(flag, type=int, default=self.default,
+                            help=f"{self.help} ({self.low}–{self.high}; default {self.default})")
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,8 @@ class ChoiceLimit:
 
     def add_option(self, parser, flag: str) -> None:
         """The command-line option (checked by the service, or by the command with :meth:`check`)."""
-        parser.add_argument(flag, default=self.default, help=f"{self.help} ({', '.join(self.values)})")
+        parser.add_argument(flag, default=self.default,
+                            help=f"{self.help} ({', '.join(self.values)}; default {self.default})")
 
 
 MAX_SHARDS = 256  # a run's job fans out into at most this many shards

@@ -336,7 +336,8 @@ def add_detect_arguments(p: argparse.ArgumentParser) -> None:
                 f"; rerankers: {', '.join(registry.names(kind='reranker', language='la'))}")
     DETECT_TOP_K.add_option(p, "--top-k")
     DETECT_UNIT.add_option(p, "--unit")
-    p.add_argument("--output", help="output CSV (query_id,source_id,rank,score)")
+    p.add_argument("--output", help="output file: CSV (query_id,source_id,rank,score, then the reranker's and the "
+                   "explanation's columns); a name ending in .json is written as JSON, .parquet as Parquet")
     DETECT_JOBS.add_option(p, "--jobs")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip (and count) bad rows instead of stopping at the first")

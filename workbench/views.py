@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError
 
 from benchmarks.models import Corpus, EvaluationRun
-from benchmarks.selectors import versions_visible_to
+from benchmarks.selectors import segment_texts, versions_visible_to
 from benchmarks.services.runs import POOLS, run_pool
 from benchmarks.views import JsonObjectField
 from core.csv_export import SPREADSHEET
@@ -354,9 +354,15 @@ def compare_context(a: EvaluationRun, b: EvaluationRun) -> dict:
     ks = sorted(set(a.ks or []) & set(b.ks or [])) or [10]
     k = 10 if 10 in ks else ks[-1]
     recall_svg, prf_svg = _curves(a, b)
+    gold = C.gold_differences(a.report.get("per_pair", []), b.report.get("per_pair", []), k)
+    rows = gold["only_a"] + gold["only_b"]  # shown with both texts, read from the version's corpora
+    qtext = segment_texts(corpus_id=a.version.query_corpus_id, seg_ids={r["query_id"] for r in rows})
+    stext = segment_texts(corpus_id=a.version.source_corpus_id, seg_ids={r["source_id"] for r in rows})
+    for r in rows:
+        r["query_text"], r["source_text"] = qtext.get(r["query_id"], ""), stext.get(r["source_id"], "")
     return {"a": a, "b": b, "pool_a": POOLS.get(pool_a, pool_a), "pool_b": POOLS.get(pool_b, pool_b),
             "warnings": warnings, "k": k,
             "metrics": C.metric_rows(C.final_summary(a.summary), C.final_summary(b.summary)),
-            "gold": C.gold_differences(a.report.get("per_pair", []), b.report.get("per_pair", []), k),
+            "gold": gold,
             "queries": C.query_differences(a.per_query, b.per_query), "recall_svg": mark_safe(recall_svg),
             "prf_svg": mark_safe(prf_svg) if prf_svg else None}

@@ -183,6 +183,11 @@ def test_compare_reports():
     diff = C.gold_differences(a, b, 10)
     assert [r["query_id"] for r in diff["only_a"]] == ["q1"] and [r["query_id"] for r in diff["only_b"]] == ["q2"]
     assert diff["both"] == 0
+    found = [{"query_id": f"luc. 1.{n}", "source_id": "verg. aen. 1.10", "rank": 1, "label": "cf."} for n in (100, 10, 2, 1)]
+    assert [r["query_id"] for r in C.gold_differences(found, [], 10)["only_a"]] == [
+        "luc. 1.1", "luc. 1.2", "luc. 1.10", "luc. 1.100"]  # citation order, not string order
+    assert sorted(["verg. aen. 10.1", "verg. aen. 2.3", "verg. aen. 2.10"], key=C.citation_key) == [
+        "verg. aen. 2.3", "verg. aen. 2.10", "verg. aen. 10.1"]
     rows = C.query_differences([{"query_id": "q1", "rr": 1.0}, {"query_id": "q2", "rr": 0.5}],
                                [{"query_id": "q1", "rr": 0.0}, {"query_id": "q2", "rr": 0.5}])
     assert rows == [{"query_id": "q1", "fold": None, "rr_a": 1.0, "rr_b": 0.0, "delta": -1.0}]

@@ -98,6 +98,14 @@ def test_compare_page(client, users, loci_version):
 
     diff = gold_differences(a.report["per_pair"], b.report["per_pair"], 10)
     assert f"{len(diff['only_a'])} only by A, {len(diff['only_b'])} only by B" in html
+    import html as H
+
+    from benchmarks.models import Segment
+
+    assert diff["only_a"] or diff["only_b"]
+    for r in (diff["only_a"] + diff["only_b"])[:5]:  # each pair with both texts, as the corpora hold them
+        q = Segment.objects.get(corpus_id=loci_version.query_corpus_id, seg_id=r["query_id"]).text
+        assert H.escape(q[:150]) in html or H.escape(q[:150], quote=False) in html
     b.summary = {**b.summary, "pool": "corpus"}
     b.save()
     assert "rank against different pools" in client.get(f"/workbench/compare/?a={a.pk}&b={b.pk}").content.decode()

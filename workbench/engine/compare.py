@@ -26,17 +26,24 @@ def final_summary(summary: dict) -> dict:
     return out
 
 
+def citation_key(ref: str) -> tuple:
+    """A citation's sort key: its numbers as numbers (``luc. 1.2`` before ``luc. 1.10``), its words as words."""
+    import re
+
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|\D+", str(ref)))
+
+
 def _found(rank, k: int) -> bool:
     return rank is not None and 1 <= rank <= k
 
 
 def gold_differences(pairs_a: list[dict], pairs_b: list[dict], k: int) -> dict:
-    """Gold pairs (query_id, source_id) found within the top k by one run and not the other."""
+    """Gold pairs (query_id, source_id) found within the top k by one run and not the other, in citation order."""
     rank_a = {(p["query_id"], p["source_id"]): p.get("rank") for p in pairs_a}
     rank_b = {(p["query_id"], p["source_id"]): p.get("rank") for p in pairs_b}
     label = {(p["query_id"], p["source_id"]): p.get("label") for p in pairs_a + pairs_b}
     only_a, only_b = [], []
-    for key in sorted(set(rank_a) | set(rank_b)):
+    for key in sorted(set(rank_a) | set(rank_b), key=lambda qs: (citation_key(qs[0]), citation_key(qs[1]))):
         ra, rb = rank_a.get(key), rank_b.get(key)
         row = {"query_id": key[0], "source_id": key[1], "label": label.get(key), "rank_a": ra, "rank_b": rb}
         if _found(ra, k) and not _found(rb, k):

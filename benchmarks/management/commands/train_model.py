@@ -12,6 +12,7 @@ from benchmarks.services.model_training import training_run_create
 from core.cli import parse_params
 from core.commands import command_errors
 from core.run_limits import TRAINING_K
+from detection.methods import DEFAULT_RETRIEVER
 from detection.services.training import FEATURE_METHODS, KINDS
 from jobs.models import Job
 from jobs.runner import run_job
@@ -29,7 +30,8 @@ class Command(BaseCommand):
                             "for a feature classifier (default: feature-ltr, learning to rank)")
         parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="model parameter")
         parser.add_argument("--base-model", default="", help="neural kinds: the model to fine-tune")
-        parser.add_argument("--retriever", default="bm25-lemma", help="the first stage the reranker learns from")
+        parser.add_argument("--retriever", default=DEFAULT_RETRIEVER,
+                            help=f"the first stage the reranker learns from (default {DEFAULT_RETRIEVER}, the detector's)")
         parser.add_argument("--retriever-param", action="append", default=[], metavar="KEY=VALUE")
         TRAINING_K.add_option(parser, "--k")
         parser.add_argument("--no-final-model", action="store_true", help="per-fold models only (no NAME/all)")
