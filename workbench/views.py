@@ -196,6 +196,8 @@ def run_page(request, pk: int):
             "label_choices": ["cit.", "cf.", "none"], "bucket_choices": ["bigram", "two_lemmas", "one_lemma", "none"],
             "verdict_choices": list(selectors.VERDICT_FILTERS),
             "filters": filters, "page": page, "groups": groups, "query_string": query_string.urlencode(),
+            "filters_active": any(request.GET.get(k) for k in ("label", "min_score", "min_prob", "author_pair",
+                                                                "bucket", "verdict", "q")),
             "author_pairs": selectors.author_pairs(run=run),
             "progress": selectors.inspection_progress(run=run, user=request.user),
             "versions": [v for v in versions_visible_to(request.user).select_related("benchmark")

@@ -17,7 +17,7 @@ def test_train_model_trains_stores_and_prints_progress(loci_version, models_dir,
     rows = {m.name: m for m in TrainedModel.objects.all()}
     assert rows["ltr-cmd/all"].method == "feature-ltr" and len(rows) == 6
     card = json.loads((models_dir / "ltr-cmd" / "all" / "reranker.json").read_text())
-    assert card["reranker"] == "feature-ltr" and card["first_stage"] == "bm25-lemma"
+    assert card["reranker"] == "feature-ltr" and card["first_stage"] == "channels"  # the detector's default first stage
     assert json.loads((models_dir / "ltr-cmd" / "all" / "classifier.json").read_text())["kind"] == "feature-ltr"
     assert not list(models_dir.rglob("*.pkl")) and not list(models_dir.rglob("*.skops"))
 

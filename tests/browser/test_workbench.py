@@ -79,10 +79,12 @@ def test_upload_detect_explore_verify_export(live_server, page, make_user, tmp_p
     assert len(results) == run.summary["n_candidates"] and results[0]["query_text"].startswith("Furiosas")
 
     # filters and search reload the list server-side
+    page.click("#filter-box > summary")  # folded under the list's head while no filter is set
     page.fill("#search", "decus")
     page.click("#filters button[type=submit]")
     page.wait_for_url("**q=decus**")
     assert page.locator("tr.cand").count() >= 1 and "O decus Italiae" in page.inner_text("#candidates")
+    assert page.locator("#filter-box").get_attribute("open") is not None  # a filter is set: shown open
 
 
 def test_launch_two_runs_on_a_pool_and_compare(live_server, page, make_user, settings):
@@ -258,7 +260,7 @@ def test_run_page_folds_changed_parameters_and_compares_two_detections(live_serv
     page.wait_for_url("**/workbench/runs/*/")
     page.wait_for_selector("#explorer-card", timeout=60000)
     second = DetectionRun.objects.exclude(pk=first.pk).get()
-    assert page.inner_text("#run-setup").startswith("tfidf-surface (default parameters)")
+    assert page.inner_text("#run-setup").startswith("← Workbench · tfidf-surface (default parameters)")
     assert page.locator("#run-setup details").count() == 0
     page.click("#compare-link")
     page.wait_for_url("**/workbench/compare/detections/?a=*")

@@ -19,7 +19,8 @@ def test_the_run_page_says_where_the_reranker_is_outside_what_it_learned(live_se
     version, _ = benchmark_import_545(with_text_path=WITH_TEXT, ref_type_path=REF_TYPE, name="loci-similes-545")
     owner = make_user("wbcheck", "researcher")
     with model_store.using(tmp_path / "models"):
-        call_command("train_model", "--benchmark", version.benchmark.name, "--name", "ltr-elsewhere", "--k", "10")
+        call_command("train_model", "--benchmark", version.benchmark.name, "--name", "ltr-elsewhere", "--k", "10",
+                     "--retriever", "bm25-lemma")
         query = document_upload(name="q.csv", data=b"seg_id,text\nq1,arma virumque cano Troiae qui primus ab oris\n",
                                 owner=owner)
         source = document_upload(name="s.csv", data=b"seg_id,text\ns1,arma virumque canebat miles fortis\n"

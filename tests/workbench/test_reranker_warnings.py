@@ -42,7 +42,8 @@ def test_the_run_page_shows_labels_against_training_and_the_first_stage_mismatch
 
     from workbench.services import detection_run_create, document_upload
 
-    call_command("train_model", "--benchmark", loci_version.benchmark.name, "--name", "ltr-wb", "--k", "10")
+    call_command("train_model", "--benchmark", loci_version.benchmark.name, "--name", "ltr-wb", "--k", "10",
+                 "--retriever", "bm25-lemma")
     owner = users["researcher"]
     query = document_upload(name="q.csv", data=b"seg_id,text\nq1,arma virumque cano Troiae qui primus ab oris\n"
                             b"q2,urbs antiqua fuit Tyrii tenuere coloni\n", owner=owner)
