@@ -12,7 +12,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from jobs.dispatch import send
 from jobs.models import Job, log_appended
-from jobs.registry import get_kind
+from jobs.registry import get_kind, lane_queue
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
         kind: a registered job kind (jobs.registry).
         params: JSON-serialisable keyword arguments for the job function.
         owner: the user who asked for it (None for system jobs).
-        queue: override the kind's queue ("cpu" or "gpu").
+        queue: override the kind's queue ("cpu" or "gpu"); an interactive kind's "cpu" is its lane's queue.
     """
     try:
         job_kind = get_kind(kind)
@@ -63,7 +63,7 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
         raise JobError(str(exc)) from None
     with transaction.atomic():
         _check_quota(owner)
-        job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=queue or job_kind.queue)
+        job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=lane_queue(kind, queue or job_kind.queue))
     transaction.on_commit(lambda: send(job.pk, job.queue))
     return job
 

@@ -136,7 +136,7 @@ def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut | dict:
     if len(shards) == 1:  # nothing to share: the shard and the merge run here, in the parent
         context.log("one shard: running it in this job")
         return spec.merge(context, params, [spec.shard(context, **{**params, **shards[0]})])
-    queue = context.job.queue or spec.queue
+    queue = context.job.queue if context.job.queue != Job.Queue.INTERACTIVE else spec.queue  # many shards: bulk
     with transaction.atomic():
         rows = [Job(kind=spec.name + SHARD_SUFFIX, params={**params, **shard}, owner_id=context.owner_id,
                     queue=queue, parent_id=context.id, shard_index=i) for i, shard in enumerate(shards)]

@@ -1,5 +1,6 @@
-"""`make run` (scripts/run_local.sh): binds 127.0.0.1, and Ctrl-C stops the web server and the worker
-within seconds even while a job runs, putting that job back in the queue instead of leaving it `running`."""
+"""`make run` (scripts/run_local.sh): binds 127.0.0.1, keeps a worker slot for the interactive lane, and Ctrl-C stops
+the web server and the workers within seconds even while a job runs, putting that job back in the queue instead of
+leaving it `running`."""
 import os
 import re
 import signal
@@ -13,6 +14,7 @@ import pytest
 from django.conf import settings
 
 from jobs.models import Job
+from jobs.selectors import job_ahead
 from jobs.services import job_create
 
 from .test_worker_integration import ROOT, _database_url, _wait_for, broker_delivery  # noqa: F401
@@ -41,11 +43,16 @@ def _end_sessions(script: subprocess.Popen, out: Path) -> None:
         os.killpg(script.pid, signal.SIGKILL)
         script.wait(timeout=30)
     text = out.read_text() if out.exists() else ""
-    for found in re.finditer(r"(?:Worker|Web server) started \(pid (\d+)", text):
+    for pid in [*_worker_pids(text), *re.findall(r"Web server started \(pid (\d+)", text)]:
         try:
-            os.killpg(int(found.group(1)), signal.SIGKILL)
+            os.killpg(int(pid), signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _worker_pids(text: str) -> list[int]:
+    found = re.search(r"Workers started \(bulk lane and interactive lane: pids (\d+) (\d+)", text)
+    return [int(pid) for pid in found.groups()] if found else []
 
 
 def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subprocess.Popen, Path, int]:
@@ -62,13 +69,13 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
     script = subprocess.Popen([str(ROOT / "scripts" / "run_local.sh")], cwd=ROOT, env=env, stdout=out.open("w"),
                               stderr=subprocess.STDOUT, start_new_session=True,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    worker_log = var_dir / "worker.log"
+    worker_logs = [var_dir / "worker.log", var_dir / "worker-interactive.log"]
     deadline = time.monotonic() + 90
     try:
         while True:
             assert time.monotonic() < deadline, out.read_text()
             assert script.poll() is None, out.read_text()
-            ready = worker_log.exists() and "ready." in worker_log.read_text()
+            ready = all(log.exists() and "ready." in log.read_text() for log in worker_logs)
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
             except OSError:
@@ -84,11 +91,18 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
 
 
 def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_delivery):  # noqa: F811
+    """The bulk lane's one slot busy: an interactive job runs at once on the slot kept for it, and a bulk job queued
+    behind two others says so."""
     script, out, port = _start_make_run(tmp_path, Path(settings.VAR_DIR), WORKER_CONCURRENCY="1", STOP_GRACE="2")
     try:
-        worker_pid = int(re.search(r"Worker started \(pid (\d+)", out.read_text()).group(1))
+        worker_pid = _worker_pids(out.read_text())[0]
         job = job_create(kind="system.sleep", params={"seconds": 120, "steps": 240})
         _wait_for(job.pk, {"running"})
+        behind = [job_create(kind="system.sleep", params={"seconds": 1}) for _ in range(3)]
+        quick = job_create(kind="system.sleep", queue="interactive", params={"seconds": 0.2, "steps": 1})
+        assert _wait_for(quick.pk, {"succeeded", "failed"}).status == "succeeded"
+        assert Job.objects.get(pk=job.pk).status == "running" and quick.lane == "interactive"
+        assert [job_ahead(j) for j in behind] == [0, 1, 2] and behind[0].lane == "bulk"
         started = time.monotonic()
         os.killpg(script.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
         script.wait(timeout=60)
@@ -115,10 +129,10 @@ def test_ctrl_c_of_an_idle_make_run_stops_the_worker_at_once_and_says_nothing_fa
     try:
         icon = urllib.request.urlopen(f"http://127.0.0.1:{port}/favicon.ico", timeout=10)
         assert icon.status == 200 and icon.headers["Content-Type"].startswith("image/svg+xml")
-        worker_pid = int(re.search(r"Worker started \(pid (\d+)", out.read_text()).group(1))
+        worker_pids = _worker_pids(out.read_text())
         os.killpg(script.pid, signal.SIGINT)
         script.wait(timeout=50)  # under the 60 s grace: the worker did not wait it out
-        assert not _alive(worker_pid), "the worker outlived the script"
+        assert not any(map(_alive, worker_pids)), "a worker outlived the script"
     finally:
         _end_sessions(script, out)
     text = out.read_text()
