@@ -31,6 +31,16 @@ INTERACTIVE_KINDS = frozenset({"annotation.analytics", "annotation.plan", "annot
                                "workbench.refit"})
 
 
+def time_limits(kind: str, queue: str) -> tuple[int, int]:
+    """(soft, hard) seconds for a `kind` job on `queue`: settings.JOB_TIME_LIMITS for its kind, else its lane's
+    (JOB_INTERACTIVE_TIME_LIMIT; the bulk lane: CELERY_TASK_SOFT_TIME_LIMIT), the hard limit 300 s after the soft."""
+    from django.conf import settings
+
+    lane = settings.JOB_INTERACTIVE_TIME_LIMIT if queue == "interactive" else settings.CELERY_TASK_SOFT_TIME_LIMIT
+    soft = min(settings.JOB_TIME_LIMITS.get(kind, lane), settings.CELERY_TASK_SOFT_TIME_LIMIT)
+    return soft, min(soft + 300, settings.CELERY_TASK_TIME_LIMIT)
+
+
 def lane_queue(kind: str, queue: str) -> str:
     """The Celery queue of a `kind` job asked for on `queue`: "interactive" for an interactive kind's CPU work."""
     return "interactive" if queue == "cpu" and kind in INTERACTIVE_KINDS else queue

@@ -90,10 +90,12 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
     return script, out, port
 
 
-def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_delivery):  # noqa: F811
-    """The bulk lane's one slot busy: an interactive job runs at once on the slot kept for it, and a bulk job queued
-    behind two others says so."""
-    script, out, port = _start_make_run(tmp_path, Path(settings.VAR_DIR), WORKER_CONCURRENCY="1", STOP_GRACE="2")
+def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_delivery, settings):  # noqa: F811
+    """The bulk lane's one slot busy: an interactive job runs at once on the slot kept for it, one past its lane's
+    time limit is stopped, and a bulk job queued behind two others says so."""
+    settings.JOB_INTERACTIVE_TIME_LIMIT = 2  # sent with the message; the worker's own settings word the error
+    script, out, port = _start_make_run(tmp_path, Path(settings.VAR_DIR), WORKER_CONCURRENCY="1", STOP_GRACE="2",
+                                        JOB_INTERACTIVE_TIME_LIMIT="2")
     try:
         worker_pid = _worker_pids(out.read_text())[0]
         job = job_create(kind="system.sleep", params={"seconds": 120, "steps": 240})
@@ -101,6 +103,9 @@ def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_deliver
         behind = [job_create(kind="system.sleep", params={"seconds": 1}) for _ in range(3)]
         quick = job_create(kind="system.sleep", queue="interactive", params={"seconds": 0.2, "steps": 1})
         assert _wait_for(quick.pk, {"succeeded", "failed"}).status == "succeeded"
+        slow = job_create(kind="system.sleep", queue="interactive", params={"seconds": 60, "steps": 60})
+        assert _wait_for(slow.pk, {"succeeded", "failed"}).error == ("Timed out: the job ran past the soft time "
+                                                                     "limit of 2 s for a system.sleep job.")
         assert Job.objects.get(pk=job.pk).status == "running" and quick.lane == "interactive"
         assert [job_ahead(j) for j in behind] == [0, 1, 2] and behind[0].lane == "bulk"
         started = time.monotonic()
