@@ -16,7 +16,18 @@ export DJANGO_RUNSERVER_HIDE_WARNING=${DJANGO_RUNSERVER_HIDE_WARNING:-true}  # l
 # After the grace, stop running tasks at once (the default soft-shutdown wait would add to the grace).
 export CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT=${CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT:-0}
 LOG_DIR=${SIMILIA_VAR_DIR:-var}
-mkdir -p "$LOG_DIR"
+mkdir -p -m 700 "$LOG_DIR"
+
+# A HOST others reach would serve the demo users' known passwords and API tokens: asked twice, or refused.
+case "$HOST" in 127.*|localhost|::1|"[::1]") ;; *)
+  if [ "${SIMILIA_EXPOSE_DEMO:-}" != "yes" ] && $PY manage.py shell -c "from django.contrib.auth.models import User
+from core.demo import DEMO_USERS
+raise SystemExit(0 if User.objects.filter(username__in=[u[0] for u in DEMO_USERS]).exists() else 1)"; then
+    echo "Refused: HOST=$HOST serves the demo users' known passwords and API tokens to the network. Delete the demo" \
+      "users (/admin/auth/user/), or start again with SIMILIA_EXPOSE_DEMO=yes to expose them anyway." >&2
+    exit 2
+  fi ;;
+esac
 
 # Each child in its own session, so a terminal's Ctrl-C reaches only this script, which stops them in order.
 # A worker's name carries this script's pid: two `make run`s on one host are two workers, never one name.

@@ -62,7 +62,7 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
                CELERY_BROKER_URL=settings.CELERY_BROKER_URL, SIMILIA_VAR_DIR=str(var_dir),
                CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port), **extra_env)
-    env.pop("HOST", None)
+    env["HOST"] = extra_env.get("HOST", "127.0.0.1")
     out = tmp_path / "run_local.out"
     # SIGINT as a terminal's shell leaves it (default): a disposition this process inherited or set (ignored) would
     # pass to the script, and bash cannot trap a signal that was ignored when it started
@@ -86,7 +86,7 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
     except BaseException:
         _end_sessions(script, out)
         raise
-    assert f"Starting development server at http://127.0.0.1:{port}/" in out.read_text()
+    assert f"Starting development server at http://{env['HOST']}:{port}/" in out.read_text()
     return script, out, port
 
 
@@ -146,3 +146,18 @@ def test_ctrl_c_of_an_idle_make_run_stops_the_worker_at_once_and_says_nothing_fa
     assert "no task running, stopped at once" in log, log
     warnings = [line for line in (text + log).splitlines() if "WARNING" in line and "superuser privileges" not in line]
     assert not warnings, warnings
+
+
+def test_make_run_refuses_a_host_others_reach_while_the_demo_users_exist_unless_asked_twice(tmp_path):
+    from django.core.management import call_command
+
+    call_command("load_demo_users", stdout=open(os.devnull, "w"))
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
+               SIMILIA_VAR_DIR=str(tmp_path / "var"), HOST="0.0.0.0", PORT=str(_free_port()))
+    refused = subprocess.run([str(ROOT / "scripts" / "run_local.sh")], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 2 and "Refused: HOST=0.0.0.0 serves the demo users' known passwords" in refused.stderr
+    assert "started" not in refused.stdout and not (tmp_path / "var" / "worker.log").exists()
+    script, out, port = _start_make_run(tmp_path, tmp_path / "var", HOST="0.0.0.0", SIMILIA_EXPOSE_DEMO="yes")
+    _end_sessions(script, out)
+    assert f"Starting development server at http://0.0.0.0:{port}/" in out.read_text()
