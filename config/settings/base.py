@@ -169,7 +169,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"StudyItemKindEnum": "annotation.models.StudyItem.Kind"},
+    # one name per choice set that shares a field name with another (drf-spectacular warned at each schema load)
+    "ENUM_NAME_OVERRIDES": {"StudyItemKindEnum": "annotation.models.StudyItem.Kind", "JobQueueEnum": "jobs.models.Job.Queue",
+                            "JobStatusEnum": "jobs.models.Job.Status", "BatchStatusEnum": "annotation.models.Batch.Status",
+                            "ScoresSourceEnum": ["stored", "live"]},
 }
 
 # --- Celery -------------------------------------------------------------------------------------
