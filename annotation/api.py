@@ -249,6 +249,7 @@ def set_payload(*, annotation_set: AnnotationSet | None, batch: Batch, user) -> 
 class ProjectListApi(ListAPIView):
     serializer_class = ProjectOutputSerializer
     permission_classes = [IsAuthenticated]
+    queryset = Project.objects.none()  # the model, for the schema (which has no user): get_queryset answers requests
 
     def get_queryset(self):
         return selectors.projects_for_user(user=self.request.user).order_by("name")
@@ -319,6 +320,7 @@ class MemberApi(APIView):
 class VerseListApi(CsvListMixin, ListAPIView):
     serializer_class = VerseSerializer
     permission_classes = [IsAuthenticated]
+    queryset = Verse.objects.none()  # the model, for the schema (which has no project): get_queryset answers requests
 
     def get_queryset(self):
         return selectors.verses_of(project=_project_for(self.request, self.kwargs["pk"]))
@@ -338,6 +340,7 @@ class VerseSearchApi(ListAPIView):
 
     serializer_class = VersePickSerializer
     permission_classes = [IsLead]
+    queryset = Verse.objects.none()  # the model, for the schema (which has no project): get_queryset answers requests
 
     @extend_schema(parameters=[OpenApiParameter("q", OpenApiTypes.STR, description="part of a verse id or text "
                                                                                       "(at most 200 characters)")])

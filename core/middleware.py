@@ -1,4 +1,5 @@
-"""Refuse a NUL character in the path, the headers, query parameters and page form fields, in one place.
+"""Refuse a NUL character (or a lone surrogate) in the path, the headers, query parameters and page form fields, in one
+place: `core.safejson.unstorable_character`, the check of every JSON body.
 
 PostgreSQL cannot hold U+0000 in text, nor take it as a query parameter: a NUL that reaches a filter or a save is a
 500 there (``/invite/a%00b/``, ``Authorization: Token a<NUL>b``, a session cookie) and is stored as is on SQLite.
@@ -9,12 +10,15 @@ from typing import ClassVar
 
 from django.http import HttpResponseBadRequest, JsonResponse
 
+from core.safejson import unstorable_character
+
 
 def _nul_field(data, what: str) -> str | None:
     for key, values in data.lists():
-        if "\x00" in key or any("\x00" in value for value in values):
-            shown = key.replace("\x00", "\\x00")
-            return f"The {what} {shown!r} contains a NUL character (U+0000); no field accepts one."
+        problem = next(filter(None, map(unstorable_character, [key, *values])), None)
+        if problem:
+            shown = key.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode()
+            return f"The {what} {shown!r} contains {problem}."
     return None
 
 
@@ -25,11 +29,11 @@ class RejectNulMiddleware:
     def __call__(self, request):
         api = request.path.startswith("/api/")
         problem = None
-        if "\x00" in request.path:
-            problem = "The address contains a NUL character (U+0000); no page has one."
+        if unstorable_character(request.path):
+            problem = f"The address contains {unstorable_character(request.path)}."
         for header, value in request.META.items():
-            if problem is None and header.startswith("HTTP_") and "\x00" in str(value):
-                problem = f"The header {header[5:].replace('_', '-').title()} contains a NUL character (U+0000)."
+            if problem is None and header.startswith("HTTP_") and unstorable_character(str(value)):
+                problem = f"The header {header[5:].replace('_', '-').title()} contains {unstorable_character(value)}."
         problem = problem or _nul_field(request.GET, "query parameter")
         if problem is None and request.method == "POST" and not api:  # DRF parses API bodies itself
             problem = _nul_field(request.POST, "form field")

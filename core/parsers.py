@@ -1,7 +1,8 @@
 """The API's readers of JSON, each through the one guarded reader (`core.safejson`: a nesting limit,
-settings.SIMILIA_JSON_MAX_DEPTH, and numbers within a 64-bit column and a finite float): DRF's JSON parser for
-`application/json` bodies, and `JSONField` for a JSON field of any body (a form-encoded or multipart field is a JSON
-text that DRF's own field hands to `json.loads`, which let a RecursionError or a 10**309 through)."""
+settings.SIMILIA_JSON_MAX_DEPTH, numbers within a 64-bit column and a finite float, strings without NUL or a lone
+surrogate): DRF's JSON parser for `application/json` bodies, and `JSONField` for a JSON field of any body (a
+form-encoded or multipart field is a JSON text that DRF's own field hands to `json.loads`, which let a RecursionError
+or a 10**309 through)."""
 from __future__ import annotations
 
 import codecs
@@ -12,8 +13,6 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 
 from core import safejson
-
-NUL_IN_JSON = "A NUL character (\\u0000) in the JSON body; no field accepts one."
 
 
 def _max_depth() -> int:
@@ -34,8 +33,6 @@ class DepthLimitedJSONParser(JSONParser):
             raise ParseError(f"{exc.path}: {exc}" if exc.path else str(exc)) from None
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
-        if safejson.contains_nul(data):
-            raise ParseError(NUL_IN_JSON)
         return data
 
 
@@ -52,6 +49,4 @@ class JSONField(serializers.JSONField):
             raise serializers.ValidationError(f"{exc.path}: {exc}" if exc.path else str(exc)) from None
         except ValueError as exc:
             raise serializers.ValidationError(f"not valid JSON: {exc}") from None
-        if safejson.contains_nul(data):
-            raise serializers.ValidationError("a NUL character (\\u0000) in the value; no field accepts one.")
         return super().to_internal_value(data)

@@ -6,7 +6,9 @@ Python's decoder recurses once per level and fails with RecursionError near 1,00
 instead. A number is read once, here, within what a 64-bit column and a float hold: a whole number beyond
 ±(2**63 - 1) (10**309 made `float()` raise OverflowError deep in a service, and a seed overflowed its column) and a
 number that is not finite as a float (1e400) are refused with a sentence, as is a 5,000-digit one (which `int()`
-refuses with a traceback). Every refusal is a ValueError (`JSONRefused`) whose text is for the user."""
+refuses with a traceback). So is a string (key or value) holding U+0000 or a lone UTF-16 surrogate (`"\\ud800"`:
+valid JSON, but no encoding writes it, so the first response or save echoing it was a 500). Every refusal is a
+ValueError (`JSONRefused`) whose text is for the user."""
 from __future__ import annotations
 
 import json
@@ -48,20 +50,22 @@ def depth_exceeds(value, max_depth: int) -> bool:
     return False
 
 
-def contains_nul(value) -> bool:
-    """True when any string (key or value) holds U+0000, which PostgreSQL cannot store in text or jsonb."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_character(text: str) -> str | None:
+    """What is wrong with `text` when it holds U+0000 (PostgreSQL cannot store it in text or jsonb) or a lone UTF-16
+    surrogate (a JSON "\\ud800": no encoding writes it, so a response or a save echoing it was a 500), else None."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "a NUL character (U+0000); no field accepts one"
+    return f"a lone UTF-16 surrogate (U+{ord(found.group()):04X}), not a character; no field accepts one"
+
+
+def _key(key) -> str:
+    return str(key).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _shown(text: str, unit: str = "characters") -> str:
@@ -109,6 +113,10 @@ class _LongNumber(str):
     """A JSON number of more digits than `int()` reads, kept as text for `check` to refuse with its place."""
 
 
+class _Key(str):
+    """An object's key, on `check`'s stack beside its value."""
+
+
 def _json_int(text: str):
     return _LongNumber(text) if len(text) > 30 else int(text)
 
@@ -128,17 +136,26 @@ def loads(text: str | bytes, *, max_depth: int = DEFAULT_MAX_DEPTH):
 
 
 def check(value, *, max_depth: int = DEFAULT_MAX_DEPTH):
-    """`value` (parsed JSON) if it nests at most `max_depth` levels and each number is a whole number within
-    ±INT_MAX or a finite float; else JSONRefused, its `path` the place of the number (e.g. ``params.k1``)."""
+    """`value` (parsed JSON) if it nests at most `max_depth` levels, each number is a whole number within
+    ±INT_MAX or a finite float and no string (key or value) holds a NUL or a lone surrogate; else JSONRefused, its
+    `path` the place of the value (e.g. ``params.k1``)."""
     if depth_exceeds(value, max_depth):
         raise JSONTooDeep(max_depth)
     stack = [(value, "")]
     while stack:
         item, path = stack.pop()
         if isinstance(item, dict):
-            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+            for k, v in item.items():
+                key_path = f"{path}.{_key(k)}" if path else _key(k)
+                stack.extend([(v, key_path), (_Key(k), key_path)])
         elif isinstance(item, list):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+        elif isinstance(item, str) and not isinstance(item, _LongNumber):
+            problem = unstorable_character(item)
+            if problem:
+                exc = JSONRefused(f"{'the name' if isinstance(item, _Key) else 'the value'} holds {problem}.")
+                exc.path = path
+                raise exc
         elif isinstance(item, (_LongNumber, float)) or (isinstance(item, int) and not isinstance(item, bool)):
             try:
                 if isinstance(item, _LongNumber):

@@ -15,7 +15,7 @@ from core.models import ApiToken
 from core.services import token_issue
 from frontend.sections import for_user
 from jobs.models import Job
-from jobs.selectors import job_list, job_visible_to
+from jobs.selectors import job_ahead, job_list, job_visible_to
 
 
 @login_required
@@ -37,7 +37,7 @@ def job_page(request, pk: int):
     job = get_object_or_404(Job, pk=pk)
     if not job_visible_to(job=job, user=request.user):
         raise Http404
-    return render(request, "frontend/job.html", {"job": job})
+    return render(request, "frontend/job.html", {"job": job, "ahead": job_ahead(job)})
 
 
 @never_cache  # Cache-Control: no-store: the answer to a POST holds the new key

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from core.pagination import CsvListMixin
 from jobs.models import Job
-from jobs.selectors import job_cancellable_by, job_list, job_visible_to
+from jobs.selectors import job_ahead, job_cancellable_by, job_list, job_visible_to
 from jobs.services import heartbeat_cutoff_passed, job_cancel, job_reap_stale
 
 
@@ -17,19 +17,24 @@ class JobSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", default=None, read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
     error_message = serializers.CharField(read_only=True, help_text="the error as one sentence (no traceback)")
+    lane = serializers.CharField(read_only=True, help_text="interactive (a worker slot is kept for it) or bulk")
+    ahead = serializers.SerializerMethodField(help_text="jobs queued before it in its lane; null once it runs")
 
     class Meta:
         model = Job
         fields = [
-            "id", "kind", "queue", "params", "status", "progress", "progress_message", "log", "error",
+            "id", "kind", "queue", "lane", "ahead", "params", "status", "progress", "progress_message", "log", "error",
             "error_message", "result", "owner", "created", "started", "finished", "heartbeat", "worker", "duration_seconds",
         ]
         read_only_fields = fields
 
+    def get_ahead(self, job: Job) -> int | None:
+        return job_ahead(job)
+
 
 class JobListSerializer(JobSerializer):
     class Meta(JobSerializer.Meta):
-        fields = [f for f in JobSerializer.Meta.fields if f not in {"log", "result"}]
+        fields = [f for f in JobSerializer.Meta.fields if f not in {"log", "result", "ahead"}]
 
 
 class JobListApi(CsvListMixin, ListAPIView):
@@ -38,6 +43,7 @@ class JobListApi(CsvListMixin, ListAPIView):
 
     permission_classes = [IsAuthenticated]
     serializer_class = JobListSerializer
+    queryset = Job.objects.none()  # the model, for the schema (which has no user): get_queryset answers requests
     filterset_fields = ["status", "kind", "queue"]
 
     def get_queryset(self):

@@ -52,11 +52,15 @@ class Job(models.Model):
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
     class Queue(models.TextChoices):
+        """The Celery queue: the interactive lane (work a person waits for on a page: a worker slot is kept for it)
+        or the bulk lane on "cpu" or "gpu" (corpus builds, benchmark runs and suites, training, large detections)."""
+
+        INTERACTIVE = "interactive"
         CPU = "cpu"
         GPU = "gpu"
 
     kind = models.CharField(max_length=100, db_index=True)
-    queue = models.CharField(max_length=10, choices=Queue.choices, default=Queue.CPU)
+    queue = models.CharField(max_length=12, choices=Queue.choices, default=Queue.CPU)
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.FloatField(default=0.0)
@@ -93,6 +97,10 @@ class Job(models.Model):
     def error_message(self) -> str:
         """The error as a sentence for pages (`error_sentence`): no traceback, no server path."""
         return error_sentence(self.error)
+
+    @property
+    def lane(self) -> str:
+        return "interactive" if self.queue == self.Queue.INTERACTIVE else "bulk"
 
     @property
     def is_finished(self) -> bool:

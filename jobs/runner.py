@@ -30,7 +30,7 @@ from jobs.lifecycle import (  # noqa: F401  (JobContext, JobCancelled, finish: w
     finish,
 )
 from jobs.models import Job
-from jobs.registry import get_kind
+from jobs.registry import get_kind, time_limits
 from jobs.sharding import FanOut, shard_settled
 
 logger = logging.getLogger(__name__)
@@ -72,8 +72,8 @@ def run_job(job_id: int, *, worker: str | None = None, echo=None) -> str:
     except JobCancelled:
         logger.info("job %s cancelled", job_id)
     except SoftTimeLimitExceeded:
-        finish(job_id, status=Status.FAILED,
-               error=f"Timed out: the job ran past the soft time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s.")
+        finish(job_id, status=Status.FAILED, error=f"Timed out: the job ran past the soft time limit of "
+                                                   f"{time_limits(job.kind, job.queue)[0]} s for a {job.kind} job.")
     except Exception as exc:
         logger.exception("job %s (%s) failed", job_id, job.kind)
         finish(job_id, status=Status.FAILED, error=public_error(exc), error_detail=traceback.format_exc())

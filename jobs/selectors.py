@@ -16,6 +16,13 @@ def job_list(*, user) -> QuerySet[Job]:
     return qs.filter(owner=user)
 
 
+def job_ahead(job: Job) -> int | None:
+    """How many jobs of the job's queue (its lane; bulk: "cpu" or "gpu") were queued before it; None once it runs."""
+    if job.status != Job.Status.QUEUED:
+        return None
+    return Job.objects.filter(queue=job.queue, status=Job.Status.QUEUED, pk__lt=job.pk).count()
+
+
 def job_visible_to(*, job: Job, user) -> bool:
     """Owner and staff; whoever the job kind's `visible` rule admits (e.g. every reader of its project's results,
     but no one a private benchmark version is hidden from); researchers for a system job of a kind without one."""

@@ -12,7 +12,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from jobs.dispatch import send
 from jobs.models import Job, log_appended
-from jobs.registry import get_kind
+from jobs.registry import get_kind, lane_queue
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
         kind: a registered job kind (jobs.registry).
         params: JSON-serialisable keyword arguments for the job function.
         owner: the user who asked for it (None for system jobs).
-        queue: override the kind's queue ("cpu" or "gpu").
+        queue: override the kind's queue ("cpu" or "gpu"); an interactive kind's "cpu" is its lane's queue.
     """
     try:
         job_kind = get_kind(kind)
@@ -63,8 +63,8 @@ def job_create(*, kind: str, params: dict | None = None, owner=None, queue: str 
         raise JobError(str(exc)) from None
     with transaction.atomic():
         _check_quota(owner)
-        job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=queue or job_kind.queue)
-    transaction.on_commit(lambda: send(job.pk, job.queue))
+        job = Job.objects.create(kind=kind, params=params or {}, owner=owner, queue=lane_queue(kind, queue or job_kind.queue))
+    transaction.on_commit(lambda: send(job))
     return job
 
 
@@ -91,7 +91,7 @@ def job_redeliver_unclaimed(*, after_seconds: int | None = None, max_deliveries:
     unclaimed = Job.objects.filter(status=Job.Status.QUEUED).filter(
         Q(enqueued__lt=cutoff) | Q(enqueued__isnull=True, created__lt=cutoff))
     sent = 0
-    for job in unclaimed.only("pk", "queue", "deliveries"):
+    for job in unclaimed.only("pk", "kind", "queue", "deliveries"):
         if job.deliveries >= max_deliveries:
             Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
                 status=Job.Status.FAILED, finished=timezone.now(),
@@ -102,7 +102,7 @@ def job_redeliver_unclaimed(*, after_seconds: int | None = None, max_deliveries:
             Q(enqueued__lt=cutoff) | Q(enqueued__isnull=True)).update(enqueued=timezone.now())
         if mine:
             logger.warning("job %s unclaimed for %s s: sending it again", job.pk, after_seconds)
-            sent += send(job.pk, job.queue)
+            sent += send(job)
     return sent
 
 
@@ -138,7 +138,7 @@ def job_reap_stale(*, timeout_seconds: int | None = None, reason: str = "") -> i
     stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat__lt=cutoff).exclude(
         shards__status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
     count = 0
-    for job in stale.only("pk", "worker", "heartbeat", "parent_id", "deliveries", "queue").distinct():
+    for job in stale.only("pk", "kind", "worker", "heartbeat", "parent_id", "deliveries", "queue").distinct():
         last = job.heartbeat.isoformat(timespec="seconds") if job.heartbeat else "never"
         message = (
             f"Worker lost: no heartbeat from worker {job.worker or '?'} since {last} "

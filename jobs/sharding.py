@@ -136,22 +136,22 @@ def _fan_out(context, spec: ShardedKind, params: dict) -> FanOut | dict:
     if len(shards) == 1:  # nothing to share: the shard and the merge run here, in the parent
         context.log("one shard: running it in this job")
         return spec.merge(context, params, [spec.shard(context, **{**params, **shards[0]})])
-    queue = context.job.queue or spec.queue
+    queue = context.job.queue if context.job.queue != Job.Queue.INTERACTIVE else spec.queue  # many shards: bulk
     with transaction.atomic():
         rows = [Job(kind=spec.name + SHARD_SUFFIX, params={**params, **shard}, owner_id=context.owner_id,
                     queue=queue, parent_id=context.id, shard_index=i) for i, shard in enumerate(shards)]
         Job.objects.bulk_create(rows)
         ids = list(Job.objects.filter(parent_id=context.id).order_by("shard_index").values_list("pk", flat=True))
-        transaction.on_commit(lambda: _send_group(ids, queue))
+        transaction.on_commit(lambda: _send_group(ids, queue, spec.name + SHARD_SUFFIX))
     context.log(f"fanned out into {len(ids)} shards (jobs {ids[0]}–{ids[-1]}) on queue {queue!r}")
     Job.objects.filter(pk=context.id).update(progress_message=f"0 of {len(ids)} shards done")
     return FanOut(len(ids))
 
 
-def _send_group(ids: list[int], queue: str) -> None:
+def _send_group(ids: list[int], queue: str, kind: str) -> None:
     """Send every shard's message as one Celery group; on a broker failure fail the shards (and the parent)."""
     try:
-        send_group(ids, queue)
+        send_group(ids, queue, kind)
     except Exception as exc:
         logger.exception("could not send shards %s", ids)
         Job.objects.filter(pk__in=ids, status=Status.QUEUED).update(
@@ -221,5 +221,5 @@ def shard_retry_lost(job: Job, message: str) -> bool:
         log=log_appended(f"{message} Sent again (delivery {job.deliveries + 1})."))
     if requeued:
         logger.warning("shard job %s lost its worker: sending it again", job.pk)
-        send(job.pk, job.queue)
+        send(job)
     return bool(requeued)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Start the web server and a real Celery worker on the embedded defaults (SQLite + filesystem broker).
-# Both listen on this machine only (127.0.0.1; HOST=0.0.0.0 to expose it). Ctrl-C or SIGTERM stops
-# both: an idle worker leaves at once; one with a job gets STOP_GRACE seconds to finish it (warm shutdown), then a
-# cold shutdown (the job goes back to the queue), then SIGKILL as a last resort.
+# Start the web server and two real Celery workers on the embedded defaults (SQLite + filesystem broker): the bulk
+# lane's (queues cpu and gpu, WORKER_CONCURRENCY slots) and the slot kept for the interactive lane (queue
+# interactive, INTERACTIVE_CONCURRENCY slots), so a dashboard's or a small detection's job never waits behind a corpus
+# build or a benchmark run. All listen on this machine only (127.0.0.1; HOST=0.0.0.0 to expose it). Ctrl-C or SIGTERM
+# stops them: an idle worker leaves at once; one with a job gets STOP_GRACE seconds to finish it (warm shutdown), then
+# a cold shutdown (the job goes back to the queue), then SIGKILL as a last resort.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -14,13 +16,27 @@ export DJANGO_RUNSERVER_HIDE_WARNING=${DJANGO_RUNSERVER_HIDE_WARNING:-true}  # l
 # After the grace, stop running tasks at once (the default soft-shutdown wait would add to the grace).
 export CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT=${CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT:-0}
 LOG_DIR=${SIMILIA_VAR_DIR:-var}
-mkdir -p "$LOG_DIR"
+mkdir -p -m 700 "$LOG_DIR"
+
+# A HOST others reach would serve the demo users' known passwords and API tokens: asked twice, or refused.
+case "$HOST" in 127.*|localhost|::1|"[::1]") ;; *)
+  if [ "${SIMILIA_EXPOSE_DEMO:-}" != "yes" ] && $PY manage.py shell -c "from django.contrib.auth.models import User
+from core.demo import DEMO_USERS
+raise SystemExit(0 if User.objects.filter(username__in=[u[0] for u in DEMO_USERS]).exists() else 1)"; then
+    echo "Refused: HOST=$HOST serves the demo users' known passwords and API tokens to the network. Delete the demo" \
+      "users (/admin/auth/user/), or start again with SIMILIA_EXPOSE_DEMO=yes to expose them anyway." >&2
+    exit 2
+  fi ;;
+esac
 
 # Each child in its own session, so a terminal's Ctrl-C reaches only this script, which stops them in order.
-# The worker's name carries this script's pid: two `make run`s on one host are two workers, never one name.
+# A worker's name carries this script's pid: two `make run`s on one host are two workers, never one name.
 setsid .venv/bin/celery -A config worker -Q cpu,gpu --concurrency "${WORKER_CONCURRENCY:-2}" -n "local-$$@%h" -l info \
   > "$LOG_DIR/worker.log" 2>&1 &
-WORKER=$!
+WORKERS=$!
+setsid .venv/bin/celery -A config worker -Q interactive --concurrency "${INTERACTIVE_CONCURRENCY:-1}" \
+  -n "interactive-$$@%h" -l info > "$LOG_DIR/worker-interactive.log" 2>&1 &
+WORKERS="$WORKERS $!"
 setsid $PY manage.py runserver "${HOST}:${PORT}" &
 WEB=$!
 
@@ -37,24 +53,25 @@ stop() {
   [ "$STOPPED" = 1 ] && return
   STOPPED=1
   trap '' INT TERM
-  echo "Stopping the web server and the worker..."
+  echo "Stopping the web server and the workers..."
   kill -TERM -- "-$WEB" 2>/dev/null || true
-  kill -TERM "$WORKER" 2>/dev/null || true
-  if ! wait_gone "$WORKER" "$STOP_GRACE"; then
+  for WORKER in $WORKERS; do kill -TERM "$WORKER" 2>/dev/null || true; done
+  for WORKER in $WORKERS; do
+    wait_gone "$WORKER" "$STOP_GRACE" && continue
     # An idle worker has left at once (jobs.signals.exit_at_once_when_idle): this one is running a job.
     echo "Worker still running a job after ${STOP_GRACE} s: cold shutdown (the job goes back to the queue)."
     kill -QUIT "$WORKER" 2>/dev/null || true
     # Bounded whatever the load: SIGKILL for the worker's whole session after 10 s more.
     wait_gone "$WORKER" 10 || { echo "Worker still alive: killed."; kill -KILL -- "-$WORKER" 2>/dev/null || true; }
-  fi
-  kill -KILL -- "-$WORKER" 2>/dev/null || true  # any pool child left behind
+  done
+  for WORKER in $WORKERS; do kill -KILL -- "-$WORKER" 2>/dev/null || true; done  # any pool child left behind
   wait_gone "$WEB" 5 || kill -KILL -- "-$WEB" 2>/dev/null || true
   echo "Stopped."
 }
 trap 'stop; exit 0' INT TERM
 trap 'stop' EXIT
 
-echo "Worker started (pid $WORKER, log $LOG_DIR/worker.log)."
+echo "Workers started (bulk lane and interactive lane: pids $WORKERS, logs $LOG_DIR/worker*.log)."
 echo "Web server started (pid $WEB)."
 echo "Similia: http://${HOST}:${PORT}/  (log in with a demo user printed above; Ctrl-C stops both)"
 wait "$WEB" || true

@@ -82,8 +82,9 @@ def membership_add(*, project: Project, username: str, role: str = Membership.Ro
 
 @transaction.atomic
 def verses_import(*, project: Project, data: bytes, filename: str = "file", create_batches: bool = True,
-                  owner=None) -> dict:
-    """Import a verse file into a project, all or nothing.
+                  owner=None, seed: int | None = None) -> dict:
+    """Import a verse file into a project, all or nothing; `seed` seeds the serving order of the batches the file
+    defines (`batch_create`), for reproducible tests.
 
     Returns a summary dict (created, unchanged, batches, format, notes). Raises VerseFileError naming
     the line and the problem; on any error nothing is imported.
@@ -113,7 +114,7 @@ def verses_import(*, project: Project, data: bytes, filename: str = "file", crea
     Verse.objects.bulk_create(to_create, batch_size=1000)
     batches, jobs = [], []
     if create_batches:
-        batches, jobs = _batches_from_file(project=project, parsed=parsed, filename=filename, owner=owner)
+        batches, jobs = _batches_from_file(project=project, parsed=parsed, filename=filename, owner=owner, seed=seed)
     return {
         "format": parsed.format, "created": len(to_create), "unchanged": unchanged,
         "batches": [batch.name for batch in batches], "batch_jobs": [job.pk for job in jobs], "notes": parsed.notes,
@@ -138,7 +139,8 @@ def check_batch_size(n_candidates: int) -> None:
                               f"pairs per batch ({most:,} candidates). Split the candidates into several batches.")
 
 
-def _batches_from_file(*, project: Project, parsed: ParsedFile, filename: str, owner=None) -> tuple[list[Batch], list]:
+def _batches_from_file(*, project: Project, parsed: ParsedFile, filename: str, owner=None,
+                       seed: int | None = None) -> tuple[list[Batch], list]:
     """Batches defined by the file (the STS pair file: one per reference), with any gold scores.
     Returns (batches created now, jobs creating the large ones after the import commits)."""
     created, jobs = [], []
@@ -148,7 +150,7 @@ def _batches_from_file(*, project: Project, parsed: ParsedFile, filename: str, o
             continue
         made = batch_create_or_job(
             project=project, reference_id=spec.reference_id, candidate_ids=spec.candidate_ids, name=name,
-            gold_scores=spec.gold_scores, owner=owner,
+            gold_scores=spec.gold_scores, owner=owner, seed=seed,
         )
         (created if isinstance(made, Batch) else jobs).append(made)
     return created, jobs

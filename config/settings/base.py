@@ -169,15 +169,26 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"StudyItemKindEnum": "annotation.models.StudyItem.Kind"},
+    # one name per choice set that shares a field name with another (drf-spectacular warned at each schema load)
+    "ENUM_NAME_OVERRIDES": {"StudyItemKindEnum": "annotation.models.StudyItem.Kind", "JobQueueEnum": "jobs.models.Job.Queue",
+                            "JobStatusEnum": "jobs.models.Job.Status", "BatchStatusEnum": "annotation.models.Batch.Status",
+                            "ScoresSourceEnum": ["stored", "live"]},
 }
 
 # --- Celery -------------------------------------------------------------------------------------
-# Queues: "cpu" for lexical/statistical work, "gpu" for torch models. Tasks take IDs only and all
-# go through jobs.runner, which keeps the Job row's status truthful.
+# Queues: "interactive" for the work a person waits for (jobs.registry.INTERACTIVE_KINDS), "cpu" for the bulk lane's
+# lexical/statistical work, "gpu" for torch models. Tasks take IDs only and all go through jobs.runner, which keeps the
+# Job row's status truthful.
 CELERY_BROKER_URL = env_broker("CELERY_BROKER_URL", "filesystem://")
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 6 * 3600, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 6 * 3600 + 300, minimum=1)
+# Seconds a job of the interactive lane may run before it is asked to stop (then stopped 300 s later), unless
+# JOB_TIME_LIMITS names its kind: work a person waits for never holds the lane's slot for hours.
+JOB_INTERACTIVE_TIME_LIMIT = env_int("JOB_INTERACTIVE_TIME_LIMIT", 30 * 60, minimum=1)
+# Soft limits (seconds) per job kind, sent with each job's message (jobs.registry.time_limits; the hard limit is 300 s
+# later, neither beyond CELERY_TASK_SOFT_TIME_LIMIT / CELERY_TASK_TIME_LIMIT, every other bulk kind's limits).
+JOB_TIME_LIMITS = {"annotation.batch_create": 30 * 60, "benchmarks.detect.shard": 2 * 3600,
+                   "detection.build_corpus_index": 2 * 3600}
 # A broker that accepts TCP and never answers must not hang a web request: every blocking socket
 # operation gives up after BROKER_SOCKET_TIMEOUT seconds, and a publish is retried a bounded number
 # of times (jobs.services marks the Job failed with the reason when it still cannot be sent).

@@ -45,7 +45,9 @@ def sts_project(lead_user, annotators):
     from annotation.services.projects import membership_add, project_create, verses_import
 
     project = project_create(owner=lead_user, name="sts")
-    verses_import(project=project, data=STS.read_bytes(), filename=STS.name)
+    # seeded serving order: the same pairs served first in every run (unseeded, one run in about twelve gave the
+    # simulated annotators of test_stored_exports no circular triad of their own)
+    verses_import(project=project, data=STS.read_bytes(), filename=STS.name, seed=45)
     for user in annotators:
         membership_add(project=project, username=user.username)
     return project

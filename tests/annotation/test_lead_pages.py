@@ -90,7 +90,7 @@ def test_invitation_link_creates_an_account_and_membership_once(lead_client, cli
 def test_closing_a_batch_confirms_and_says_so(lead_client):
     client, project, batch = lead_client
     html = client.get(f"/projects/{project.pk}/").content.decode()
-    assert f"Close batch {batch.name}?" in html and "confirm.js" in html
+    assert f"Close batch {batch.name}?" in html and "forms.js" in html
     page = client.post(f"/projects/{project.pk}/batches/{batch.pk}/status/", {"status": "closed"}, follow=True)
     assert "is now closed" in page.content.decode()
     assert Batch.objects.get(pk=batch.pk).status == "closed"

@@ -32,6 +32,7 @@ def greek_project(make_user):
 def test_keyboard_judging_undo_and_finish(live_server, page, greek_project):
     batch, annotator = greek_project
     login(page, live_server.url, "gann", "pw-gann")
+    assert page.locator("#recent-jobs").count() == 0  # an annotator without jobs: no empty "Recent jobs" card
     page.click(f"a[href='/annotate/{batch.pk}/']")
     page.wait_for_selector("#pair-counter:has-text('Pair 1 of 5')")
     page.wait_for_selector("#choices[data-ready]")

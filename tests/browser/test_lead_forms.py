@@ -30,6 +30,10 @@ def test_a_refused_batch_form_shows_its_error_and_keeps_the_typing(live_server, 
     assert page.locator(".errorlist").count() == 1  # only the form that was used says something
     assert not Batch.objects.filter(project=project).exists()
     page.fill("#b-cands", "7 1, 7 2, 7 3")
+    # what the page shows while the answer is on its way (forms.js), kept across the navigation in sessionStorage
+    page.evaluate("""document.addEventListener("submit", (ev) => setTimeout(() => sessionStorage.setItem("shown",
+        ev.target.getAttribute("aria-busy") + " " + ev.submitter.disabled + " " + ev.submitter.textContent)))""")
     page.click("form[action$='/batches/new/'] button")
     page.wait_for_selector(".messages:has-text('Batch my batch created with 3 pairs')")
+    assert page.evaluate("sessionStorage.getItem('shown')") == "true true Working…"
     assert page.locator(".errorlist").count() == 0

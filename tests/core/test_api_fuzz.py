@@ -131,3 +131,52 @@ def test_the_fuzzer_short_form_finds_no_server_error(demo):
     answered = {code[0] for code, n in figures["statuses"].items() if n}
     assert {"2", "4"} <= answered  # requests got through, and were refused
     assert figures["errors"] == []
+
+
+def _json_choice_fields() -> list[tuple[str, str, str]]:
+    """(method, path, field) of every choice (enum) field of every JSON request body, read from the OpenAPI schema
+    drf-spectacular builds from the serializers and the URL conf: a new choice field is tried without a word here."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+
+    def resolve(node: dict) -> dict:
+        while "$ref" in node or len(node.get("allOf", ())) == 1:
+            node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]] if "$ref" in node \
+                else node["allOf"][0]
+        return node
+
+    found = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            for name, prop in resolve(body["schema"]).get("properties", {}).items() if body else ():
+                if any("enum" in resolve(p) for p in [prop, *prop.get("oneOf", ())]):
+                    found.append((method, path, name))
+    return found
+
+
+def test_a_lone_surrogate_in_every_json_choice_field_is_a_400_naming_the_field(demo):
+    """Issue 45: "\\ud800" in a choice field was a 500 (its error message echoed the value, which no encoding
+    writes). Every choice field of every JSON body, as staff, on objects that exist."""
+    from django.contrib.auth.models import User
+
+    from annotation.models import Batch, Project
+    from workbench.models import Candidate, DetectionRun, DocumentSegment
+
+    segment = DocumentSegment.objects.order_by("pk").first()  # a candidate for the verdict (the demo runs no job)
+    run = DetectionRun.objects.create(query_document=segment.document, source_document=segment.document,
+                                      retriever="bm25-lemma", owner=User.objects.get(username="admin"))
+    candidate = Candidate.objects.create(run=run, query=segment, source=segment, query_position=0, rank=1, score=1.0)
+    ids = {"projects": Project.objects.filter(owner__username="lead").order_by("pk").first().pk,
+           "batches": Batch.objects.order_by("pk").first().pk, "candidates": candidate.pk}
+    fields = _json_choice_fields()
+    assert {"split", "pool", "overlap_mode", "status", "format", "calibration", "kind", "decision", "role"} <= \
+        {name for _, _, name in fields}
+    for method, path, name in fields:
+        parts = path.split("/")
+        url = "/".join(str(ids.get(parts[i - 1], "default")) if p.startswith("{") else p for i, p in enumerate(parts))
+        response = getattr(demo["staff"], method)(url, json.dumps({name: "\ud800"}), content_type="application/json")
+        assert response.status_code == 400, (method, url, response.status_code, response.content[:200])
+        assert response.json()[name] == ["the value holds a lone UTF-16 surrogate (U+D800), not a character; no field "
+                                         "accepts one."], (method, url)

@@ -17,7 +17,7 @@ def compose():
 
 def test_services_and_volumes(compose):
     services = compose["services"]
-    assert {"postgres", "redis", "web", "worker-cpu", "worker-gpu"} <= set(services)
+    assert {"postgres", "redis", "web", "worker-cpu", "worker-interactive", "worker-gpu"} <= set(services)
     assert {"postgres-data", "redis-data", "similia-var"} <= set(compose["volumes"])
     for name, service in services.items():
         assert "healthcheck" in service, f"{name} has no health check"
@@ -30,13 +30,14 @@ def test_gpu_worker_reserves_an_nvidia_device_and_listens_on_gpu_queue(compose):
     devices = gpu["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
     assert gpu["command"][gpu["command"].index("-Q") + 1] == "gpu"
-    cpu = compose["services"]["worker-cpu"]
-    assert cpu["command"][cpu["command"].index("-Q") + 1] == "cpu"
+    for lane, queue in (("cpu", "cpu"), ("interactive", "interactive")):  # the interactive lane's slot of its own
+        command = compose["services"][f"worker-{lane}"]["command"]
+        assert command[command.index("-Q") + 1] == queue
     assert gpu["build"]["dockerfile"] == "docker/Dockerfile.gpu"
 
 
 def test_app_services_wait_for_healthy_database_and_broker(compose):
-    for name in ("web", "worker-cpu", "worker-gpu"):
+    for name in ("web", "worker-cpu", "worker-interactive", "worker-gpu"):
         depends = compose["services"][name]["depends_on"]
         assert depends["postgres"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"
@@ -45,7 +46,7 @@ def test_app_services_wait_for_healthy_database_and_broker(compose):
 def test_every_command_exists_in_the_image(compose):
     """gunicorn and celery are installed by requirements.txt; their targets import."""
     requirements = (ROOT / "requirements.txt").read_text()
-    for name in ("web", "worker-cpu", "worker-gpu"):
+    for name in ("web", "worker-cpu", "worker-interactive", "worker-gpu"):
         command = compose["services"][name]["command"]
         assert re.search(rf"^{command[0]}==", requirements, re.M), f"{command[0]} not pinned"
         assert shutil.which(command[0], path=str(Path(__import__('sys').executable).parent)), command[0]

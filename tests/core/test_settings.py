@@ -49,10 +49,20 @@ def test_invalid_values_name_the_variable(name, value):
     assert name in proc.stderr
 
 
-def test_local_defaults_need_nothing():
-    proc = _setup("config.settings.local")
+def test_local_defaults_need_nothing_and_keep_the_working_folder_private(tmp_path):
+    proc = _setup("config.settings.local", SIMILIA_VAR_DIR=str(tmp_path / "var"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "True"
+    assert (tmp_path / "var").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "var" / "similia.sqlite3").stat().st_mode & 0o777 == 0o600
+
+
+def test_local_settings_refuse_debug_off_with_the_default_secret_unless_the_demo_is_on(tmp_path):
+    proc = _setup("config.settings.local", SIMILIA_VAR_DIR=str(tmp_path), DJANGO_DEBUG="false")
+    assert proc.returncode != 0 and "DJANGO_DEBUG=false with the default DJANGO_SECRET_KEY" in proc.stderr
+    for env in ({"SIMILIA_DEMO": "true"}, {"DJANGO_SECRET_KEY": GOOD_KEY}):
+        proc = _setup("config.settings.local", SIMILIA_VAR_DIR=str(tmp_path), DJANGO_DEBUG="false", **env)
+        assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
 
 
 @pytest.mark.parametrize("key", ["s" * 60, "change-me-to-a-long-random-string", "django-insecure-" + "abcdef" * 8])

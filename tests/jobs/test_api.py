@@ -105,7 +105,7 @@ def test_the_jobs_list_exports_every_filtered_row_as_csv(client_for, users):
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert sorted(int(r["id"]) for r in rows) == sorted(job.pk for job in mine)  # every row, not one page
-    assert list(rows[0]) == [f for f in ("id", "kind", "queue", "params", "status", "progress", "progress_message",
+    assert list(rows[0]) == [f for f in ("id", "kind", "queue", "lane", "params", "status", "progress", "progress_message",
                                          "error", "error_message", "owner", "created", "started", "finished",
                                          "heartbeat", "worker", "duration_seconds")]
     by_id = {int(r["id"]): r for r in rows}
@@ -116,3 +116,18 @@ def test_the_jobs_list_exports_every_filtered_row_as_csv(client_for, users):
     assert sorted(int(r["id"]) for r in queued) == sorted(job.pk for job in mine[1:])
     page = client.get("/api/v1/jobs/?page_size=1").json()  # JSON stays the one page shape
     assert page["count"] == 3 and len(page["results"]) == 1
+
+
+@pytest.mark.django_db
+def test_a_job_says_its_lane_and_how_many_jobs_are_ahead_of_it(client_for, users, client):
+    """Issue 45: the API and the job page name the lane and count the jobs queued before it in the same queue."""
+    owner = users["researcher"]
+    bulk = [Job.objects.create(kind="system.sleep", owner=owner) for _ in range(3)]
+    quick = Job.objects.create(kind="annotation.plan", queue="interactive", owner=owner)
+    Job.objects.filter(pk=bulk[0].pk).update(status="running")
+    api = client_for("researcher")
+    assert [api.get(f"/api/v1/jobs/{j.pk}/").json()["ahead"] for j in (*bulk, quick)] == [None, 0, 1, 0]
+    assert api.get(f"/api/v1/jobs/{quick.pk}/").json()["lane"] == "interactive"
+    client.force_login(owner)
+    html = client.get(f"/jobs/{bulk[2].pk}/").content.decode()
+    assert "bulk lane (queue cpu)" in html and " · 1 job ahead of it" in html

@@ -80,6 +80,8 @@ def test_detection_fans_out_sums_progress_and_merges_identically():
     shards = shards_of(job)
     assert [(s.params["start"], s.params["stop"]) for s in shards] == [(0, 25), (25, 50), (50, 75), (75, 90)]
     assert all(s.kind == "benchmarks.detect.shard" and s.status == "queued" for s in shards)
+    # a detection is the interactive lane's (jobs.registry.INTERACTIVE_KINDS) until it fans out: its shards are bulk
+    assert job.queue == "interactive" and {s.queue for s in shards} == {"cpu"}
     run_job(shards[2].pk)
     run_job(shards[0].pk)
     job.refresh_from_db()

@@ -23,6 +23,7 @@
     set(".status", job.status);
     set(".pmsg", job.progress_message || "");
     set(".worker", job.worker || "–");
+    if (job.ahead !== undefined) set(".ahead", job.ahead === null ? "" : ` · ${job.ahead} job${job.ahead === 1 ? "" : "s"} ahead of it`);
     set(".finished", job.finished ? utc(job.finished) : "–");
     if (job.error_message !== undefined) set(".error-text", job.error_message || "–");  // never the traceback
     if (job.log !== undefined) set(".log", job.log || "–");
