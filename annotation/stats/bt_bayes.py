@@ -33,6 +33,7 @@ the intervals are undefined (NaN, with a reason): one judgement says almost noth
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,7 +51,8 @@ class BTPosterior:
     """Posterior summary of one batch's Bradley–Terry strengths (arrays of length n_items).
 
     Attributes:
-        strengths: centred posterior mode; NaN for never-compared candidates.
+        strengths: centred posterior mean of `draws` (the Laplace fit: its mode, the approximating normal's
+            mean); NaN for never-compared candidates.
         sd: posterior standard deviation of the centred strength (NaN where undefined).
         lower, upper: ``level`` credible interval (NaN where undefined).
         rank: 1 = strongest among the compared candidates; 0 for never-compared ones.
@@ -64,8 +66,10 @@ class BTPosterior:
             order) the intervals came from, or ``None`` (Laplace without rank draws, fewer than two judgements);
             weights: their weights (importance draws) or ``None`` (equal). `rank_claims.order_claims` reads them.
         convergence: the exact draws' check (`convergence`: R-hat, effective sample sizes, ``ok``), else ``None``.
-        note: what a reader of the intervals must be told: the failed check (`convergence_warning`) or the Laplace
-            fallback when the exact sampler failed; ``None`` otherwise.
+        note: what a reader of the intervals must be told: the convergence alarm (`convergence_warning`) or the
+            Laplace fallback when the exact sampler failed; ``None`` otherwise.
+        mcse: exact draws: per candidate, the Monte Carlo standard error of its interval's ends (the larger of the
+            two; `convergence`), NaN elsewhere.
     """
 
     strengths: np.ndarray
@@ -85,6 +89,7 @@ class BTPosterior:
     weights: np.ndarray | None = field(default=None, repr=False, compare=False)
     convergence: dict | None = None
     note: str | None = None
+    mcse: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 def _neg_log_post(theta, c, prior_prec):
@@ -296,18 +301,21 @@ def _per_chain(labels, values, chains: int, k: int) -> np.ndarray:
 
 
 def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: int = BURN,
-                 components: int = PRIOR_COMPONENTS, chains: int = CHAINS, rounds: int = 1) -> np.ndarray:
+                 components: int = PRIOR_COMPONENTS, chains: int = CHAINS, cpu_budget: float = 0.0) -> np.ndarray:
     """`chains` chains of the exact sampler (`_sweeps`): ⌈n_draws / chains⌉ draws each after `burn` sweeps, as an
-    array chains × draws × n of centred strengths. With `rounds` > 1, while `convergence` fails the chains go on
-    (each round doubles the draws kept, all after the burn-in), at most `rounds` rounds."""
+    array chains × draws × n of centred strengths. With `cpu_budget` > 0 the chains go on while `convergence` fails
+    (each round adds half the draws kept, all after the burn-in) until it passes or the next round would take the
+    thread's CPU time since the start past `cpu_budget` seconds."""
+    start = time.thread_time()
     sweeps = _sweeps(c, rng, components, chains)
     for _ in range(burn):
         next(sweeps)
     out = [next(sweeps) for _ in range(-(-n_draws // chains))]
-    for _ in range(rounds - 1):
-        if convergence(_centred(out))["ok"]:
+    while cpu_budget > 0 and not convergence(_centred(out))["ok"]:
+        more, spent = len(out) // 2, time.thread_time() - start
+        if spent + spent * more / (burn + len(out)) > cpu_budget:
             break
-        out += [next(sweeps) for _ in range(len(out))]
+        out += [next(sweeps) for _ in range(more)]
     return _centred(out)
 
 
@@ -396,40 +404,45 @@ def _sweeps(c: np.ndarray, rng: np.random.Generator, components: int, chains: in
 
 
 # The convergence check of the exact draws (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, as ArviZ computes them,
-# `arviz_stats`): the rank-normalised split R-hat of every compared candidate's centred strength at most RHAT_MAX, and
-# its bulk and tail effective sample sizes at least ESS_MIN. Their recommendation (1.01, 400) is out of reach in the
-# analytics job's time on 99-candidate batches of wide or gold-shaped truths (4,000 draws: R-hat 1.03-1.05, bulk ESS
-# 60-250; docs/statistics.md, "One posterior for every batch"); the levels below are the older warning levels
-# (R-hat 1.05) with 100 effective draws, at which an interval end (a 2.5 % or 97.5 % quantile) still carries a Monte
-# Carlo error of about a quarter of the posterior SD (normal posterior). A check that fails lengthens the chains (`ROUNDS`) and is then shown on the dashboard and in the export
-# (`BTPosterior.note`, `convergence_warning`).
-RHAT_MAX = 1.05
-ESS_MIN = 100
-ROUNDS = 3  # a failed check lengthens the chains twice (the draws kept: ×2, ×4) before it is reported
+# `arviz_stats`): the chains run on (`_gibbs_draws`) until every compared candidate's rank-normalised split R-hat is at
+# most RHAT_MAX and its bulk and tail effective sample sizes at least ESS_MIN (their recommendation), or until
+# CPU_BUDGET_S of the thread's CPU time. Ending on the budget is not by itself a reason to distrust the intervals
+# (every-pair batches with a far-ahead group mix slowly but covered 0.95); the alarm (`convergence_warning`, on the
+# dashboard and in the export) fires only beyond ALARM_RHAT / below ALARM_ESS, levels chosen from the coverage
+# simulation (perf/bt_coverage_99.py, "alarm" figures in perf/expected/annotation/bt_coverage_99.yaml): fits beyond
+# them covered worse than fits within them. Every fit reports the Monte Carlo error of its interval ends (`mcse`).
+RHAT_MAX, ESS_MIN = 1.01, 400
+CPU_BUDGET_S = 12.0
+ALARM_RHAT, ALARM_ESS = 1.05, 100
 
 
-def convergence(chains: np.ndarray) -> dict:
-    """R-hat and effective sample sizes (ArviZ, `arviz_stats`) of draws (chains × draws × parameters): ``{"chains",
-    "draws", "max_rhat", "min_ess_bulk", "min_ess_tail", "ok"}`` (worst parameter of each)."""
+def convergence(chains: np.ndarray, level: float = 0.95) -> dict:
+    """R-hat, effective sample sizes and the Monte Carlo standard error of the `level` interval's ends (ArviZ,
+    `arviz_stats`) of draws (chains × draws × parameters): ``{"chains", "draws", "max_rhat", "min_ess_bulk",
+    "min_ess_tail", "max_mcse_ends", "ok", "alarm", "mcse"}`` (worst parameter of each; ``mcse``: per parameter, the
+    larger of its two ends' errors; ``ok``: the targets met; ``alarm``: beyond the alarm levels)."""
     from arviz_stats.base import array_stats
 
     x = np.moveaxis(chains, 2, 0)  # parameters × chains × draws
-    rhat = array_stats.rhat(x, chain_axis=-2, draw_axis=-1, method="rank")
-    bulk = array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="bulk")
-    tail = array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.025, 0.975))
+    kw = {"chain_axis": -2, "draw_axis": -1}
+    rhat = array_stats.rhat(x, method="rank", **kw)
+    bulk = array_stats.ess(x, method="bulk", **kw)
+    tail = array_stats.ess(x, method="tail", prob=((1 - level) / 2, (1 + level) / 2), **kw)
+    mcse = np.fmax(*(array_stats.mcse(x, method="quantile", prob=q, **kw) for q in ((1 - level) / 2, (1 + level) / 2)))
     worst = {"max_rhat": float(np.nanmax(rhat)), "min_ess_bulk": float(np.nanmin(bulk)),
-             "min_ess_tail": float(np.nanmin(tail))}
-    ok = worst["max_rhat"] <= RHAT_MAX and min(worst["min_ess_bulk"], worst["min_ess_tail"]) >= ESS_MIN
+             "min_ess_tail": float(np.nanmin(tail)), "max_mcse_ends": float(np.nanmax(mcse))}
+    ess = min(worst["min_ess_bulk"], worst["min_ess_tail"])
     return {"chains": int(chains.shape[0]), "draws": int(chains.shape[0] * chains.shape[1]),
-            **{k: round(v, 4) for k, v in worst.items()}, "ok": bool(ok)}
+            **{k: round(v, 4) for k, v in worst.items()}, "ok": bool(worst["max_rhat"] <= RHAT_MAX and ess >= ESS_MIN),
+            "alarm": bool(worst["max_rhat"] > ALARM_RHAT or ess < ALARM_ESS), "mcse": mcse}
 
 
 def convergence_warning(check: dict) -> str:
-    """The warning the dashboard and the export show when the convergence check failed."""
-    return (f"convergence check failed: R-hat {check['max_rhat']:.3f} (at most {RHAT_MAX}), effective draws "
-            f"{min(check['min_ess_bulk'], check['min_ess_tail']):.0f} (at least {ESS_MIN}) over {check['chains']} "
-            f"chains of the exact sampler; the intervals may be too narrow or misplaced: recompute, and if it persists "
-            f"report the batch")
+    """The warning the dashboard and the export show when the convergence alarm fired."""
+    return (f"convergence alarm: R-hat {check['max_rhat']:.3f} (alarm above {ALARM_RHAT}), effective draws "
+            f"{min(check['min_ess_bulk'], check['min_ess_tail']):.0f} (alarm below {ALARM_ESS}) over "
+            f"{check['chains']} chains of the exact sampler, interval ends ± {check['max_mcse_ends']:.2f} (Monte Carlo "
+            f"error); in simulation such fits covered less than 95 %: recompute, and if it persists report the batch")
 
 
 def _weighted_quantiles(x: np.ndarray, w: np.ndarray, qs) -> np.ndarray:
@@ -457,6 +470,17 @@ def prior_sd_from_data(counts, grid=None) -> tuple[float, np.ndarray, np.ndarray
     return best[1], best[2], best[3]
 
 
+def _same_records(c: np.ndarray) -> np.ndarray:
+    """A label per candidate, equal for candidates of identical records (the same wins and losses against every other
+    candidate and an even record between them: swapping them leaves the data unchanged, so their posteriors are
+    equal): the lowest index of its group."""
+    from scipy.spatial.distance import cdist
+
+    apart = cdist(c, c, "cityblock") + cdist(c.T, c.T, "cityblock") - 2 * (c + c.T)  # Σ_k∉{i,j} of both records
+    same = (apart < 1e-9) & (np.abs(c - c.T) < 1e-9)
+    return same.argmax(1)
+
+
 def _ranks(x: np.ndarray) -> np.ndarray:
     """Rank 1 = largest, along the last axis (ties broken by position)."""
     return (-x).argsort(axis=-1, kind="stable").argsort(axis=-1, kind="stable") + 1
@@ -479,7 +503,7 @@ def tied_ranks(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
 
 def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str = "hierarchical",
                             n_draws: int = 2000, seed: int = 0, is_draws: int = 4000, exact: bool = False,
-                            gibbs_draws: int = 1000) -> BTPosterior:
+                            gibbs_draws: int = 1000, cpu_budget: float | None = None) -> BTPosterior:
     """Bradley–Terry strengths of one batch with posterior intervals (see module docstring).
 
     Args:
@@ -492,10 +516,10 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
         n_draws: draws for the rank intervals (0: none); seed: the RNG seed; is_draws: importance draws.
         exact: with the hierarchical prior, `gibbs_draws` exact draws by Pólya-Gamma Gibbs sampling (`_gibbs_draws`,
             method ``"gibbs"``; `CHAINS` chains; one learnt normal below 60 compared candidates, a learnt mixture of
-            normals from there) instead of importance sampling or Laplace, checked by `convergence` (lengthened up
-            to `ROUNDS` times while it fails; ``convergence`` and ``note`` say how it ended). If the sampler fails,
-            the Laplace approximation with ``note`` saying so. ~2–7 CPU seconds for 99 candidates
-            (perf/bt_coverage_99.py prints the CPU time per fit).
+            normals from there) instead of importance sampling or Laplace, run until `convergence` passes or
+            `cpu_budget` CPU seconds (default `CPU_BUDGET_S`; 0: `gibbs_draws` draws, unchecked lengthening);
+            ``convergence`` and ``note`` say how it ended. If the sampler fails, the Laplace approximation with
+            ``note`` saying so (perf/bt_coverage_99.py prints the CPU time per fit).
 
     Returns:
         :class:`BTPosterior` (``method`` says which approximation gave the intervals). Never-compared
@@ -509,6 +533,7 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
     nan = np.full(n, np.nan)
     rank = np.zeros(n, np.int64)
     hierarchical = prior_sd == "hierarchical"
+    cpu_budget = CPU_BUDGET_S if cpu_budget is None else cpu_budget
     if not compared.any():
         return BTPosterior(nan, nan.copy(), nan.copy(), nan.copy(), rank, nan.copy(), nan.copy(), compared,
                            total, level, DEFAULT_PRIOR_SD if hierarchical else prior_sd, "no judgements")
@@ -520,32 +545,31 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
     draws = weights = None
     method = "laplace"
     check = note = None
+    mcse = nan.copy()
     if hierarchical and total >= 2 and exact:
         try:
-            chains = _gibbs_draws(sub, gibbs_draws, rng, rounds=ROUNDS)
+            chains = _gibbs_draws(sub, gibbs_draws, rng, cpu_budget=cpu_budget)
             if not np.isfinite(chains).all():
                 raise FloatingPointError("non-finite draws")
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as exc:  # the labelled fallback below
             note = f"Laplace approximation (fallback: the exact sampler failed: {exc})"
         else:
-            check = convergence(chains)
-            if not check["ok"]:
-                note = convergence_warning(check)
+            check = convergence(chains, level)
+            mcse[idx] = check.pop("mcse")
+            note = convergence_warning(check) if check["alarm"] else None
             draws = chains.reshape(-1, k)
             weights = np.full(len(draws), 1.0 / len(draws))
             method = "gibbs"
-            used_sd = float(np.sqrt((draws * draws).sum(1).mean() / max(k - 1, 1)))
-            mode = centre @ bt_map(sub, used_sd)[0]
     elif hierarchical and total >= 2 and k <= MAX_IS_ITEMS:
         draws, weights, ess = _importance_draws(sub, is_draws, rng)
-        if ess >= MIN_ESS:
-            method = "importance"
-            # The reported strengths: the mode under N(0, s²) at the posterior's s. Deterministic given s, so
-            # candidates with identical records get identical strengths (a Monte Carlo mean would split them).
-            used_sd = float(np.sqrt(weights @ (draws * draws).sum(1) / max(k - 1, 1)))
-            mode = centre @ bt_map(sub, used_sd)[0]
-        else:  # degenerate weights: the Laplace fallback below, with its own (equal-weight) draws
+        method = "importance" if ess >= MIN_ESS else method
+        if ess < MIN_ESS:  # degenerate weights: the Laplace fallback below, with its own (equal-weight) draws
             draws = weights = None
+    if draws is not None:  # the strengths: the posterior mean of the draws the intervals come from, equal (averaged)
+        # across candidates of identical records, whose posterior is symmetric (`_same_records`)
+        used_sd = float(np.sqrt(weights @ (draws * draws).sum(1) / max(k - 1, 1)))
+        group = _same_records(sub)
+        mode = (np.bincount(group, weights @ draws, k) / np.maximum(np.bincount(group, None, k), 1))[group]
     if method == "laplace":
         if hierarchical:
             used_sd, theta, h = prior_sd_from_data(sub) if total >= 2 else (DEFAULT_PRIOR_SD, *bt_map(sub))
@@ -579,4 +603,4 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             draws = mode + rng.standard_normal((n_draws, k)) @ chol.T
             rlo[idx], rhi[idx] = np.percentile(_ranks(draws), [x * 100 for x in q], axis=0)
     return BTPosterior(strengths, sd, lower, upper, rank, rlo, rhi, compared, total, level, used_sd, None, method,
-                       draws, weights, check, note)
+                       draws, weights, check, note, mcse)
