@@ -437,6 +437,15 @@ def convergence(chains: np.ndarray, level: float = 0.95) -> dict:
             "alarm": bool(worst["max_rhat"] > ALARM_RHAT or ess < ALARM_ESS), "mcse": mcse}
 
 
+def claim_converged(held: np.ndarray, chains: int = CHAINS) -> bool:
+    """Whether the draws settle a claim's probability (the stop rule's): its per-draw indicator `held` (the draws in
+    chain order, as `bradley_terry_posterior` returns them) meets the targets, R-hat ≤ RHAT_MAX and bulk and tail
+    ESS ≥ ESS_MIN, or every draw of every chain agrees. The strengths' own check can stay short of the targets where
+    the data bound a spread only from one side (candidates that won every comparison) while the claim is settled."""
+    x = np.asarray(held, float).reshape(chains, -1, 1)
+    return bool(np.ptp(x) == 0 or convergence(x)["ok"])
+
+
 def convergence_warning(check: dict) -> str:
     """The warning the dashboard and the export show when the convergence alarm fired."""
     return (f"convergence alarm: R-hat {check['max_rhat']:.3f} (alarm above {ALARM_RHAT}), effective draws "
