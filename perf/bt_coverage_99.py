@@ -250,8 +250,10 @@ def main() -> None:
             figures[row]["mixture: largest Monte Carlo error of an interval end"] = round(
                 max(c["max_mcse_ends"] for c in checks), 3)
             figures[row]["mixture: per fit (R-hat, least ESS, coverage)"] = [
-                [round(c["max_rhat"], 3), round(min(c["min_ess_bulk"], c["min_ess_tail"])), round(c["coverage"], 3)]
-                for c in checks]
+                [round(float(c["max_rhat"]), 3), round(float(min(c["min_ess_bulk"], c["min_ess_tail"]))),
+                 round(float(c["coverage"]), 3)] for c in checks]
+            print(f"  per fit (R-hat, least ESS, coverage): {figures[row]['mixture: per fit (R-hat, least ESS, coverage)']}",
+                  flush=True)
             figures[row]["simulation CPU s per seed"] = round(float(np.mean(sim_cpu)), 2)
             print(f"  mixture per seed: {' '.join(f'{x[0]:.3f}' for x in hits['mixture'])}", flush=True)
             print(f"{row}: " + "; ".join(f"{name} {np.mean([x[0] for x in vals]):.3f} (strongest 5 "

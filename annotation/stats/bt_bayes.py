@@ -19,8 +19,8 @@ Every batch the analytics job scores gets exact draws instead (``exact=True``: P
 side by side with an R-hat / effective-sample-size check, `convergence`): the approximations under-covered under
 adaptive selection (0.89–0.93; the test ``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``)
 and with every pair judged at 99 candidates (Laplace: 0.612, issue 39). The approximations remain for a request's live
-scores and, labelled (`BTPosterior.note`), as the fallback when the sampler fails. From 60 compared candidates on, the
-exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 30 candidates),
+scores and, labelled (`BTPosterior.note`), as the fallback when the sampler fails. From 30 compared candidates on, the
+exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 15 candidates),
 not one normal: one normal under-covered wide and gold-shaped truths at 99 candidates (θ = 19.09 · gold: 0.58;
 ``test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped_truth``, perf/bt_coverage_99.py). The
 mixture's centres have a N(0, 5²) prior and its spreads Inverse-Gamma(1, 1) (``MIX_CENTRE_SD``, ``MIX_A``/``MIX_B``):
@@ -33,7 +33,6 @@ the intervals are undefined (NaN, with a reason): one judgement says almost noth
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -191,13 +190,15 @@ MIX_A, MIX_B = 1.0, 1.0  # σ_k² ~ Inverse-Gamma(1, 1): median σ_k ≈ 1.2. Wi
 # of θ ran wide on the worst seeds (SD 1.8–2.5 against a true 1.38), the top candidates' intervals up to 20 logits,
 # and the centred bulk's intervals fell below the truth.
 # A narrower (2, 2) let components shrink normal truths (30 candidates at SD 3: 0.88 against 0.95). One component
-# (below 60 candidates, or `components=1`) keeps (1, 4): HYPER_A, HYPER_B.
+# (below 30 candidates, or `components=1`) keeps (1, 4): HYPER_A, HYPER_B.
 MIX_CENTRE_SD = 5.0  # μ_k ~ N(0, 5²): a far-ahead group's gap above the bulk, which the data bound only from below,
 # wandered to 20+ logits under N(0, 10²) with the (1, 1) spreads (19.09 · gold, every pair judged, 12 seeds: 0.885,
 # one seed 0.384; with N(0, 5²) 0.951). A prior sized for log-strengths that span ±10 logits (the DBBE gold's 19.09
 # scale); groups much further apart are pulled in.
-MIN_PER_COMPONENT = 30  # a component per 30 compared candidates (at most `PRIOR_COMPONENTS`): 30 candidates keep one
-# normal, whose adaptive coverage was 0.94–0.96; three components there covered 0.88–0.90 at some spreads
+MIN_PER_COMPONENT = 15  # a component per 15 compared candidates (at most `PRIOR_COMPONENTS`): two from 30 candidates,
+# three from 45; one normal below 30. At 30 candidates of a DBBE-shaped truth (every third of the 19.09 · gold, 300
+# random judgements, 12 seeds, perf/bt_coverage_99.py --candidates 30 --per-component): one normal covered 0.714
+# (strongest 5: 0.350), two components 0.961 (0.950); with one per 30 (of before) 30 candidates kept one normal.
 MIX_ALPHA = 1.0
 
 
@@ -305,15 +306,16 @@ def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: in
     """`chains` chains of the exact sampler (`_sweeps`): ⌈n_draws / chains⌉ draws each after `burn` sweeps, as an
     array chains × draws × n of centred strengths. With `cpu_budget` > 0 the chains go on while `convergence` fails
     (each round adds half the draws kept, all after the burn-in) until it passes or the next round would take the
-    thread's CPU time since the start past `cpu_budget` seconds."""
-    start = time.thread_time()
+    sweeps past `cpu_budget` seconds as `SWEEP_UNITS_PER_S` prices them: a count of sweeps fixed by the batch's
+    size, so that one seed gives the same draws on any machine and under any load (a clock would not)."""
     sweeps = _sweeps(c, rng, components, chains)
     for _ in range(burn):
         next(sweeps)
     out = [next(sweeps) for _ in range(-(-n_draws // chains))]
+    per_sweep = chains * (np.count_nonzero(np.triu(c + c.T)) + len(c)) + SWEEP_OVERHEAD
     while cpu_budget > 0 and not convergence(_centred(out))["ok"]:
-        more, spent = len(out) // 2, time.thread_time() - start
-        if spent + spent * more / (burn + len(out)) > cpu_budget:
+        more = len(out) // 2
+        if (burn + len(out) + more) * per_sweep > cpu_budget * SWEEP_UNITS_PER_S:
             break
         out += [next(sweeps) for _ in range(more)]
     return _centred(out)
@@ -331,7 +333,7 @@ def _sweeps(c: np.ndarray, rng: np.random.Generator, components: int, chains: in
     X + diag(1/σ²_z), r = Xᵀ(y − n/2) + μ_z/σ²_z (X: rows e_i − e_j); then each z_i from its component probabilities,
     π from its Dirichlet, σ_k² from its Inverse-Gamma and μ_k from its normal (the finite-mixture Gibbs sampler of
     Diebolt & Robert 1994), then the component-shift, stretch and edge (`_edge_moves`) Metropolis moves. Spreads: Inverse-Gamma(MIX_A,
-    MIX_B) = (1, 1) with several components, the one normal's (HYPER_A, HYPER_B) = (1, 4) with one (below 60
+    MIX_B) = (1, 1) with several components, the one normal's (HYPER_A, HYPER_B) = (1, 4) with one (below 30
     candidates, `components=1`). No approximation beyond Monte Carlo error, so the intervals keep their level when the
     design chose pairs from earlier answers (adaptive selection), where the Laplace approximation was too narrow.
 
@@ -413,6 +415,10 @@ def _sweeps(c: np.ndarray, rng: np.random.Generator, components: int, chains: in
 # them covered worse than fits within them. Every fit reports the Monte Carlo error of its interval ends (`mcse`).
 RHAT_MAX, ESS_MIN = 1.01, 400
 CPU_BUDGET_S = 12.0
+SWEEP_UNITS_PER_S = 1.0e6  # a sweep costs ≈ 1 µs per chain × (compared pair + candidate) on the shared machine (99
+# candidates, every pair: 13–25 ms a sweep of 4 chains) plus SWEEP_OVERHEAD (13 candidates: 1.7 ms a sweep); the
+# budget is counted in these units, not on a clock
+SWEEP_OVERHEAD = 1500
 ALARM_RHAT, ALARM_ESS = 1.05, 100
 
 
@@ -524,7 +530,7 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             Type-II ML prior SD. A number: the fixed-prior Laplace approximation of before.
         n_draws: draws for the rank intervals (0: none); seed: the RNG seed; is_draws: importance draws.
         exact: with the hierarchical prior, `gibbs_draws` exact draws by Pólya-Gamma Gibbs sampling (`_gibbs_draws`,
-            method ``"gibbs"``; `CHAINS` chains; one learnt normal below 60 compared candidates, a learnt mixture of
+            method ``"gibbs"``; `CHAINS` chains; one learnt normal below 30 compared candidates, a learnt mixture of
             normals from there) instead of importance sampling or Laplace, run until `convergence` passes or
             `cpu_budget` CPU seconds (default `CPU_BUDGET_S`; 0: `gibbs_draws` draws, unchecked lengthening);
             ``convergence`` and ``note`` say how it ended. If the sampler fails, the Laplace approximation with
