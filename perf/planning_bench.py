@@ -51,7 +51,7 @@ def main() -> None:
 
         args.write.write_text(yaml.safe_dump({
             "title": "The planning page's simulation with its defaults (issue 46)",
-            "description": __doc__.split("\n\n")[1].replace("\n", " "),
+            "description": __doc__.split("\n\n")[2].replace("\n", " "),
             "command": " ".join([".venv/bin/python perf/planning_bench.py", *sys.argv[1:]]),
             "measured": {"date": datetime.date.today().isoformat(), "load_average": round(os.getloadavg()[0], 1)},
             "figures": figures}, sort_keys=False, allow_unicode=True), encoding="utf-8")
