@@ -23,7 +23,7 @@ from core.numeric import json_safe
 
 SCORE_COLUMNS = [
     "batch", "batch_id", "reference_id", "reference_text", "candidate_id", "candidate_text", "wins", "comparisons",
-    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "rank", "rank_tied", "p_above_next", "order_claim", "n_annotators", "gold_score",
+    "normalized_score", "win_share", "bt_strength", "bt_low", "bt_high", "bt_mc_error", "rank", "rank_tied", "p_above_next", "order_claim", "n_annotators", "gold_score",
     "bt_aware_strength", "rank_aware", "interval_note", "posterior",
 ]
 
@@ -149,8 +149,9 @@ def _annotators_per_candidate(j: stats.Judgements, n_batches: int) -> np.ndarray
 def score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
                workers: int = 1, exact: bool = True) -> list[dict]:
     """Per batch and candidate: wins, comparisons, normalised score (wins / max wins in the batch,
-    as the released STS gold), win share, Bradley–Terry strength (posterior mode) with a 95 % credible
-    interval (exact draws, see annotation/stats/bt_bayes.py) and rank; ``posterior`` says what gave the interval
+    as the released STS gold), win share, Bradley–Terry strength (the posterior mean of the draws its 95 % credible
+    interval comes from: exact draws, see annotation/stats/bt_bayes.py) with the Monte Carlo error of the interval's
+    ends, and rank; ``posterior`` says what gave the interval
     (`posterior_label`) and ``interval_note`` warns when it is not the converged exact posterior.
 
     A candidate nobody compared has no normalised score, strength, interval or rank (None) and is
@@ -171,13 +172,13 @@ LIVE_APPROXIMATE = ("approximate interval, computed for this request: the exact 
 
 
 def posterior_label(post: stats.BTPosterior, exact: bool) -> str:
-    """What gave a batch's intervals, for the export's ``posterior`` column and the dashboard: ``exact`` (converged
-    draws), ``exact, not converged`` (the check failed: `bt_bayes.convergence_warning`), ``laplace fallback`` (the
+    """What gave a batch's intervals, for the export's ``posterior`` column and the dashboard: ``exact`` (the exact
+    draws, no convergence alarm), ``exact, not converged`` (the alarm: `bt_bayes.convergence_warning`), ``laplace fallback`` (the
     exact sampler failed), ``approximate (importance|laplace)`` (a request's live scores) or ``none`` (no intervals)."""
     if post.reason:
         return "none"
     if post.method == "gibbs":
-        return "exact" if post.convergence["ok"] else "exact, not converged"
+        return "exact, not converged" if post.convergence["alarm"] else "exact"
     return "laplace fallback" if exact else f"approximate ({post.method})"
 
 
@@ -241,6 +242,7 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
             "win_share": float(wins[pos] / comparisons[pos]) if compared else None,
             "bt_strength": float(post.strengths[pos]) if compared else None,
             "bt_low": float(post.lower[pos]), "bt_high": float(post.upper[pos]),
+            "bt_mc_error": float(post.mcse[pos]) if post.mcse is not None else None,
             "rank": int(shown[pos]) if compared else None,
             "rank_tied": bool(compared and (shown == shown[pos]).sum() > 1),
             "p_above_next": float(claims["p_next"][pos]),

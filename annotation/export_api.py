@@ -46,9 +46,12 @@ class ScoreRowSerializer(serializers.Serializer):
     comparisons = serializers.IntegerField()
     normalized_score = serializers.FloatField(allow_null=True)
     win_share = serializers.FloatField(allow_null=True)
-    bt_strength = serializers.FloatField(allow_null=True)
+    bt_strength = serializers.FloatField(allow_null=True, help_text=(
+        "Bradley–Terry strength: the posterior mean of the same draws bt_low/bt_high are quantiles of (centred log-odds)"))
     bt_low = serializers.FloatField(allow_null=True)
     bt_high = serializers.FloatField(allow_null=True)
+    bt_mc_error = serializers.FloatField(default=None, allow_null=True, help_text=(
+        "Monte Carlo standard error of bt_low/bt_high (the larger), from the exact draws; null otherwise"))
     rank = serializers.IntegerField(allow_null=True, help_text="1 = strongest; null for never-compared candidates; "
                                     "equal strengths share the best rank of their group (1, 2, 2, 4)")
     rank_tied = serializers.BooleanField(help_text="another candidate of the batch has the same rank")
@@ -61,7 +64,7 @@ class ScoreRowSerializer(serializers.Serializer):
     bt_aware_strength = serializers.FloatField(allow_null=True, help_text="annotator-aware Bradley–Terry strength")
     rank_aware = serializers.IntegerField(allow_null=True)
     interval_note = serializers.CharField(allow_null=True, help_text=(
-        "why bt_low/bt_high are null, or a warning about them: the exact sampler's convergence check failed, the "
+        "why bt_low/bt_high are null, or a warning about them: the exact sampler's convergence alarm, the "
         "Laplace fallback was used, or the interval is a request's approximation"))
     posterior = serializers.CharField(default=None, allow_null=True, help_text=(
         "what gave the interval: exact (the checked exact posterior draws), 'exact, not converged', 'laplace "

@@ -52,6 +52,7 @@ class PlanningForm(forms.Form):
     stop_recall = forms.FloatField(min_value=0.01, max_value=1, initial=0.9, required=False, label="share right")
     stop_margin = forms.FloatField(min_value=0, max_value=100, initial=0.5, required=False, label="tie margin")
     stop_level = forms.FloatField(min_value=0.5, max_value=0.999, initial=0.95, required=False, label="probability")
+    stop_runs = forms.IntegerField(min_value=0, max_value=50, initial=0, required=False, label="stop-rule batches")
 
     def clean(self):
         data = super().clean()

@@ -2,7 +2,7 @@
 
 Each job takes a project id, loads the project and hands the work to the module that does it:
 `annotation.analytics` (the full agreement and score report), `annotation.plan` (budget simulation,
-`annotation.stats.plan_budget`), `annotation.batch_create` (a batch above
+`annotation.stats.pair_selection.compare_designs`), `annotation.batch_create` (a batch above
 settings.SIMILIA_BATCH_JOB_PAIRS pairs, `annotation.services.projects`) and `annotation.stop_check` (the exact
 draws behind an adaptive batch's stop rule, `annotation.services.adaptive_batches.stop_check`, enqueued by the
 next-set request so that it never makes them itself).
@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from django.conf import settings
 
-from annotation import stats
 from annotation.analytics import analytics_store, project_report_parts
 from annotation.models import Batch, BatchCandidate, Pair, Project
 from annotation.services.adaptive_batches import STOP_JOB, StopRule, stop_check
@@ -71,41 +70,30 @@ def stop_check_job(job, *, project_id: int, batch_id: int) -> dict:
 @job_kind("annotation.plan", queue="cpu", description="Simulate annotation budgets for a project.",
           visible=project_job_visible, manageable=project_job_manageable)
 def plan_job(job, *, project_id: int, n_items: int = 99, strengths_sd: float = 1.5, shares=SHARES,
-             judgements_per_pair=(1, 2), n_annotators: int = 11, noise: float = 1.0, n_reps: int = 3,
-             target: float = 0.95, stop_top_k: int = 10, stop_recall: float = 0.9, stop_margin: float = 0.5,
-             stop_level: float = 0.95) -> dict:
-    """Planning by simulation: how much of the N(N-1)/2 pairs, and how many judgements per pair, reach a
-    target rank correlation with the full design; and where the top-k stop rule would stop an adaptive batch."""
-    job.progress(0.05, "simulating designs")
-    rows = stats.plan_budget(n_items=n_items, shares=tuple(shares), judgements_per_pair=tuple(judgements_per_pair),
-                             strengths_sd=strengths_sd, n_annotators=n_annotators, annotator_noise=noise,
-                             n_reps=n_reps)
-    needed = {}
-    for row in rows:
-        key = f"{row['method']} × {row['judgements_per_pair']}"
-        if row["rho_full"] >= target and key not in needed:
-            needed[key] = {"share": row["share"], "n_judgements": row["n_judgements"]}
+             n_annotators: int = 11, noise: float = 1.0, n_reps: int = 3, target: float = 0.95,
+             stop_top_k: int = 10, stop_recall: float = 0.9, stop_margin: float = 0.5, stop_level: float = 0.95,
+             stop_runs: int = 0) -> dict:
+    """Planning by simulation (`pair_selection.compare_designs`, the service's own pair rule): the judgements each
+    design needs for its ranking to reach Spearman ρ ≥ `target` with the true strengths; with `stop_runs` > 0 also
+    where the top-k stop rule would stop an adaptive batch (on demand: it makes exact draws at every check)."""
     # Exhaustive, random and adaptive designs on the same simulated annotators (noise spread 0.5–1.5 × `noise`, as
     # the demo's simulation; strengths c · shape, the shape from the project's first batch with gold scores, else
     # N(0, SD²), c calibrated to the project's observed agreement, or the DBBE gold's: `noise_calibration`).
-    job.progress(0.5, "comparing exhaustive, random and adaptive designs")
+    job.progress(0.05, "comparing exhaustive, random and adaptive designs")
     project = Project.objects.get(pk=project_id)
     calibration = noise_calibration(project)
     shape, source = _planning_shape(project_id, n_items, strengths_sd)
     c = calibrated_scale(shape, calibration["agreement"], n_annotators)
     theta = c * shape
     scales = np.array([noise * (0.5 + k / max(n_annotators - 1, 1)) for k in range(n_annotators)])
-    designs = compare_designs(theta, annotator_scales=scales, seeds=n_reps, target=target,
-                              progress=lambda f, m: job.progress(0.5 + 0.4 * f, m))
+    designs = compare_designs(theta, annotator_scales=scales, seeds=n_reps, target=target, shares=tuple(shares),
+                              progress=lambda f, m: job.progress(0.05 + (0.9 if stop_runs else 0.95) * f, m))
     designs["strengths"] = f"{source} × {c:.2f}"
     designs["calibration"] = calibration["source"]
-    rule = StopRule(min(stop_top_k, n_items - 1), stop_recall, stop_margin, stop_level)
-    return {"rows": rows, "needed": needed, "target": target, "n_items": n_items,
-            "n_pairs": n_items * (n_items - 1) // 2, "designs": designs,
-            "stop_rule": _simulate_stop_rule(job, rule, theta, scales, runs=max(STOP_RUNS, n_reps))}
-
-
-STOP_RUNS = 10
+    rule = StopRule(min(stop_top_k, len(theta) - 1), stop_recall, stop_margin, stop_level)
+    return {"target": target, "n_items": len(theta), "n_pairs": len(theta) * (len(theta) - 1) // 2,
+            "designs": designs, "stop_rule": _simulate_stop_rule(job, rule, theta, scales, stop_runs) if stop_runs
+            else None}
 
 
 def _simulate_stop_rule(job, rule: StopRule, theta: np.ndarray, scales: np.ndarray, runs: int) -> dict:

@@ -64,7 +64,7 @@ def fits(counts: np.ndarray, seed: int, draws: int, names: tuple[str, ...] = FIT
     out = {}
     t = time.process_time()
     post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=draws, seed=seed)
-    out["mixture"] = (post.lower, post.upper, time.process_time() - t, post.convergence)
+    out["mixture"] = (post.lower, post.upper, time.process_time() - t, {**post.convergence, "strengths": post.strengths})
     if "one normal" in names:
         t = time.process_time()
         one = _gibbs_draws(counts, draws, np.random.default_rng(seed), components=1).reshape(-1, len(counts))
@@ -115,13 +115,64 @@ def cost(seeds: int) -> None:
               flush=True)
 
 
+def analytics_cost(seeds: int, budget: float | None, write: Path | None) -> None:
+    """The analytics job's statistics on one batch of the seed study's design, DBBE-calibrated: 99 candidates, every
+    pair judged by 3 of 11 annotators (14,553 judgements), θ = 19.09 · gold: thread CPU seconds of the exact fit
+    (`bradley_terry_posterior(exact=True, n_draws=200)`, what `analytics._one_batch_scores` asks for) plus the ranking
+    and claims made from its draws (`favoured_order`, `order_claims`); median and max over seeds, with how the chains
+    ended."""
+    from annotation.stats import simulate_judgements
+    from annotation.stats.bt_bayes import CPU_BUDGET_S, bradley_terry_posterior
+    from annotation.stats.rank_claims import favoured_order, order_claims
+
+    _, theta6 = gold_theta(None)
+    theta = CALIBRATED_SCALE * theta6 / GOLD_SCALE
+    cpu, checks = [], []
+    for seed in range(seeds):
+        counts = simulate_judgements(theta, None, 11, 3, seed=seed).count_matrix()
+        t = time.thread_time()
+        post = bradley_terry_posterior(counts, n_draws=200, seed=seed, exact=True, cpu_budget=budget)
+        shown = favoured_order(post.strengths, post.draws)
+        order_claims(np.where(shown > 0, -shown.astype(float), np.nan), post.draws)
+        cpu.append(time.thread_time() - t)
+        checks.append(post.convergence)
+        print(f"seed {seed}: {cpu[-1]:.1f} CPU s, {post.convergence}", flush=True)
+    figures = {"CPU s median": round(float(np.median(cpu)), 1), "CPU s max": round(float(np.max(cpu)), 1),
+               "targets met (R-hat ≤ 1.01, bulk and tail ESS ≥ 400)": sum(c["ok"] for c in checks),
+               "convergence alarm": sum(c["alarm"] for c in checks),
+               "largest R-hat": max(c["max_rhat"] for c in checks),
+               "least ESS": round(min(min(c["min_ess_bulk"], c["min_ess_tail"]) for c in checks)),
+               "largest Monte Carlo error of an interval end": max(c["max_mcse_ends"] for c in checks),
+               "draws median": int(np.median([c["draws"] for c in checks]))}
+    print(figures)
+    if write:
+        import yaml
+
+        write.write_text(yaml.safe_dump({
+            "title": "The analytics job's exact fit on the seed study's design, DBBE-calibrated (issue 46)",
+            "description": (
+                "Thread CPU seconds of one batch's statistics in the analytics job (the exact fit with its convergence "
+                "run and the ranking and claims from its draws) on 99 candidates × 4,851 pairs × 3 judgements by 11 "
+                "simulated annotators, θ = 19.09 · the DBBE gold of reference 16977 1; the chains run until R-hat ≤ "
+                "1.01 and bulk and tail ESS ≥ 400 or the CPU budget. Target: median ≤ 15, max ≤ 30. Machine: the shared "
+                "2-core one."),
+            "command": " ".join(["perf/bt_coverage_99.py", *sys.argv[1:]]),
+            "measured": {"date": datetime.date.today().isoformat(), "load_average": round(os.getloadavg()[0], 1),
+                         "cpu_budget_s": CPU_BUDGET_S if budget is None else budget, "seeds": seeds},
+            "figures": figures}, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        print(f"wrote {write}")
+
+
 def main() -> None:
     from annotation.stats.pair_selection import simulate_design
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=30)
     ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed … first-seed + seeds − 1 (split runs)")
-    ap.add_argument("--draws", type=int, default=1000, help="exact draws per fit (the analytics job's: 1000)")
+    ap.add_argument("--draws", type=int, default=1000, help="exact draws per fit before the chains run on (the "
+                                                             "analytics job's: 1000)")
+    ap.add_argument("--candidates", type=int, default=99, help="fewer than 99: the truths' candidates every "
+                                                               "(99 / N)-th of the gold's order (DBBE-shaped at N)")
     ap.add_argument("--adaptive-budget", type=int, default=1500, help="judgements of the adaptive and random designs")
     ap.add_argument("--truths", default=",".join(TRUTHS))
     ap.add_argument("--designs", default="adaptive,exhaustive,random")
@@ -132,12 +183,26 @@ def main() -> None:
     ap.add_argument("--write", type=Path, help="a YAML file of the figures (perf/expected/annotation/bt_coverage_99"
                                                ".yaml); rows already in it from other runs are kept")
     ap.add_argument("--cost", action="store_true", help="only the cost of exact draws for the stop rule and claims")
+    ap.add_argument("--analytics-cost", action="store_true", help="only the analytics job's fit on 99 × 4,851 × 3, "
+                                                                   "DBBE-calibrated (`--seeds` batches; `--write`)")
+    ap.add_argument("--budget", type=float, help="with --analytics-cost: the CPU budget (default the product's)")
+    ap.add_argument("--per-component", type=int, help="candidates per prior component (`bt_bayes.MIN_PER_COMPONENT`; "
+                                                      "a named alternative: 1000 = one normal at every size)")
     args = ap.parse_args()
+    if args.per_component:
+        from annotation.stats import bt_bayes
+
+        bt_bayes.MIN_PER_COMPONENT = args.per_component
+    if args.analytics_cost:
+        analytics_cost(args.seeds, args.budget, args.write)
+        return
     if args.cost:
         cost(args.seeds)
         return
     _, theta6 = gold_theta(None)
     gold = theta6 / GOLD_SCALE
+    if args.candidates < len(gold):
+        gold = np.sort(gold)[np.linspace(0, len(gold) - 1, args.candidates).round().astype(int)]
     n = len(gold)
     figures: dict[str, dict] = {}
     t0, c0 = time.perf_counter(), time.process_time()
@@ -164,9 +229,10 @@ def main() -> None:
                     ok = (lo <= truth) & (truth <= hi)
                     hits.setdefault(name, []).append((ok.mean(), ok[order[:5]].mean(), ok[order[-5:]].mean(), secs))
                     if name == "mixture":
-                        checks.append(check)
+                        checks.append({**check, "coverage": ok.mean(),
+                                       "outside": int(((check["strengths"] < lo) | (check["strengths"] > hi)).sum())})
             label = design if design != "adaptive" or args.explore == "uniform" else f"adaptive, {explore} exploration"
-            row = f"{truth_name} / {label} ({np.mean(judged):.0f} judgements)"
+            row = (f"{n} candidates · " if n != 99 else "") + f"{truth_name} / {label} ({np.mean(judged):.0f} judgements)"
             figures[row] = {"seeds": f"{seeds.start}-{seeds.stop - 1}"}
             for name, vals in hits.items():
                 v = np.array(vals)
@@ -177,15 +243,25 @@ def main() -> None:
                 if len(v) > 1:  # the spread over seeds: what a one-seed test can expect to see
                     figures[row][f"{name}: SD over seeds"] = round(float(v[:, 0].std(ddof=1)), 3)
                     figures[row][f"{name}: lowest seed"] = round(float(v[:, 0].min()), 3)
-            figures[row]["mixture: convergence check failed"] = sum(not c["ok"] for c in checks)
+            figures[row]["mixture: targets not met (R-hat ≤ 1.01, ESS ≥ 400)"] = sum(not c["ok"] for c in checks)
+            figures[row]["mixture: convergence alarm"] = sum(c["alarm"] for c in checks)
             figures[row]["mixture: largest R-hat"] = round(max(c["max_rhat"] for c in checks), 3)
+            figures[row]["mixture: strengths outside their own interval"] = sum(c["outside"] for c in checks)
+            figures[row]["mixture: largest Monte Carlo error of an interval end"] = round(
+                max(c["max_mcse_ends"] for c in checks), 3)
+            figures[row]["mixture: per fit (R-hat, least ESS, coverage)"] = [
+                [round(float(c["max_rhat"]), 3), round(float(min(c["min_ess_bulk"], c["min_ess_tail"]))),
+                 round(float(c["coverage"]), 3)] for c in checks]
+            print(f"  per fit (R-hat, least ESS, coverage): {figures[row]['mixture: per fit (R-hat, least ESS, coverage)']}",
+                  flush=True)
             figures[row]["simulation CPU s per seed"] = round(float(np.mean(sim_cpu)), 2)
             print(f"  mixture per seed: {' '.join(f'{x[0]:.3f}' for x in hits['mixture'])}", flush=True)
             print(f"{row}: " + "; ".join(f"{name} {np.mean([x[0] for x in vals]):.3f} (strongest 5 "
                                           f"{np.mean([x[1] for x in vals]):.3f}, weakest 5 "
                                           f"{np.mean([x[2] for x in vals]):.3f}, {np.mean([x[3] for x in vals]):.2f} "
                                           "CPU s)" for name, vals in hits.items())
-                  + f"; check failed {figures[row]['mixture: convergence check failed']}/{len(checks)}"
+                  + f"; alarm {figures[row]['mixture: convergence alarm']}/{len(checks)}, outside own interval "
+                  + f"{figures[row]['mixture: strengths outside their own interval']}"
                   + f"  [{time.perf_counter() - t0:.0f} s so far]", flush=True)
     if args.write:
         import yaml

@@ -20,7 +20,7 @@ from django.db.models import F
 
 from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
 from annotation.stats import pair_selection as adaptive
-from annotation.stats.bt_bayes import bradley_terry_posterior
+from annotation.stats.bt_bayes import bradley_terry_posterior, claim_converged
 from annotation.stats.rank_claims import top_k_settled
 from core import rawsql
 
@@ -220,6 +220,16 @@ class StopRule(NamedTuple):
                 f"among the {self.k} strongest (a candidate within {self.margin:g} of the {nth} strongest counts "
                 f"as one of them: strengths that close are treated as tied)")
 
+    def settled(self, p: float, p_exact: float | None, p_none_missed: float | None) -> str:
+        """What a stop under this rule claims, in its settings' words, with the exact set's probability beside it."""
+        need = int(np.ceil(self.recall * self.k - 1e-9))
+        return (f"settled on converged exact draws: with posterior probability {p:.3f} (≥ {self.level:g}) at least "
+                f"{need} of the {self.k} ranked highest are among the {self.k} strongest, a margin of {self.margin:g} "
+                f"counted as a tie; that the {self.k} listed are exactly the {self.k} strongest: "
+                f"{p_exact if p_exact is not None else float('nan'):.3f}; that none left out is more than "
+                f"{self.margin:g} above the weakest listed: "
+                f"{p_none_missed if p_none_missed is not None else float('nan'):.3f}")
+
     def as_list(self) -> list:
         return [self.k, self.recall, self.margin, self.level]
 
@@ -252,8 +262,10 @@ def exact_settled(counts: np.ndarray, rule: StopRule, draws: int = STOP_DRAWS, s
             _EXACT.move_to_end(key)
             return _EXACT[key]
     post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=draws, seed=seed)
-    out = (None if post.draws is None else
-           top_k_settled(post.strengths, post.draws, k=rule.k, recall=rule.recall, margin=rule.margin))
+    out = None
+    if post.draws is not None:  # the rule holds on converged draws only ("converged": `claim_converged`)
+        out = top_k_settled(post.strengths, post.draws, k=rule.k, recall=rule.recall, margin=rule.margin)
+        out["converged"] = post.convergence is not None and claim_converged(out.pop("held", np.ones(4)))
     with _EXACT_LOCK:
         _EXACT[key] = out
         while len(_EXACT) > 128:
@@ -273,8 +285,8 @@ def stop_check(batch: Batch) -> dict:
     rule = stop_rule(batch.project)
     exact = exact_settled(counts, rule) if rule is not None else None
     return {"judgements": int(round(counts.sum())), "rule": rule.as_list() if rule else None,
-            "p": None if exact is None else exact["p"],
-            "expected_recall": None if exact is None else exact["expected_recall"]}
+            **{key: None if exact is None else exact.get(key)
+               for key in ("p", "expected_recall", "p_exact", "p_none_missed", "converged")}}
 
 
 class StopCheck(NamedTuple):
@@ -301,7 +313,7 @@ def read_stop_check(batch: Batch, judged: int, rule: StopRule) -> StopCheck:
     last = next((row for row in rows if row["status"] == Job.Status.SUCCEEDED and row["result"]
                  and row["result"].get("rule") == rule.as_list()), None)
     done = last["result"] if last else None
-    settled = done is not None and done["p"] is not None and done["p"] >= rule.level
+    settled = done is not None and done["p"] is not None and done["p"] >= rule.level and done.get("converged")
     stale = done is None or (not settled
                              and judged - int(done["judgements"]) >= recheck_spacing(batch.n_candidates))
     if stale and pending is None:
@@ -351,10 +363,13 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
         exact = exact_settled(counts, rule)
         if exact is not None:
             figures, how = exact, "exact"
-    out.update(p=float(figures["p"]), expected_recall=float(figures["expected_recall"]), posterior=how)
+    out.update(p=float(figures["p"]), expected_recall=float(figures["expected_recall"]), posterior=how,
+               p_exact=figures.get("p_exact"), p_none_missed=figures.get("p_none_missed"))
     if how == "exact" and compared.all() and out["p"] >= rule.level and not out["stopped"]:
-        out.update(stopped=True, reason=f"top {rule.k} settled: posterior probability {out['p']:.3f} ≥ "
-                                        f"{rule.level:g} (exact draws)")
+        if not figures.get("converged"):
+            out["reason"] = "the exact draws missed the convergence targets: the rule waits for a converged check"
+        else:
+            out.update(stopped=True, reason=rule.settled(out["p"], out["p_exact"], out["p_none_missed"]))
     return out
 
 

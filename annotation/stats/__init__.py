@@ -49,14 +49,7 @@ from .scores import (
     infer_denominator,
     normalised_scores,
 )
-from .simulate import (
-    all_pairs,
-    choice_probability,
-    choose_pairs,
-    plan_budget,
-    simulate_design,
-    simulate_judgements,
-)
+from .simulate import all_pairs, choice_probability, simulate_judgements
 from .triads import (
     KendallTriads,
     TriadCount,
@@ -81,7 +74,7 @@ __all__ = [
     "Judgements", "from_winner_ids",
     "BatchScores", "BTBootstrap", "BTResult", "batch_scores", "bootstrap_bradley_terry", "bradley_terry",
     "bradley_terry_batches", "comparison_graph_warning", "connectivity", "directionality_table", "infer_denominator", "normalised_scores",
-    "all_pairs", "choice_probability", "choose_pairs", "plan_budget", "simulate_design", "simulate_judgements",
+    "all_pairs", "choice_probability", "simulate_judgements",
     "KendallTriads", "TriadCount", "count_circular_triads", "kendall_triads", "list_circular_triads",
     "majority_triads", "model_expected_circular", "tournament_from_counts", "triads_per_annotator",
 ]

@@ -19,8 +19,8 @@ Every batch the analytics job scores gets exact draws instead (``exact=True``: P
 side by side with an R-hat / effective-sample-size check, `convergence`): the approximations under-covered under
 adaptive selection (0.89–0.93; the test ``test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads``)
 and with every pair judged at 99 candidates (Laplace: 0.612, issue 39). The approximations remain for a request's live
-scores and, labelled (`BTPosterior.note`), as the fallback when the sampler fails. From 60 compared candidates on, the
-exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 30 candidates),
+scores and, labelled (`BTPosterior.note`), as the fallback when the sampler fails. From 30 compared candidates on, the
+exact sampler's prior is a mixture of normals learnt from the batch (``PRIOR_COMPONENTS``, one per 15 candidates),
 not one normal: one normal under-covered wide and gold-shaped truths at 99 candidates (θ = 19.09 · gold: 0.58;
 ``test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped_truth``, perf/bt_coverage_99.py). The
 mixture's centres have a N(0, 5²) prior and its spreads Inverse-Gamma(1, 1) (``MIX_CENTRE_SD``, ``MIX_A``/``MIX_B``):
@@ -50,7 +50,8 @@ class BTPosterior:
     """Posterior summary of one batch's Bradley–Terry strengths (arrays of length n_items).
 
     Attributes:
-        strengths: centred posterior mode; NaN for never-compared candidates.
+        strengths: centred posterior mean of `draws` (the Laplace fit: its mode, the approximating normal's
+            mean); NaN for never-compared candidates.
         sd: posterior standard deviation of the centred strength (NaN where undefined).
         lower, upper: ``level`` credible interval (NaN where undefined).
         rank: 1 = strongest among the compared candidates; 0 for never-compared ones.
@@ -64,8 +65,10 @@ class BTPosterior:
             order) the intervals came from, or ``None`` (Laplace without rank draws, fewer than two judgements);
             weights: their weights (importance draws) or ``None`` (equal). `rank_claims.order_claims` reads them.
         convergence: the exact draws' check (`convergence`: R-hat, effective sample sizes, ``ok``), else ``None``.
-        note: what a reader of the intervals must be told: the failed check (`convergence_warning`) or the Laplace
-            fallback when the exact sampler failed; ``None`` otherwise.
+        note: what a reader of the intervals must be told: the convergence alarm (`convergence_warning`) or the
+            Laplace fallback when the exact sampler failed; ``None`` otherwise.
+        mcse: exact draws: per candidate, the Monte Carlo standard error of its interval's ends (the larger of the
+            two; `convergence`), NaN elsewhere.
     """
 
     strengths: np.ndarray
@@ -85,6 +88,7 @@ class BTPosterior:
     weights: np.ndarray | None = field(default=None, repr=False, compare=False)
     convergence: dict | None = None
     note: str | None = None
+    mcse: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 def _neg_log_post(theta, c, prior_prec):
@@ -186,13 +190,15 @@ MIX_A, MIX_B = 1.0, 1.0  # σ_k² ~ Inverse-Gamma(1, 1): median σ_k ≈ 1.2. Wi
 # of θ ran wide on the worst seeds (SD 1.8–2.5 against a true 1.38), the top candidates' intervals up to 20 logits,
 # and the centred bulk's intervals fell below the truth.
 # A narrower (2, 2) let components shrink normal truths (30 candidates at SD 3: 0.88 against 0.95). One component
-# (below 60 candidates, or `components=1`) keeps (1, 4): HYPER_A, HYPER_B.
+# (below 30 candidates, or `components=1`) keeps (1, 4): HYPER_A, HYPER_B.
 MIX_CENTRE_SD = 5.0  # μ_k ~ N(0, 5²): a far-ahead group's gap above the bulk, which the data bound only from below,
 # wandered to 20+ logits under N(0, 10²) with the (1, 1) spreads (19.09 · gold, every pair judged, 12 seeds: 0.885,
 # one seed 0.384; with N(0, 5²) 0.951). A prior sized for log-strengths that span ±10 logits (the DBBE gold's 19.09
 # scale); groups much further apart are pulled in.
-MIN_PER_COMPONENT = 30  # a component per 30 compared candidates (at most `PRIOR_COMPONENTS`): 30 candidates keep one
-# normal, whose adaptive coverage was 0.94–0.96; three components there covered 0.88–0.90 at some spreads
+MIN_PER_COMPONENT = 15  # a component per 15 compared candidates (at most `PRIOR_COMPONENTS`): two from 30 candidates,
+# three from 45; one normal below 30. At 30 candidates of a DBBE-shaped truth (every third of the 19.09 · gold, 300
+# random judgements, 12 seeds, perf/bt_coverage_99.py --candidates 30 --per-component): one normal covered 0.714
+# (strongest 5: 0.350), two components 0.961 (0.950); with one per 30 (of before) 30 candidates kept one normal.
 MIX_ALPHA = 1.0
 
 
@@ -296,18 +302,22 @@ def _per_chain(labels, values, chains: int, k: int) -> np.ndarray:
 
 
 def _gibbs_draws(c: np.ndarray, n_draws: int, rng: np.random.Generator, burn: int = BURN,
-                 components: int = PRIOR_COMPONENTS, chains: int = CHAINS, rounds: int = 1) -> np.ndarray:
+                 components: int = PRIOR_COMPONENTS, chains: int = CHAINS, cpu_budget: float = 0.0) -> np.ndarray:
     """`chains` chains of the exact sampler (`_sweeps`): ⌈n_draws / chains⌉ draws each after `burn` sweeps, as an
-    array chains × draws × n of centred strengths. With `rounds` > 1, while `convergence` fails the chains go on
-    (each round doubles the draws kept, all after the burn-in), at most `rounds` rounds."""
+    array chains × draws × n of centred strengths. With `cpu_budget` > 0 the chains go on while `convergence` fails
+    (each round adds half the draws kept, all after the burn-in) until it passes or the next round would take the
+    sweeps past `cpu_budget` seconds as `SWEEP_UNITS_PER_S` prices them: a count of sweeps fixed by the batch's
+    size, so that one seed gives the same draws on any machine and under any load (a clock would not)."""
     sweeps = _sweeps(c, rng, components, chains)
     for _ in range(burn):
         next(sweeps)
     out = [next(sweeps) for _ in range(-(-n_draws // chains))]
-    for _ in range(rounds - 1):
-        if convergence(_centred(out))["ok"]:
+    per_sweep = chains * (np.count_nonzero(np.triu(c + c.T)) + len(c)) + SWEEP_OVERHEAD
+    while cpu_budget > 0 and not convergence(_centred(out))["ok"]:
+        more = len(out) // 2
+        if (burn + len(out) + more) * per_sweep > cpu_budget * SWEEP_UNITS_PER_S:
             break
-        out += [next(sweeps) for _ in range(len(out))]
+        out += [next(sweeps) for _ in range(more)]
     return _centred(out)
 
 
@@ -323,7 +333,7 @@ def _sweeps(c: np.ndarray, rng: np.random.Generator, components: int, chains: in
     X + diag(1/σ²_z), r = Xᵀ(y − n/2) + μ_z/σ²_z (X: rows e_i − e_j); then each z_i from its component probabilities,
     π from its Dirichlet, σ_k² from its Inverse-Gamma and μ_k from its normal (the finite-mixture Gibbs sampler of
     Diebolt & Robert 1994), then the component-shift, stretch and edge (`_edge_moves`) Metropolis moves. Spreads: Inverse-Gamma(MIX_A,
-    MIX_B) = (1, 1) with several components, the one normal's (HYPER_A, HYPER_B) = (1, 4) with one (below 60
+    MIX_B) = (1, 1) with several components, the one normal's (HYPER_A, HYPER_B) = (1, 4) with one (below 30
     candidates, `components=1`). No approximation beyond Monte Carlo error, so the intervals keep their level when the
     design chose pairs from earlier answers (adaptive selection), where the Laplace approximation was too narrow.
 
@@ -396,40 +406,58 @@ def _sweeps(c: np.ndarray, rng: np.random.Generator, components: int, chains: in
 
 
 # The convergence check of the exact draws (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021, as ArviZ computes them,
-# `arviz_stats`): the rank-normalised split R-hat of every compared candidate's centred strength at most RHAT_MAX, and
-# its bulk and tail effective sample sizes at least ESS_MIN. Their recommendation (1.01, 400) is out of reach in the
-# analytics job's time on 99-candidate batches of wide or gold-shaped truths (4,000 draws: R-hat 1.03-1.05, bulk ESS
-# 60-250; docs/statistics.md, "One posterior for every batch"); the levels below are the older warning levels
-# (R-hat 1.05) with 100 effective draws, at which an interval end (a 2.5 % or 97.5 % quantile) still carries a Monte
-# Carlo error of about a quarter of the posterior SD (normal posterior). A check that fails lengthens the chains (`ROUNDS`) and is then shown on the dashboard and in the export
-# (`BTPosterior.note`, `convergence_warning`).
-RHAT_MAX = 1.05
-ESS_MIN = 100
-ROUNDS = 3  # a failed check lengthens the chains twice (the draws kept: ×2, ×4) before it is reported
+# `arviz_stats`): the chains run on (`_gibbs_draws`) until every compared candidate's rank-normalised split R-hat is at
+# most RHAT_MAX and its bulk and tail effective sample sizes at least ESS_MIN (their recommendation), or until
+# CPU_BUDGET_S of the thread's CPU time. Ending on the budget is not by itself a reason to distrust the intervals
+# (every-pair batches with a far-ahead group mix slowly but covered 0.95); the alarm (`convergence_warning`, on the
+# dashboard and in the export) fires only beyond ALARM_RHAT / below ALARM_ESS, levels chosen from the coverage
+# simulation (perf/bt_coverage_99.py, "alarm" figures in perf/expected/annotation/bt_coverage_99.yaml): fits beyond
+# them covered worse than fits within them. Every fit reports the Monte Carlo error of its interval ends (`mcse`).
+RHAT_MAX, ESS_MIN = 1.01, 400
+CPU_BUDGET_S = 12.0
+SWEEP_UNITS_PER_S = 1.0e6  # a sweep costs ≈ 1 µs per chain × (compared pair + candidate) on the shared machine (99
+# candidates, every pair: 13–25 ms a sweep of 4 chains) plus SWEEP_OVERHEAD (13 candidates: 1.7 ms a sweep); the
+# budget is counted in these units, not on a clock
+SWEEP_OVERHEAD = 1500
+ALARM_RHAT, ALARM_ESS = 1.05, 100
 
 
-def convergence(chains: np.ndarray) -> dict:
-    """R-hat and effective sample sizes (ArviZ, `arviz_stats`) of draws (chains × draws × parameters): ``{"chains",
-    "draws", "max_rhat", "min_ess_bulk", "min_ess_tail", "ok"}`` (worst parameter of each)."""
+def convergence(chains: np.ndarray, level: float = 0.95) -> dict:
+    """R-hat, effective sample sizes and the Monte Carlo standard error of the `level` interval's ends (ArviZ,
+    `arviz_stats`) of draws (chains × draws × parameters): ``{"chains", "draws", "max_rhat", "min_ess_bulk",
+    "min_ess_tail", "max_mcse_ends", "ok", "alarm", "mcse"}`` (worst parameter of each; ``mcse``: per parameter, the
+    larger of its two ends' errors; ``ok``: the targets met; ``alarm``: beyond the alarm levels)."""
     from arviz_stats.base import array_stats
 
     x = np.moveaxis(chains, 2, 0)  # parameters × chains × draws
-    rhat = array_stats.rhat(x, chain_axis=-2, draw_axis=-1, method="rank")
-    bulk = array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="bulk")
-    tail = array_stats.ess(x, chain_axis=-2, draw_axis=-1, method="tail", prob=(0.025, 0.975))
+    kw = {"chain_axis": -2, "draw_axis": -1}
+    rhat = array_stats.rhat(x, method="rank", **kw)
+    bulk = array_stats.ess(x, method="bulk", **kw)
+    tail = array_stats.ess(x, method="tail", prob=((1 - level) / 2, (1 + level) / 2), **kw)
+    mcse = np.fmax(*(array_stats.mcse(x, method="quantile", prob=q, **kw) for q in ((1 - level) / 2, (1 + level) / 2)))
     worst = {"max_rhat": float(np.nanmax(rhat)), "min_ess_bulk": float(np.nanmin(bulk)),
-             "min_ess_tail": float(np.nanmin(tail))}
-    ok = worst["max_rhat"] <= RHAT_MAX and min(worst["min_ess_bulk"], worst["min_ess_tail"]) >= ESS_MIN
+             "min_ess_tail": float(np.nanmin(tail)), "max_mcse_ends": float(np.nanmax(mcse))}
+    ess = min(worst["min_ess_bulk"], worst["min_ess_tail"])
     return {"chains": int(chains.shape[0]), "draws": int(chains.shape[0] * chains.shape[1]),
-            **{k: round(v, 4) for k, v in worst.items()}, "ok": bool(ok)}
+            **{k: round(v, 4) for k, v in worst.items()}, "ok": bool(worst["max_rhat"] <= RHAT_MAX and ess >= ESS_MIN),
+            "alarm": bool(worst["max_rhat"] > ALARM_RHAT or ess < ALARM_ESS), "mcse": mcse}
+
+
+def claim_converged(held: np.ndarray, chains: int = CHAINS) -> bool:
+    """Whether the draws settle a claim's probability (the stop rule's): its per-draw indicator `held` (the draws in
+    chain order, as `bradley_terry_posterior` returns them) meets the targets, R-hat ≤ RHAT_MAX and bulk and tail
+    ESS ≥ ESS_MIN, or every draw of every chain agrees. The strengths' own check can stay short of the targets where
+    the data bound a spread only from one side (candidates that won every comparison) while the claim is settled."""
+    x = np.asarray(held, float).reshape(chains, -1, 1)
+    return bool(np.ptp(x) == 0 or convergence(x)["ok"])
 
 
 def convergence_warning(check: dict) -> str:
-    """The warning the dashboard and the export show when the convergence check failed."""
-    return (f"convergence check failed: R-hat {check['max_rhat']:.3f} (at most {RHAT_MAX}), effective draws "
-            f"{min(check['min_ess_bulk'], check['min_ess_tail']):.0f} (at least {ESS_MIN}) over {check['chains']} "
-            f"chains of the exact sampler; the intervals may be too narrow or misplaced: recompute, and if it persists "
-            f"report the batch")
+    """The warning the dashboard and the export show when the convergence alarm fired."""
+    return (f"convergence alarm: R-hat {check['max_rhat']:.3f} (alarm above {ALARM_RHAT}), effective draws "
+            f"{min(check['min_ess_bulk'], check['min_ess_tail']):.0f} (alarm below {ALARM_ESS}) over "
+            f"{check['chains']} chains of the exact sampler, interval ends ± {check['max_mcse_ends']:.2f} (Monte Carlo "
+            f"error); in simulation such fits covered less than 95 %: recompute, and if it persists report the batch")
 
 
 def _weighted_quantiles(x: np.ndarray, w: np.ndarray, qs) -> np.ndarray:
@@ -457,6 +485,17 @@ def prior_sd_from_data(counts, grid=None) -> tuple[float, np.ndarray, np.ndarray
     return best[1], best[2], best[3]
 
 
+def _same_records(c: np.ndarray) -> np.ndarray:
+    """A label per candidate, equal for candidates of identical records (the same wins and losses against every other
+    candidate and an even record between them: swapping them leaves the data unchanged, so their posteriors are
+    equal): the lowest index of its group."""
+    from scipy.spatial.distance import cdist
+
+    apart = cdist(c, c, "cityblock") + cdist(c.T, c.T, "cityblock") - 2 * (c + c.T)  # Σ_k∉{i,j} of both records
+    same = (apart < 1e-9) & (np.abs(c - c.T) < 1e-9)
+    return same.argmax(1)
+
+
 def _ranks(x: np.ndarray) -> np.ndarray:
     """Rank 1 = largest, along the last axis (ties broken by position)."""
     return (-x).argsort(axis=-1, kind="stable").argsort(axis=-1, kind="stable") + 1
@@ -479,7 +518,7 @@ def tied_ranks(x: np.ndarray, tol: float = 1e-7) -> np.ndarray:
 
 def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str = "hierarchical",
                             n_draws: int = 2000, seed: int = 0, is_draws: int = 4000, exact: bool = False,
-                            gibbs_draws: int = 1000) -> BTPosterior:
+                            gibbs_draws: int = 1000, cpu_budget: float | None = None) -> BTPosterior:
     """Bradley–Terry strengths of one batch with posterior intervals (see module docstring).
 
     Args:
@@ -491,11 +530,11 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             Type-II ML prior SD. A number: the fixed-prior Laplace approximation of before.
         n_draws: draws for the rank intervals (0: none); seed: the RNG seed; is_draws: importance draws.
         exact: with the hierarchical prior, `gibbs_draws` exact draws by Pólya-Gamma Gibbs sampling (`_gibbs_draws`,
-            method ``"gibbs"``; `CHAINS` chains; one learnt normal below 60 compared candidates, a learnt mixture of
-            normals from there) instead of importance sampling or Laplace, checked by `convergence` (lengthened up
-            to `ROUNDS` times while it fails; ``convergence`` and ``note`` say how it ended). If the sampler fails,
-            the Laplace approximation with ``note`` saying so. ~2–7 CPU seconds for 99 candidates
-            (perf/bt_coverage_99.py prints the CPU time per fit).
+            method ``"gibbs"``; `CHAINS` chains; one learnt normal below 30 compared candidates, a learnt mixture of
+            normals from there) instead of importance sampling or Laplace, run until `convergence` passes or
+            `cpu_budget` CPU seconds (default `CPU_BUDGET_S`; 0: `gibbs_draws` draws, unchecked lengthening);
+            ``convergence`` and ``note`` say how it ended. If the sampler fails, the Laplace approximation with
+            ``note`` saying so (perf/bt_coverage_99.py prints the CPU time per fit).
 
     Returns:
         :class:`BTPosterior` (``method`` says which approximation gave the intervals). Never-compared
@@ -509,6 +548,7 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
     nan = np.full(n, np.nan)
     rank = np.zeros(n, np.int64)
     hierarchical = prior_sd == "hierarchical"
+    cpu_budget = CPU_BUDGET_S if cpu_budget is None else cpu_budget
     if not compared.any():
         return BTPosterior(nan, nan.copy(), nan.copy(), nan.copy(), rank, nan.copy(), nan.copy(), compared,
                            total, level, DEFAULT_PRIOR_SD if hierarchical else prior_sd, "no judgements")
@@ -520,32 +560,31 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
     draws = weights = None
     method = "laplace"
     check = note = None
+    mcse = nan.copy()
     if hierarchical and total >= 2 and exact:
         try:
-            chains = _gibbs_draws(sub, gibbs_draws, rng, rounds=ROUNDS)
+            chains = _gibbs_draws(sub, gibbs_draws, rng, cpu_budget=cpu_budget)
             if not np.isfinite(chains).all():
                 raise FloatingPointError("non-finite draws")
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as exc:  # the labelled fallback below
             note = f"Laplace approximation (fallback: the exact sampler failed: {exc})"
         else:
-            check = convergence(chains)
-            if not check["ok"]:
-                note = convergence_warning(check)
+            check = convergence(chains, level)
+            mcse[idx] = check.pop("mcse")
+            note = convergence_warning(check) if check["alarm"] else None
             draws = chains.reshape(-1, k)
             weights = np.full(len(draws), 1.0 / len(draws))
             method = "gibbs"
-            used_sd = float(np.sqrt((draws * draws).sum(1).mean() / max(k - 1, 1)))
-            mode = centre @ bt_map(sub, used_sd)[0]
     elif hierarchical and total >= 2 and k <= MAX_IS_ITEMS:
         draws, weights, ess = _importance_draws(sub, is_draws, rng)
-        if ess >= MIN_ESS:
-            method = "importance"
-            # The reported strengths: the mode under N(0, s²) at the posterior's s. Deterministic given s, so
-            # candidates with identical records get identical strengths (a Monte Carlo mean would split them).
-            used_sd = float(np.sqrt(weights @ (draws * draws).sum(1) / max(k - 1, 1)))
-            mode = centre @ bt_map(sub, used_sd)[0]
-        else:  # degenerate weights: the Laplace fallback below, with its own (equal-weight) draws
+        method = "importance" if ess >= MIN_ESS else method
+        if ess < MIN_ESS:  # degenerate weights: the Laplace fallback below, with its own (equal-weight) draws
             draws = weights = None
+    if draws is not None:  # the strengths: the posterior mean of the draws the intervals come from, equal (averaged)
+        # across candidates of identical records, whose posterior is symmetric (`_same_records`)
+        used_sd = float(np.sqrt(weights @ (draws * draws).sum(1) / max(k - 1, 1)))
+        group = _same_records(sub)
+        mode = (np.bincount(group, weights @ draws, k) / np.maximum(np.bincount(group, None, k), 1))[group]
     if method == "laplace":
         if hierarchical:
             used_sd, theta, h = prior_sd_from_data(sub) if total >= 2 else (DEFAULT_PRIOR_SD, *bt_map(sub))
@@ -579,4 +618,4 @@ def bradley_terry_posterior(counts, level: float = 0.95, prior_sd: float | str =
             draws = mode + rng.standard_normal((n_draws, k)) @ chol.T
             rlo[idx], rhi[idx] = np.percentile(_ranks(draws), [x * 100 for x in q], axis=0)
     return BTPosterior(strengths, sd, lower, upper, rank, rlo, rhi, compared, total, level, used_sd, None, method,
-                       draws, weights, check, note)
+                       draws, weights, check, note, mcse)

@@ -637,8 +637,11 @@ def simulate_stop_rule(theta: np.ndarray, *, k: int, recall: float, margin: floa
     Returns ``{"stopped_at": judgements at the stop or None, "pairs": C(n, 2), "judged_pairs": distinct pairs judged
     at the stop, "p": the rule's probability at the
     stop, "right": how many of the reported top k are truly among the top k (within the margin) at the stop,
-    "need": ⌈recall · k⌉, "false_stop": the stop's claim is false in the truth, "checks": exact checks made}``."""
-    from .bt_bayes import bradley_terry_posterior
+    "need": ⌈recall · k⌉, "false_stop": the stop's claim is false in the truth (fewer than `need` right, or a true
+    candidate left out more than the margin above the weakest listed: "missed_beyond_margin"), "checks": exact checks
+    made, "held_on_unconverged_draws": checks whose probability reached the level on draws that missed the
+    convergence targets (no stop: the rule decides on converged draws only)}``."""
+    from .bt_bayes import bradley_terry_posterior, claim_converged
     from .rank_claims import top_k_right, top_k_settled
 
     theta = np.asarray(theta, float)
@@ -658,8 +661,10 @@ def simulate_stop_rule(theta: np.ndarray, *, k: int, recall: float, margin: floa
         state["checks"] += 1
         post = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=draws, seed=seed)
         figures = top_k_settled(post.strengths, post.draws, k=k, recall=recall, margin=margin)
-        state.update(p=figures["p"], top=figures["top"], judged_pairs=int(np.count_nonzero(np.triu(counts + counts.T))))
-        return figures["p"] >= level
+        ok = post.convergence is not None and claim_converged(figures.get("held", np.ones(4)))
+        state.update(p=figures["p"], top=figures["top"], judged_pairs=int(np.count_nonzero(np.triu(counts + counts.T))),
+                     unconverged=state.get("unconverged", 0) + (figures["p"] >= level and not ok))
+        return figures["p"] >= level and ok  # converged draws only (`bt_bayes.claim_converged`)
 
     run = simulate_design(theta, "adaptive", annotator_scales=annotator_scales, budget=n * (n - 1), seed=seed,
                           stop=stop)
@@ -667,7 +672,10 @@ def simulate_stop_rule(theta: np.ndarray, *, k: int, recall: float, margin: floa
     out = {"stopped_at": run["stopped_at"], "pairs": n * (n - 1) // 2, "judged_pairs": None, "p": None,
            "right": None, "need": need,
            "false_stop": False, "checks": state["checks"]}
+    out["held_on_unconverged_draws"] = state.get("unconverged", 0)
     if run["stopped_at"] is not None:
         right = int(top_k_right(theta, state["top"], margin)[0])
-        out.update(p=state["p"], right=right, false_stop=right < need, judged_pairs=state["judged_pairs"])
+        missed = np.delete(theta, state["top"]).max() > theta[state["top"]].min() + margin
+        out.update(p=state["p"], right=right, false_stop=right < need or bool(missed), missed_beyond_margin=bool(missed),
+                   judged_pairs=state["judged_pairs"])
     return out

@@ -106,8 +106,11 @@ def top_k_settled(strengths: np.ndarray, draws: np.ndarray, *, k: int, recall: f
 
     Returns:
         ``{"p": posterior probability of the claim, "expected_recall": posterior mean share of the reported top k that
-        are right, "top": (k,) indices into strengths, "need": ⌈recall · k⌉, "compared_all": bool}``; p is 0 while a
-        candidate was never compared (its strength is unknown, so no top k is settled).
+        are right, "top": (k,) indices into strengths, "need": ⌈recall · k⌉, "compared_all": bool, "p_exact": posterior
+        probability that the reported top k are exactly the k strongest, "p_none_missed": that no candidate left out
+        lies more than `margin` above the weakest one listed, "held": per draw, whether the claim holds in it (what
+        `bt_bayes.claim_converged` checks)}``; p is 0 while a candidate was never compared (its
+        strength is unknown, so no top k is settled); the last two only when p is computed.
     """
     strengths = np.asarray(strengths, float)
     if not 1 <= k:
@@ -128,7 +131,9 @@ def top_k_settled(strengths: np.ndarray, draws: np.ndarray, *, k: int, recall: f
     top = np.argsort(-strengths, kind="stable")[:k]
     right = top_k_right(draws, top, margin)
     w = np.full(len(draws), 1.0 / len(draws)) if weights is None else np.asarray(weights, float)
-    out.update(p=float(w @ (right >= need)), expected_recall=float(w @ right) / k, top=top)
+    listed, rest = draws[:, top].min(1), np.delete(draws, top, axis=1).max(1)
+    out.update(p=float(w @ (right >= need)), expected_recall=float(w @ right) / k, top=top, held=right >= need,
+               p_exact=float(w @ (rest < listed)), p_none_missed=float(w @ (rest <= listed + margin)))
     return out
 
 

@@ -1,6 +1,6 @@
-"""Planning by simulation: how much of the N(N-1)/2 pairs, and how many judgements per pair, reach a
-target rank correlation with the full design. The simulation runs as the `annotation.plan` job
-(`annotation/jobs.py`)."""
+"""Planning by simulation: the judgements each design (every pair, random pairs, adaptive pairs) needs for a target
+rank correlation with the true strengths, and where a top-k stop rule would stop. The simulation runs as the
+`annotation.plan` job (`annotation/jobs.py`)."""
 from __future__ import annotations
 
 from django.contrib import messages
@@ -23,17 +23,8 @@ def planning(request, pk: int):
     context = {"project": project, "job": last, "result": last.result if last and last.status == "succeeded" else None}
     first_batch = Batch.objects.filter(project=project).order_by("id").first()
     context["default_items"] = first_batch.n_candidates if first_batch else 99
-    if context["result"]:
-        series = {}
-        for row in context["result"]["rows"]:
-            series.setdefault(f"{row['method']}, {row['judgements_per_pair']}×/pair", []).append(
-                (row["share"], row["rho_full"]))
-        context["chart"] = svg.line_chart(series, title="Rank correlation with the full design vs share of pairs",
-                                          xlabel="share of pairs judged", ylabel="Spearman ρ vs full design",
-                                          ymin=0.5, ymax=1.0)
-        designs = context["result"].get("designs")
-        if designs:
-            context["design_chart"] = design_chart(designs)
+    if context["result"] and context["result"].get("designs"):
+        context["design_chart"] = design_chart(context["result"]["designs"])
     return render(request, "annotation/planning.html", context)
 
 

@@ -428,11 +428,11 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     status = stop_status(project, counts)
     assert batch.status == Batch.Status.CLOSED
     assert Pair.objects.filter(batch=batch, taken=0).exists()  # closed before every pair was served
-    assert status["stopped"] and status["posterior"] == "exact" and "exact draws" in status["reason"]
+    assert status["stopped"] and status["posterior"] == "exact" and "converged exact draws" in status["reason"]
     assert status["p"] >= threshold
     client.force_login(lead_user)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
-    assert "(exact)" in html and "stopped: top 3 settled" in html
+    assert "(exact)" in html and "stopped: settled on converged exact draws" in html and "exact set" in html
     # the dashboard's rank claims on the same batch: shares of the exact draws, and every claimed order is true
     from annotation.analytics import load_project_data, score_rows
     from annotation.stats import bradley_terry_posterior

@@ -113,15 +113,14 @@ def test_dashboard_is_for_leads_and_researchers(sts_project, client, users):
         assert client.get(f"/projects/{sts_project.pk}/dashboard/").status_code == expected, role
 
 
-def test_planning_job_reports_budget_table(sts_project, users):
+def test_planning_job_answers_each_question_once(sts_project, users):
+    """One simulator (`pair_selection.compare_designs`), one budget per design for the target ρ, the stop rule only
+    on demand; the page names no developer path."""
     job = job_create(kind="annotation.plan", params={"project_id": sts_project.pk, "n_items": 20, "n_reps": 1,
-                                                     "shares": [0.2, 0.5], "judgements_per_pair": [1]})
+                                                     "shares": [0.2, 0.5]})
     assert run_job(job.pk) == "succeeded"
     job.refresh_from_db()
-    rows = job.result["rows"]
-    assert {r["method"] for r in rows} == {"random", "adaptive"}
-    by = {(r["method"], r["share"]): r["rho_full"] for r in rows}
-    assert by[("random", 0.5)] > by[("random", 0.2)] - 0.05
+    assert "rows" not in job.result and job.result["stop_rule"] is None
     # Issue 26: exhaustive, random and adaptive designs on the same simulated annotators (the gold batch's strengths)
     designs = job.result["designs"]
     assert "gold scores" in designs["strengths"] and designs["seeds"] == 1
@@ -130,18 +129,30 @@ def test_planning_job_reports_budget_table(sts_project, users):
         curve = designs[design]
         assert [r["judgements"] for r in curve] == sorted(r["judgements"] for r in curve)
         assert curve[-1]["rho"] > curve[0]["rho"]
-    # Issue 39: the top-k stop rule simulated on the same strengths before a lead sets it (defaults: 9 of the top 10)
+    client = Client()
+    client.force_login(sts_project.owner)
+    html = client.get(f"/projects/{sts_project.pk}/planning/").content.decode()
+    assert html.count("Judgements per batch for a ranking that agrees with the true one") == 1
+    assert "Rank correlation with the true strengths" in html and "<svg" in html
+    assert "manage.py" not in html and "perf/" not in html and "))" not in html
+    assert "The stop rule was not simulated" in html
+
+
+def test_planning_job_simulates_the_stop_rule_on_demand(sts_project, users):
+    """Issue 39: the top-k stop rule simulated on the same strengths before a lead sets it (9 of the top 10)."""
+    job = job_create(kind="annotation.plan", params={"project_id": sts_project.pk, "n_items": 20, "n_reps": 1,
+                                                     "shares": [0.5], "stop_runs": 2})
+    assert run_job(job.pk) == "succeeded"
+    job.refresh_from_db()
     stop = job.result["stop_rule"]
-    assert stop["settings"] == [10, 0.9, 0.5, 0.95] and stop["runs"] == 10
-    assert 0 <= stop["false_stops"] <= stop["stopped"] <= 10
+    assert stop["settings"] == [10, 0.9, 0.5, 0.95] and stop["runs"] == 2
+    assert 0 <= stop["false_stops"] <= stop["stopped"] <= 2
     if stop["stopped"]:
         assert 0 < stop["share_min"] <= stop["share_median"] <= stop["share_max"] <= 1
     client = Client()
     client.force_login(sts_project.owner)
     html = client.get(f"/projects/{sts_project.pk}/planning/").content.decode()
     assert "The stop rule on simulated batches" in html and stop["rule"] in html
-    assert "Exhaustive, random and adaptive designs" in html and "Rank correlation with the true strengths" in html
-    assert "<svg" in html and "exhaustive ρ" in html
 
 
 def _without_csrf(response) -> str:

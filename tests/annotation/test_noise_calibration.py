@@ -53,7 +53,7 @@ def test_a_project_with_judgements_calibrates_to_its_own_annotators(sts_project)
     assert simulated.observed < DBBE_AGREEMENT - 0.05
     # the planning job compares designs under the same calibration and says so
     job = job_create(kind="annotation.plan", params={"project_id": sts_project.pk, "n_items": 20, "n_reps": 1,
-                                                     "shares": [0.5], "judgements_per_pair": [1]})
+                                                     "shares": [0.5]})
     assert run_job(job.pk) == "succeeded"
     job.refresh_from_db()
     assert "this project's annotators" in job.result["designs"]["calibration"]

@@ -38,7 +38,10 @@ def test_pages_come_from_the_stored_result_and_match_a_full_recomputation(judged
     job = _analyse(judged)
     assert AnalyticsBatchResult.objects.filter(job=job).count() == 3
     assert "scores" not in job.result and job.result["n_rows"] == 296
-    expected = analytics.project_report(judged, n_boot=20)["scores"]  # the same computation, returned whole
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # as the job: a threaded BLAS sums the (longer) draws in another order (1e-14 apart)
+        expected = analytics.project_report(judged, n_boot=20)["scores"]  # the same computation, returned whole
     client = client_for("researcher")
     got = []
     for page in (1, 2, 3):
@@ -135,24 +138,26 @@ def test_the_stored_summary_counts_majority_triads_without_listing_them(judged, 
     assert "shown</summary>" in html  # the shown batch's per-annotator cycles are still listed
 
 
-def test_a_failed_convergence_check_is_a_warning_on_the_dashboard_and_in_the_export(judged, client, client_for, users,
-                                                                                     monkeypatch):
-    """Issue 39: when the exact sampler's check fails, the dashboard shows a warning (not the muted note) and every
-    exported row of the batch says so (``posterior`` and ``interval_note``). The failure is real: the check's
-    effective-sample level is set beyond reach, the draws are made and checked as always."""
+def test_a_convergence_alarm_is_a_warning_on_the_dashboard_and_in_the_export(judged, client, client_for, users,
+                                                                              monkeypatch):
+    """Issue 39/46: when the exact sampler's convergence alarm fires, the dashboard shows a warning (not the muted note)
+    and every exported row of the batch says so (``posterior`` and ``interval_note``); every row carries the Monte
+    Carlo error of its interval's ends. The alarm is real: its effective-sample level is set beyond reach, the draws
+    are made and checked as always (no running on: the budget is 0)."""
     from annotation.stats import bt_bayes
 
-    monkeypatch.setattr(bt_bayes, "ESS_MIN", 10 ** 9)
-    monkeypatch.setattr(bt_bayes, "ROUNDS", 1)  # no lengthening: it could not pass anyway
+    monkeypatch.setattr(bt_bayes, "ALARM_ESS", 10 ** 9)
+    monkeypatch.setattr(bt_bayes, "CPU_BUDGET_S", 0.0)
     _analyse(judged, n_boot=0)
     client.force_login(users["staff"])
     html = client.get(f"/projects/{judged.pk}/dashboard/?batch=ref+16977+1").content.decode()
     warning = html[html.index('id="posterior-warning"'):]
-    assert "convergence check failed: R-hat" in warning[:600] and "over 4 chains" in warning[:600]
+    assert "convergence alarm: R-hat" in warning[:600] and "over 4 chains" in warning[:600]
     text = client_for("researcher").get(f"/api/v1/projects/{judged.pk}/scores/?format=csv").content.decode()
     compared = [r for r in csv.DictReader(io.StringIO(text)) if r["comparisons"] != "0"]
     assert compared and all(r["posterior"] == "exact, not converged" for r in compared)
-    assert all(r["interval_note"].startswith("convergence check failed") for r in compared)
+    assert all(r["interval_note"].startswith("convergence alarm") for r in compared)
+    assert all(float(r["bt_mc_error"]) > 0 for r in compared) and "±" in html
 
 
 def test_stored_rows_say_exact_and_live_rows_say_approximate(judged, client, client_for, users):

@@ -44,15 +44,23 @@ def test_chains_start_apart_and_a_short_run_on_a_hard_batch_fails_the_check():
     assert post.convergence["chains"] == 4 and post.convergence["draws"] >= 1000
 
 
-def test_a_failed_check_lengthens_the_chains_then_reports(monkeypatch):
-    """With an effective-size level no run reaches, the chains are lengthened `ROUNDS` − 1 times (draws ×4) and the
-    posterior carries the warning (the intervals are still the draws')."""
+def test_chains_run_on_until_the_targets_or_the_budget_and_only_the_alarm_warns(monkeypatch):
+    """With an effective-size target no run reaches, the chains run on until the CPU budget and stop there; the fit
+    carries no warning unless the alarm levels are crossed, and then the warning (the intervals are still the
+    draws'). The strengths are the draws' posterior means, inside their own intervals, each interval end with its
+    Monte Carlo error."""
     theta = np.linspace(-2, 2, 8)
     c = _counts(theta)
     monkeypatch.setattr(bt_bayes, "ESS_MIN", 10 ** 9)
-    post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=400, seed=3)
-    assert post.method == "gibbs" and not post.convergence["ok"]
-    assert post.convergence["draws"] == 400 * 2 ** (bt_bayes.ROUNDS - 1)
+    post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=400, seed=3, cpu_budget=1.0)
+    assert post.method == "gibbs" and not post.convergence["ok"] and not post.convergence["alarm"]
+    assert post.convergence["draws"] > 400 and post.note is None
+    assert np.allclose(post.strengths, post.draws.mean(0)) and ((post.lower < post.strengths)
+                                                                & (post.strengths < post.upper)).all()
+    assert (post.mcse > 0).all() and post.convergence["max_mcse_ends"] == pytest.approx(post.mcse.max(), abs=1e-4)
+    monkeypatch.setattr(bt_bayes, "ALARM_ESS", 10 ** 9)
+    post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=400, seed=3, cpu_budget=0)
+    assert post.convergence["draws"] == 400 and post.convergence["alarm"]
     assert post.note == bt_bayes.convergence_warning(post.convergence)
     assert np.isfinite(post.lower).all() and (post.lower < post.upper).all()
 

@@ -131,7 +131,7 @@ def test_exact_intervals_keep_95_percent_under_adaptive_selection_across_spreads
             truth = theta - theta.mean()
             c = simulate_design(theta, "adaptive", annotator_scales=np.ones(5), budget=300, seed=rep,
                                 return_counts=True)["counts"]
-            exact = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=600, seed=rep)
+            exact = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=600, seed=rep, cpu_budget=0)
             approx = bradley_terry_posterior(c, n_draws=0)
             assert exact.method == "gibbs"
             exact_hits += int(((exact.lower <= truth) & (truth <= exact.upper)).sum())
@@ -189,7 +189,7 @@ def test_exact_intervals_cover_at_99_candidates_across_spreads_and_a_gold_shaped
         for design, budget in (("adaptive", 1500), ("exhaustive", 99 * 98)):
             c = simulate_design(theta, design, annotator_scales=np.ones(11), budget=budget, seed=7,
                                 return_counts=True)["counts"]
-            post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=400, seed=7)
+            post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=400, seed=7, cpu_budget=0)
             ok = (post.lower <= truth) & (truth <= post.upper)
             print(f"99 candidates, {name} / {design}: exact {ok.mean():.3f}")
             cells[name, design] = ok.mean()
@@ -224,7 +224,7 @@ def test_mixture_prior_keeps_95_percent_on_the_demo_scale_gold_under_adaptive_se
     def mean_coverage() -> float:
         cov = []
         for seed, c in enumerate(batches):
-            post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=600, seed=seed)
+            post = bradley_terry_posterior(c, n_draws=0, exact=True, gibbs_draws=600, seed=seed, cpu_budget=0)
             cov.append(((post.lower <= truth) & (truth <= post.upper)).mean())
         return float(np.mean(cov))
 

@@ -79,9 +79,9 @@ def test_exact_claims_on_a_small_batch_with_a_known_order(seed):
             w = rng.binomial(12, expit(theta[i] - theta[j]))
             c[i, j], c[j, i] = w, 12 - w
     post = bradley_terry_posterior(c, exact=True, gibbs_draws=1000, seed=seed)
-    # 1,000 draws, lengthened ×2 or ×4 when the convergence check fails (the far-ahead candidate 0 mixes slowly)
+    # 1,000 draws, run on until the convergence targets hold (the far-ahead candidate 0 mixes slowly)
     assert post.method == "gibbs" and post.draws.shape == (post.convergence["draws"], 6)
-    assert post.convergence["draws"] in (1000, 2000, 4000)
+    assert post.convergence["draws"] >= 1000 and post.convergence["ok"]
     out = order_claims(post.strengths, post.draws)
     order = np.argsort(-post.strengths, kind="stable")
     for r in range(n - 1):
