@@ -94,7 +94,7 @@ def test_page_forms_check_shape_and_keep_defaults(client, users):
     assert plan.is_valid() and plan.cleaned_data == {"n_items": 50, "strengths_sd": 1.5, "noise": 1.0,
                                                      "n_annotators": 11, "target": 0.95, "n_reps": 3,
                                                      "stop_top_k": 10, "stop_recall": 0.9, "stop_margin": 0.5,
-                                                     "stop_level": 0.95}
+                                                     "stop_level": 0.95, "stop_runs": 0}
     for field, value in (("noise", "0"), ("noise", "nan"), ("target", "1.5"), ("n_items", "2"), ("n_reps", "x"),
                          ("stop_level", "1"), ("stop_recall", "0"), ("stop_margin", "-0.1")):
         assert not PlanningForm({field: value}).is_valid(), (field, value)
