@@ -241,9 +241,11 @@ SIMILIA_MAX_ACTIVE_JOBS = env_int("SIMILIA_MAX_ACTIVE_JOBS", 10, minimum=0)
 # A shard of a sharded job (jobs.sharding) whose worker was lost is sent again, up to this many deliveries.
 JOB_SHARD_ATTEMPTS = env_int("JOB_SHARD_ATTEMPTS", 3, minimum=1)
 # Called in every worker process before it takes a job (a prefork child as it starts, a solo worker once), so the
-# first job on a fresh process does not pay for them: simplemma's Latin dictionary, 1.2 s and ~107 MiB here.
+# first job on a fresh process does not pay for them: simplemma's Latin dictionary (1.2 s, ~107 MiB) and the default
+# detector run once on two tiny texts (imports, word vectors, compiled kernels; perf/first_detection.py).
 # SIMILIA_WORKER_PRELOAD=0 turns it off (a worker that only serves Greek or annotation jobs).
-JOB_WORKER_PRELOAD = ["detection.latin.lemmatize.preload"] if env_bool("SIMILIA_WORKER_PRELOAD", True) else []
+JOB_WORKER_PRELOAD = (["detection.latin.lemmatize.preload", "detection.methods.warm_default"]
+                      if env_bool("SIMILIA_WORKER_PRELOAD", True) else [])
 # Queries per shard of a detection or Loci Similes evaluation job when the request names no shard count
 # (jobs.sharding.query_ranges): a 5,000-segment upload runs as 3 shards that the workers share.
 JOB_SHARD_QUERIES = env_int("JOB_SHARD_QUERIES", 2000, minimum=1)

@@ -35,6 +35,16 @@ def get_retriever(name: str, **params) -> Retriever:
 DEFAULT_RETRIEVER = "channels"  # the best measured first stage (docs/verse_detection.md): every entry point's default
 
 
+def warm_default() -> None:
+    """Run the default detector once on two tiny texts, explanations included (imports, lemma tables, word vectors,
+    compiled kernels), so that a worker process pays its start here and not in a user's first detection
+    (``JOB_WORKER_PRELOAD``; ``perf/first_detection.py`` measures it)."""
+    texts = ["arma virumque cano Troiae qui primus ab oris", "Italiam fato profugus Laviniaque venit"]
+    retriever = get_retriever(DEFAULT_RETRIEVER).fit(["a", "b"], texts)
+    search = getattr(retriever, "search_explained", None)
+    search(texts[:1], 2) if search else retriever.search(texts[:1], 2)
+
+
 def params_for_unit(name: str, params: dict | None, unit: str) -> dict:
     """``params`` with the text type a method declares as ``profile`` taken from the search unit when not given:
     ``prose`` for sentences, ``verse`` for lines and windows of lines."""
