@@ -20,8 +20,6 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.text_checks import first_control_character
-
 from .errors import InputError
 from .normalize import latin_share
 from .segment import Segment, Unit
@@ -113,22 +111,15 @@ def _decode(data: bytes, path) -> str:
 
 
 def read_text_file(path) -> str:
-    """The text of a file, the one way every reader here (so ``detect`` and the workbench upload) gets it: UTF-8
-    (a BOM for UTF-8/UTF-16 is honoured), mis-decoded dashes and quotes repaired (:func:`repair_mojibake`). Any
-    other encoding, and a control character that remains (NUL, BEL, an RTL override …,
-    :mod:`core.text_checks`), is an InputError naming the line."""
+    """The text of a file, the one way every reader here (so ``detect``, the corpus builds and the workbench
+    upload) gets it: UTF-8 (a BOM for UTF-8/UTF-16 is honoured), mis-decoded dashes and quotes repaired
+    (:func:`repair_mojibake`); any other encoding is an InputError naming the line."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    text = repair_mojibake(_decode(data, path))
-    found = first_control_character(text)
-    if found is not None:
-        line, column, what = found
-        raise InputError(f"column {column}: the control character {what} is not allowed in a text (remove it; "
-                         "tabs and line breaks are fine)", path=path, line=line)
-    return text
+    return repair_mojibake(_decode(data, path))
 
 
 def _check_text(text: str, path, line: int, what: str = "text") -> None:

@@ -48,7 +48,7 @@ def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
 def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection, monkeypatch):
     client = client_for("researcher")
     bad = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\x1bTroiae qui primus\n")
-    assert bad.status_code == 400 and "q.csv, line 3: column 3: the control character U+001B ESC" in bad.json()["detail"]
+    assert bad.status_code == 400 and "q.csv, line 3, column 3: the control character U+001B ESC" in bad.json()["detail"]
     twice = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n")  # as detect does
     assert twice.status_code == 201 and twice.json()["n_segments"] == 1
     assert twice.json()["provenance"]["skipped_rows"] == ["q.csv, line 3: duplicate seg_id 'a' (first on line 2)"]

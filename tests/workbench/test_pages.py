@@ -42,7 +42,7 @@ def test_launch_form_uploads_and_refuses_with_the_line(client, users):
         "retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5, "threshold_cf": 0.5,
         "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,urbs \x07antiqua\n"),
         "source_file": _file("s.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())})
-    assert bad.status_code == 200 and "q.csv, line 3: column 8: the control character U+0007 BEL" in bad.content.decode()
+    assert bad.status_code == 200 and "q.csv, line 3, column 8: the control character U+0007 BEL" in bad.content.decode()
     assert not Document.objects.exists()  # nothing half-stored
     neither = client.post("/workbench/", {"retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5,
                                           "threshold_cf": 0.5})

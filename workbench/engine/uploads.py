@@ -7,7 +7,8 @@ the ``locisimiles`` input format), ``tess`` (Tesserae ``<ref>\\ttext``), ``tei``
 
 A file is read as ``manage.py detect --skip-bad-rows`` reads it, through the same readers: mis-decoded dashes
 repaired, a row that cannot be a segment (a repeated id, an empty or non-Latin text) skipped and counted in the
-document's :class:`~detection.latin.readers.ReadReport`, the rest refused naming the line.
+document's :class:`~detection.latin.readers.ReadReport`, the rest refused naming the line. Refused here and not by
+``detect`` (which stores nothing): a control character that remains (NUL, BEL, an RTL override …).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.text_checks import control_character_message
 from detection.latin.errors import InputError
 from detection.latin.readers import (
     ReadReport,
@@ -24,6 +26,7 @@ from detection.latin.readers import (
     read_segments_csv,
     read_tei,
     read_tess,
+    read_text_file,
     tess_prefix,
 )
 from detection.latin.segment import Segment, segment_units
@@ -87,6 +90,11 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: i
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        # NUL (a server error on PostgreSQL), BEL, an RTL override … left once the text is read as detect reads
+        # it (mis-decoded dashes repaired): refused, naming line and column.
+        problem = control_character_message(read_text_file(tmp))
+        if problem:
+            raise UploadError(f"{name}, {problem}")
         segments = _read(tmp, fmt, prefix if prefix is not None else None, Path(name).stem, report,
                          max_columns=max_columns, max_segments=max_segments)
     except InputError as err:

@@ -107,8 +107,7 @@ def test_csv_unknown_encoding_and_skip_counts(tmp_path, data_dir):
     segs = read_segments_csv(p2, report=rep)
     assert [s.seg_id for s in segs] == ["a", "c"]
     assert rep.skipped == {"duplicate id": 1, "empty text": 1} and rep.total_skipped == 2
-    # the inspector corpus carries a BEL (a lost character) on line 22: refused there, before its 'id' header
-    with pytest.raises(InputError, match=r"line 22: column 342: the control character U\+0007 BEL"):
+    with pytest.raises(InputError, match="missing column"):  # the inspector corpus uses 'id'
         read_segments_csv(data_dir / "locisimiles/inspector_test_cases/test_corpus_la.csv")
 
 
