@@ -52,10 +52,25 @@ class ReadReport:
     def total_skipped(self) -> int:
         return sum(self.skipped.values())
 
-    def summary(self) -> str:
-        if not self.skipped:
-            return "no rows skipped"
-        return "skipped " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items()))
+    def summary(self, noun: str = "rows") -> str:
+        """A sentence: ``"16 lines with an empty text skipped"``, ``"17 lines skipped: 16 with an empty text, 1 not
+        of the form <ref> text"``."""
+        total = self.total_skipped
+        if not total:
+            return f"no {noun} skipped"
+        noun = noun.removesuffix("s") if total == 1 else noun
+        if len(self.skipped) == 1:
+            (reason,) = self.skipped
+            return f"{total:,} {noun} {_REASONS.get(reason, reason)} skipped"
+        reasons = ", ".join(f"{n:,} {_REASONS.get(r, r)}" for r, n in sorted(self.skipped.items()))
+        return f"{total:,} {noun} skipped: {reasons}"
+
+
+# how the readers' reasons for skipping read in a sentence (ReadReport.summary)
+_REASONS = {"short row": "with too few fields", "empty id": "without an id", "duplicate id": "repeating an earlier id",
+            "empty text": "with an empty text", "not Latin script": "not in Latin script",
+            "bad tess line": "not of the form <ref> text", "no text": "without any text",
+            "unreadable file": "in a file that could not be read"}
 
 
 def _fail(report: ReadReport | None, reason: str, err: InputError) -> None:

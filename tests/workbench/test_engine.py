@@ -41,7 +41,7 @@ def test_tess_and_tei_uploads():
 @pytest.mark.parametrize("name, data, message", [
     ("q.csv", b"id,text\na,b\n", "q.csv, line 1: missing column(s) seg_id"),
     ("q.csv", b"seg_id,text\na,\xff\xfe\n", "q.csv, line 2: not UTF-8"),
-    ("q.csv", b"seg_id,text\na,\xce\xba\xcf\x8d\xcf\x81\xce\xb9\xce\xb5\n", "q.csv: no text segments found (skipped 1 not Latin script; the first: q.csv, line 2: text of 'a' is not in Latin "
+    ("q.csv", b"seg_id,text\na,\xce\xba\xcf\x8d\xcf\x81\xce\xb9\xce\xb5\n", "q.csv: no text segments found (1 row not in Latin script skipped; the first: q.csv, line 2: text of 'a' is not in Latin "
               "script"),
     ("q.xml", b"<TEI><body>", "q.xml, line 1: invalid XML"),
     ("q.doc", b"x", "cannot tell the format from the name"),

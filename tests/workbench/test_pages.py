@@ -66,7 +66,7 @@ def test_rows_the_upload_skips_are_said_on_the_launch(client, users):
         "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\na,Troiae qui primus\n"),
         "source_file": _file("s.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())}, follow=True)
     page = ok.content.decode()
-    assert "q.csv: skipped 1 duplicate id, 1 empty text (q.csv, line 3: empty text of &#x27;b&#x27;; q.csv, line 4: " \
+    assert "q.csv: 2 rows skipped: 1 repeating an earlier id, 1 with an empty text (q.csv, line 3: empty text of &#x27;b&#x27;; q.csv, line 4: " \
            "duplicate seg_id &#x27;a&#x27; (first on line 2))." in page
     assert DetectionRun.objects.get().query_document.n_segments == 1
 

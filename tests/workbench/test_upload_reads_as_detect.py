@@ -34,13 +34,13 @@ def test_the_same_file_is_taken_by_detect_and_by_the_upload(tmp_path, users):
     from workbench.services import document_upload
 
     rows, said = _detect(tmp_path, MANGLED, "--skip-bad-rows")
-    assert sorted({r["query_id"] for r in rows}) == ["q1", "q2"] and "skipped 1 duplicate id" in said
+    assert sorted({r["query_id"] for r in rows}) == ["q1", "q2"] and "q.csv: 1 row repeating an earlier id skipped" in said
 
     doc = document_upload(name="mangled.csv", data=MANGLED.encode(), owner=users["researcher"])
     texts = list(doc.segments.order_by("position").values_list("seg_id", "text"))
     assert texts == [("q1", "Arma uirumque cano \u2014 Troiae qui primus ab oris"),
                      ("q2", "urbs antiqua fuit Tyrii tenuere coloni")]
-    assert doc.provenance["skipped"] == "skipped 1 duplicate id"
+    assert doc.provenance["skipped"] == "1 row repeating an earlier id skipped"
     assert doc.provenance["skipped_rows"] == ["mangled.csv, line 3: duplicate seg_id 'q1' (first on line 2)"]
 
 

@@ -52,7 +52,7 @@ class ParsedDocument:
         """What reading skipped, for the document's provenance (nothing when nothing was)."""
         if not self.skipped.total_skipped:
             return {}
-        return {"skipped": self.skipped.summary(),
+        return {"skipped": self.skipped.summary("rows" if self.format == "csv" else "lines"),
                 "skipped_rows": [_where(self.name, err) for err in self.skipped.errors[:10]]}
 
 
