@@ -75,10 +75,14 @@ def test_build_search_read_and_refusals(live_server, page, make_user, small_sour
     page.click("a[rel=next]")
     page.wait_for_url("**page=2")
     assert page.inner_text("tr[id='line-2.18'] td:nth-child(2)").startswith("alba ligustra cadunt")
+    # what the link shows while the search is on its way (forms.js), kept across the navigation in sessionStorage
+    page.evaluate("""document.addEventListener("click", (ev) => { const a = ev.target.closest("a.similar");
+        if (a) sessionStorage.setItem("shown", a.getAttribute("aria-busy") + " " + a.textContent); })""")
     page.locator("tr[id='line-2.18'] a.similar").click()
     page.wait_for_selector("#results")
     assert "own work vergil.eclogues left out" in page.inner_text("#summary")
     assert page.input_value("#q").startswith("alba ligustra cadunt")
+    assert page.evaluate("sessionStorage.getItem('shown')") == "true Working…"
 
     page.fill("#q", "arma " * 90)  # a long paste is kept whole, and refused by the server saying so
     assert len(page.input_value("#q")) == 450
