@@ -65,3 +65,16 @@ def test_a_tess_file_repeating_a_reference_keeps_the_first_line():
     assert [(s.seg_id, s.text) for s in doc.segments] == [("verg. aen. 1.1", "Arma uirumque cano."),
                                                           ("verg. aen. 1.2", "Italiam.")]
     assert doc.skipped_note()["skipped_rows"] == ["q.tess, line 2: duplicate id 'verg. aen. 1.1' (first on line 1)"]
+
+
+def test_the_real_lucan_file_with_its_mis_numbered_lines_is_taken():
+    from core.paths import shared_data_dir
+    from workbench.engine.uploads import parse_upload
+
+    lucan = shared_data_dir() / "latin_texts" / "tesserae" / "lucan.bellum_civile.tess"
+    if not lucan.is_file():
+        pytest.skip("the shared Tesserae texts are not available")
+    doc = parse_upload(lucan.name, lucan.read_bytes(), max_bytes=10**8, max_segments=10**6)
+    note = doc.skipped_note()
+    assert len(doc.segments) == 8053 and note["skipped"] == "8 lines repeating an earlier id skipped"
+    assert note["skipped_rows"][0] == "lucan.bellum_civile.tess, line 430: duplicate id 'luc. 1.430' (first on line 429)"

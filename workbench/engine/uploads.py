@@ -52,7 +52,7 @@ class ParsedDocument:
         """What reading skipped, for the document's provenance (nothing when nothing was)."""
         if not self.skipped.total_skipped:
             return {}
-        return {"skipped": self.skipped.summary("rows" if self.format == "csv" else "lines"),
+        return {"skipped": self.skipped.summary(_noun(self.format)),
                 "skipped_rows": [_where(self.name, err) for err in self.skipped.errors[:10]]}
 
 
@@ -102,7 +102,7 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: i
     finally:
         os.unlink(tmp)
     if not segments:
-        first = f" ({report.summary()}; the first: {_where(name, report.errors[0])})" if report.errors else ""
+        first = f" ({report.summary(_noun(fmt))}; the first: {_where(name, report.errors[0])})" if report.errors else ""
         raise UploadError(f"{name}: no text segments found{first}")
     if len(segments) > max_segments:
         raise UploadError(f"{name}: {len(segments):,} segments; the limit is {max_segments:,} per document")
@@ -110,6 +110,10 @@ def parse_upload(name: str, data: bytes, fmt: str | None = None, *, max_bytes: i
         if len(seg.seg_id) > MAX_ID_LENGTH:
             raise UploadError(f"{name}: segment id {seg.seg_id[:40]!r}… is longer than {MAX_ID_LENGTH} characters")
     return ParsedDocument(name=name, format=fmt, segments=segments, skipped=report)
+
+
+def _noun(fmt: str) -> str:
+    return "rows" if fmt == "csv" else "lines"
 
 
 def _where(name: str, err: InputError) -> str:
