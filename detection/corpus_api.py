@@ -63,7 +63,7 @@ class CorpusDetailApi(APIView):
 
 
 SEARCH_PARAMS = [
-    OpenApiParameter("q", str, description="the passage (at most 400 characters)"),
+    OpenApiParameter("q", str, description="the passage (at most 400 characters; a longer one is answered 400 saying so, never cut)"),
     OpenApiParameter("k", int, description="hits (1-100, default 20)"),
     OpenApiParameter("author", str, many=True, description="only these authors"),
     OpenApiParameter("work", str, many=True, description="only these works (keys)"),

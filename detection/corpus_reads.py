@@ -35,6 +35,15 @@ def corpora_list():
     return SearchCorpus.objects.all()
 
 
+def built_subsets(source: str = "tesserae-la") -> dict[str, dict]:
+    """For each subset of the shipped `source` that a ready corpus holds whole (``classical_verse`` for
+    ``classical-verse``): the corpus's name and the segments its index holds (its manifest's count)."""
+    built = {}
+    for c in SearchCorpus.objects.filter(status=SearchCorpus.Status.READY, report__source=source).order_by("updated"):
+        built[c.report["subset"].replace("-", "_")] = {"name": c.name, "segments": f"{c.n_segments:,}"}
+    return built
+
+
 def work_get(corpus: SearchCorpus, key: str) -> CorpusWork:
     work = corpus.works.filter(key=key).first()
     if work is None:

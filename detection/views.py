@@ -40,7 +40,7 @@ def corpora(request):
         if answer is not None:
             return answer
     return render(request, "detection/corpora.html", {"corpora": R.corpora_list(), "form": form,
-                                                      "can_build": can_build})
+                                                      "can_build": can_build, "built": R.built_subsets()})
 
 
 @login_required

@@ -40,7 +40,8 @@ def max_segments() -> int:
 # ------------------------------------------------------------------------------------------ documents
 @transaction.atomic
 def document_upload(*, name: str, data: bytes, fmt: str | None = None, owner=None) -> Document:
-    """A document from an uploaded file (see `workbench.engine.uploads`); nothing is stored when it is refused."""
+    """A document from an uploaded file, read as ``detect --skip-bad-rows`` reads one (see
+    `workbench.engine.uploads`: the rows skipped are in its provenance); nothing is stored when it is refused."""
     try:
         parsed = parse_upload(name, data, fmt or None, max_bytes=settings.SIMILIA_MAX_UPLOAD_BYTES,
                               max_segments=max_segments(), max_columns=settings.SIMILIA_IMPORT_MAX_COLUMNS)
@@ -49,7 +50,7 @@ def document_upload(*, name: str, data: bytes, fmt: str | None = None, owner=Non
     doc = Document.objects.create(
         name=name[:200], format=parsed.format, owner=owner, n_segments=len(parsed.segments),
         provenance={"file": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-                    "format": parsed.format})
+                    "format": parsed.format, **parsed.skipped_note()})
     DocumentSegment.objects.bulk_create(
         [DocumentSegment(document=doc, position=i, seg_id=s.seg_id[:300], author=s.author[:100], work=s.work[:200],
                          text=s.text) for i, s in enumerate(parsed.segments)], batch_size=_BULK)

@@ -131,6 +131,10 @@ def index(request):
 
     def queued(run):
         say_queued(request, f"Detection {run.pk}", job_enqueue_error(run.job), job_id=run.job_id)
+        for doc in (run.query_document, run.source_document):
+            if doc.provenance.get("skipped"):  # read as `detect --skip-bad-rows` reads it
+                messages.warning(request, f"{doc.name}: {doc.provenance['skipped']} "
+                                          f"({'; '.join(doc.provenance['skipped_rows'][:3])}).")
         return redirect("workbench:run", pk=run.pk)
 
     answered = form_action(request, form, create, done=queued)

@@ -94,7 +94,9 @@ def check_query(text: str) -> str:
     if not text:
         raise QueryError("the query is empty: type or paste a Latin passage")
     if len(text) > MAX_QUERY_CHARS:
-        raise QueryError(f"the query has {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        raise QueryError(f"the query has {len(text)} characters; the limit is {MAX_QUERY_CHARS}, about five verse "
+                         "lines (a longer passage shares a word or two with almost every segment): search it a few "
+                         "lines at a time")
     if latin_share(text) < MIN_LATIN_SHARE or not C.analyse([text])[0].tokens:
         raise QueryError("the query is not Latin text (Latin letters expected)")
     return text

@@ -24,7 +24,7 @@ from .errors import InputError
 from .normalize import latin_share
 from .segment import Segment, Unit
 
-__all__ = ["Segment", "Unit", "ReadReport", "read_text_file", "read_segments_csv", "read_tess", "read_tei",
+__all__ = ["Segment", "Unit", "ReadReport", "read_text_file", "repair_mojibake", "read_segments_csv", "read_tess", "read_tei",
            "read_plain", "MIN_LATIN_SHARE"]
 
 MIN_LATIN_SHARE = 0.5
@@ -35,22 +35,42 @@ class ReadReport:
     """Rows skipped by a reader, by reason, with the first messages."""
 
     skipped: collections.Counter = field(default_factory=collections.Counter)
-    messages: list[str] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
     max_messages: int = 50
 
     def add(self, reason: str, err: InputError) -> None:
         self.skipped[reason] += 1
-        if len(self.messages) < self.max_messages:
-            self.messages.append(str(err))
+        if len(self.errors) < self.max_messages:
+            self.errors.append(err)
+
+    @property
+    def messages(self) -> list[str]:
+        """The first skipped rows, each naming its file and line."""
+        return [str(err) for err in self.errors]
 
     @property
     def total_skipped(self) -> int:
         return sum(self.skipped.values())
 
-    def summary(self) -> str:
-        if not self.skipped:
-            return "no rows skipped"
-        return "skipped " + ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items()))
+    def summary(self, noun: str = "rows") -> str:
+        """A sentence: ``"16 lines with an empty text skipped"``, ``"17 lines skipped: 16 with an empty text, 1 not
+        of the form <ref> text"``."""
+        total = self.total_skipped
+        if not total:
+            return f"no {noun} skipped"
+        noun = noun.removesuffix("s") if total == 1 else noun
+        if len(self.skipped) == 1:
+            (reason,) = self.skipped
+            return f"{total:,} {noun} {_REASONS.get(reason, reason)} skipped"
+        reasons = ", ".join(f"{n:,} {_REASONS.get(r, r)}" for r, n in sorted(self.skipped.items()))
+        return f"{total:,} {noun} skipped: {reasons}"
+
+
+# how the readers' reasons for skipping read in a sentence (ReadReport.summary)
+_REASONS = {"short row": "with too few fields", "empty id": "without an id", "duplicate id": "repeating an earlier id",
+            "empty text": "with an empty text", "not Latin script": "not in Latin script",
+            "bad tess line": "not of the form <ref> text", "no text": "without any text",
+            "unreadable file": "in a file that could not be read"}
 
 
 def _fail(report: ReadReport | None, reason: str, err: InputError) -> None:
@@ -65,13 +85,29 @@ def duplicate_id_error(id_column: str, sid: str, first_line: int, *, path, line:
     return InputError(f"duplicate {id_column} {sid!r} (first on line {first_line})", path=path, line=line)
 
 
-def read_text_file(path) -> str:
-    """Decode a text file as UTF-8 (a BOM for UTF-8/UTF-16 is honoured); anything else is an InputError."""
-    path = Path(path)
+# A UTF-8 sequence read as Latin-1 and saved again as UTF-8 (an em dash "—" as "â\x80\x94"): a lead byte
+# (U+00C2–U+00F4) and its continuation bytes (U+0080–U+00BF), at least one of them a C1 control character.
+_MOJIBAKE = re.compile("[\u00c2-\u00df][\u0080-\u00bf]|[\u00e0-\u00ef][\u0080-\u00bf]{2}"
+                       "|[\u00f0-\u00f4][\u0080-\u00bf]{3}")
+
+
+def _unmangle(match: re.Match) -> str:
+    seq = match.group()
+    if not any("\x80" <= c <= "\x9f" for c in seq):
+        return seq  # "Ã©" could be meant; a C1 control character never is
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+        return seq.encode("latin-1").decode("utf-8")
+    except UnicodeDecodeError:
+        return seq
+
+
+def repair_mojibake(text: str) -> str:
+    """`text` with mis-decoded UTF-8 sequences that carry C1 control characters (``â\x80\x94``) decoded again
+    (``—``); everything else as it was."""
+    return _MOJIBAKE.sub(_unmangle, text)
+
+
+def _decode(data: bytes, path) -> str:
     if data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
         try:
             return data.decode("utf-16")
@@ -87,6 +123,18 @@ def read_text_file(path) -> str:
             path=path,
             line=line,
         ) from None
+
+
+def read_text_file(path) -> str:
+    """The text of a file, the one way every reader here (so ``detect``, the corpus builds and the workbench
+    upload) gets it: UTF-8 (a BOM for UTF-8/UTF-16 is honoured), mis-decoded dashes and quotes repaired
+    (:func:`repair_mojibake`); any other encoding is an InputError naming the line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+    return repair_mojibake(_decode(data, path))
 
 
 def _check_text(text: str, path, line: int, what: str = "text") -> None:
@@ -251,13 +299,11 @@ def read_tei(path, *, report: ReadReport | None = None) -> list[Unit]:
     """Units of a TEI/EpiDoc file: innermost ``textpart`` divs (ref = the ``n`` path, e.g. ``21.2.5``), or
     verse lines ``<l n=..>`` when there are no textparts. Apparatus notes and headings are removed."""
     path = Path(path)
-    read_text_file(path)  # encoding check with a clear message
     try:
-        tree = ET.parse(path)
+        root = ET.fromstring(read_text_file(path))  # the text as every reader gets it (encoding, repairs, checks)
     except ET.ParseError as exc:
         line = exc.position[0] if getattr(exc, "position", None) else None
         raise InputError(f"invalid XML: {exc}", path=path, line=line) from None
-    root = tree.getroot()
     _check_depth(root, path)
     body = root.find(f".//{_TEI}body")
     if body is None:

@@ -100,7 +100,7 @@ def corpus_build(*, name: str, path, subset: str | None = None, works: list[str]
             if isinstance(exc, (corpus_index.CorpusIndexError, corpus_files.InputError)):
                 raise CorpusError(str(exc), status=409 if isinstance(exc, corpus_index.StaleIndex) else 400) from None
             raise
-        skipped = {"summary": report.summary(), "lines": list(report.messages)}
+        skipped = {"summary": report.summary("lines"), "lines": list(report.messages)}
         for line in report.messages:
             if log:
                 log(f"skipped: {line}")
@@ -114,10 +114,19 @@ def corpus_build(*, name: str, path, subset: str | None = None, works: list[str]
                 status=SearchCorpus.Status.READY, config=manifest["config"], digest=manifest["digest"],
                 n_segments=manifest["n_segments"], index_bytes=size,
                 report={"seconds": manifest["seconds_last_build"], "added": manifest["added_last_build"],
-                        "skipped": skipped})
+                        "skipped": skipped, **_whole_subset(path, subset, works, extend)})
     return {"corpus": name, "works": len(manifest["works"]), "segments": manifest["n_segments"],
             "added": manifest["added_last_build"], "seconds": manifest["seconds_last_build"], "bytes": size,
             "skipped": skipped}
+
+
+def _whole_subset(path: Path, subset: str | None, works, extend: bool) -> dict:
+    """``{"source": …, "subset": …}`` when the index holds a whole subset of a shipped source (the corpora page
+    states its count), else nothing."""
+    source = next((k for k, p in SOURCES.items() if Path(p).resolve() == path.resolve()), None)
+    if source is None or works or extend:
+        return {}
+    return {"source": source, "subset": subset or "all"}
 
 
 def active_build(name: str) -> Job | None:

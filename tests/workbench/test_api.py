@@ -34,7 +34,7 @@ def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
         "retriever_params": {"k1": 1.2}, "top_k": 5}, format="json")
     assert created.status_code == 201, created.content
     run = DetectionRun.objects.get(pk=created.json()["id"])
-    assert run.job.queue == "cpu" and run.retriever_config_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
+    assert run.job.queue == "interactive" and run.retriever_config_params == {"k1": 1.2, "b": 0.75, "stopwords": True}
     assert run_job(run.job_id) == "succeeded"
     detail = client.get(f"/api/v1/workbench/runs/{run.pk}/").json()
     assert detail["status"] == "succeeded" and detail["summary"]["n_queries"] == 11
@@ -47,8 +47,11 @@ def test_a_script_posts_two_texts_and_fetches_ranked_parallels(client_for):
 
 def test_upload_and_run_refusals_name_the_problem(client_for, finished_detection, monkeypatch):
     client = client_for("researcher")
-    bad = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n")
-    assert bad.status_code == 400 and "q.csv, line 3: duplicate seg_id 'a'" in bad.json()["detail"]
+    bad = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\x1bTroiae qui primus\n")
+    assert bad.status_code == 400 and "q.csv, line 3, column 3: the control character U+001B ESC" in bad.json()["detail"]
+    twice = _upload(client, "q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n")  # as detect does
+    assert twice.status_code == 201 and twice.json()["n_segments"] == 1
+    assert twice.json()["provenance"]["skipped_rows"] == ["q.csv, line 3: duplicate seg_id 'a' (first on line 2)"]
     assert _upload(client, "q.bin", b"x").status_code == 400
     assert client.post("/api/v1/workbench/documents/", {}, format="json").status_code == 400
     run = finished_detection

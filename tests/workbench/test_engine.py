@@ -39,15 +39,13 @@ def test_tess_and_tei_uploads():
 
 
 @pytest.mark.parametrize("name, data, message", [
-    ("q.csv", b"seg_id,text\na,Arma uirumque cano\na,Troiae qui primus\n", "q.csv, line 3: duplicate seg_id 'a'"),
     ("q.csv", b"id,text\na,b\n", "q.csv, line 1: missing column(s) seg_id"),
     ("q.csv", b"seg_id,text\na,\xff\xfe\n", "q.csv, line 2: not UTF-8"),
-    ("q.csv", b"seg_id,text\na,\xce\xba\xcf\x8d\xcf\x81\xce\xb9\xce\xb5\n", "q.csv, line 2: text of 'a' is not in Latin script"),
+    ("q.csv", b"seg_id,text\na,\xce\xba\xcf\x8d\xcf\x81\xce\xb9\xce\xb5\n", "q.csv: no text segments found (1 row not in Latin script skipped; the first: q.csv, line 2: text of 'a' is not in Latin "
+              "script"),
     ("q.xml", b"<TEI><body>", "q.xml, line 1: invalid XML"),
     ("q.doc", b"x", "cannot tell the format from the name"),
     ("q.csv", b"   \n", "q.csv: the file is empty"),
-    ("q.tess", b"<verg. aen. 1.1>\tArma uirumque cano.\n<verg. aen. 1.1>\tTroiae qui primus.\n",
-     "q.tess: segment id 'verg. aen. 1.1' occurs twice"),
     ("q.csv", b"seg_id,text\n" + b"x" * 301 + b",Arma uirumque cano\n", "is longer than 300 characters"),
 ])
 def test_bad_uploads_name_the_file_and_line(name, data, message):

@@ -40,9 +40,9 @@ def test_launch_form_uploads_and_refuses_with_the_line(client, users):
     assert 'value="channels" selected' in html and 'value="lexical-rule"' in html and "method-specs" in html
     bad = client.post("/workbench/", {
         "retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5, "threshold_cf": 0.5,
-        "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\n"),
+        "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,urbs \x07antiqua\n"),
         "source_file": _file("s.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())})
-    assert bad.status_code == 200 and "q.csv, line 3: empty text of &#x27;b&#x27;" in bad.content.decode()
+    assert bad.status_code == 200 and "q.csv, line 3, column 8: the control character U+0007 BEL" in bad.content.decode()
     assert not Document.objects.exists()  # nothing half-stored
     neither = client.post("/workbench/", {"retriever": "bm25-lemma", "top_k": 5, "threshold_cit": 0.5,
                                           "threshold_cf": 0.5})
@@ -57,6 +57,18 @@ def test_launch_form_uploads_and_refuses_with_the_line(client, users):
     assert run.name == "Jerome and Virgil" and run.retriever_config_params["k1"] == 1.2 and run.query_document.n_segments == 11
     stored = client.get("/workbench/").content.decode()
     assert f'value="doc:{run.query_document_id}"' in stored
+
+
+def test_rows_the_upload_skips_are_said_on_the_launch(client, users):
+    client.force_login(users["researcher"])
+    ok = client.post("/workbench/", {
+        "retriever": "bm25-lemma", "top_k": 3, "threshold_cit": 0.5, "threshold_cf": 0.5,
+        "query_file": _file("q.csv", b"seg_id,text\na,Arma uirumque cano\nb,\na,Troiae qui primus\n"),
+        "source_file": _file("s.csv", (EXAMPLES / "vergil_samples.csv").read_bytes())}, follow=True)
+    page = ok.content.decode()
+    assert "q.csv: 2 rows skipped: 1 repeating an earlier id, 1 with an empty text (q.csv, line 3: empty text of &#x27;b&#x27;; q.csv, line 4: " \
+           "duplicate seg_id &#x27;a&#x27; (first on line 2))." in page
+    assert DetectionRun.objects.get().query_document.n_segments == 1
 
 
 def test_run_page_shows_candidates_filters_and_progress(client, users, finished_detection):

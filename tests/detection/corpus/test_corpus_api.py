@@ -22,7 +22,7 @@ def small(db, settings, tmp_path, small_corpus_dir):
 def test_the_build_lists_skipped_lines_and_stores_the_works(small):
     row = SearchCorpus.objects.get(name="small")
     assert row.status == "ready" and row.n_segments == small["segments"] > 1000 and row.works.count() == 4
-    assert row.report["skipped"]["summary"] == "skipped 1 bad tess line, 1 empty text"
+    assert row.report["skipped"]["summary"] == "2 lines skipped: 1 not of the form <ref> text, 1 with an empty text"
     assert any("bad.carmen.tess, line 2" in line for line in row.report["skipped"]["lines"])
     assert row.index_bytes > 0 and len(row.digest) == 32
 
@@ -56,8 +56,8 @@ def test_bad_requests_answer_with_a_sentence(small, client_for):
     assert r.status_code == 404 and r.json()["detail"] == "There is no corpus named 'nothing'."
     r = client.get("/api/v1/corpora/small/works/vergil.nothing/")
     assert r.status_code == 404 and "has no work 'vergil.nothing'" in r.json()["detail"]
-    r = client.get("/api/v1/corpora/small/search/", {"q": "arma " * 90})
-    assert r.status_code == 400 and "the limit is 400" in r.json()["detail"]
+    r = client.get("/api/v1/corpora/small/search/", {"q": "arma " * 90})  # refused saying so, never cut
+    assert r.status_code == 400 and r.json()["detail"].startswith("the query has 449 characters; the limit is 400")
     r = client.get("/api/v1/corpora/small/search/", {"q": " "})
     assert r.status_code == 400 and "empty" in r.json()["detail"]
     r = client.get("/api/v1/corpora/small/search/", {"q": "μῆνιν ἄειδε θεὰ"})
@@ -143,6 +143,8 @@ def test_pages_for_readers_and_builders(small, client, users):
     assert "vergil" in client.get("/corpora/small/").content.decode()
     page = client.get("/corpora/small/works/vergil.eclogues/", {"ref": "2.18"})
     assert page.status_code == 200 and 'id="line-2.18" class="marked"' in page.content.decode()
+    assert "cited as <code>verg. ecl.</code> · page 2 of 9" in page.content.decode()
+    assert "<summary>2 lines skipped: 1 not of the form &lt;ref&gt; text, 1 with an empty text</summary>" in html
     missing = client.get("/corpora/small/works/vergil.eclogues/", {"ref": "99.1"})
     assert missing.status_code == 404 and "has no line" in missing.content.decode()
     assert client.get("/corpora/small/works/nothing.here/").status_code == 404
@@ -152,3 +154,19 @@ def test_pages_for_readers_and_builders(small, client, users):
                        status=Job.Status.RUNNING, owner=users["researcher"])
     refused = client.post("/corpora/", {"name": "small", "source": "tesserae-la", "subset": "all"})
     assert refused.status_code == 200 and "being built already" in refused.content.decode()
+
+
+def test_the_build_card_states_the_segments_an_index_of_the_subset_holds(db, settings, tmp_path, small_corpus_dir,
+                                                                         client, users, monkeypatch):
+    """No figure written into the page: the count is the one a whole-subset index of the shipped source holds (its
+    manifest's), here the small corpus standing in for the shipped archive."""
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(users["researcher"])
+    assert "segments in the index of" not in client.get("/corpora/").content.decode()
+    monkeypatch.setitem(corpora.SOURCES, "tesserae-la", small_corpus_dir)
+    built = corpora.corpus_build(name="whole", path=small_corpus_dir, subset="all")
+    corpora.corpus_build(name="some", path=small_corpus_dir, works=["vergil.eclogues"])  # not a whole subset
+    html = client.get("/corpora/").content.decode()
+    assert f"(subset <code>all</code>: {built['segments']:,} segments in the index of whole)" in html
+    assert SearchCorpus.objects.get(name="whole").n_segments == built["segments"]
+    assert "in the index of some" not in html and "488,000" not in html
