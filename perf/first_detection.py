@@ -3,7 +3,8 @@
 In a fresh process, as a job process starts: optionally the worker's start-up preloads (``JOB_WORKER_PRELOAD``, what
 ``jobs.signals.preload_in_job_process`` runs in every job process), then the default detector (``manage.py
 detect``, top 100, explanations) on Lucan 2 against Aeneid 1-3, then on other texts of about the same size, Lucan
-3 against Aeneid 4-6. Each mode runs in its own process, in the same run, so the ratio compares like with like.
+3 against Aeneid 4-6. Each mode runs in fresh processes, alternating, in the same run, so the ratio compares like
+with like.
 
     .venv/bin/python perf/first_detection.py [--write perf/expected/detection/first_detection.yaml]
 """
@@ -58,18 +59,20 @@ def _child(preload: bool, tmp: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="store the figures as YAML")
+    parser.add_argument("--repeat", type=int, default=2, help="processes per mode (default 2)")
     parser.add_argument("--child", choices=["preload", "cold"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         with tempfile.TemporaryDirectory() as tmp:
             print(json.dumps(_child(args.child == "preload", Path(tmp))))
         return 0
-    figures = {}
-    for mode in ("cold", "preload"):
-        done = subprocess.run([sys.executable, "-m", "perf.first_detection", "--child", mode], cwd=ROOT,
-                              check=True, capture_output=True, text=True)
-        figures[mode] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(mode, figures[mode])
+    figures: dict[str, list] = {"cold": [], "preload": []}
+    for _ in range(args.repeat):  # the modes alternate, so a change of load falls on both
+        for mode in figures:
+            done = subprocess.run([sys.executable, "-m", "perf.first_detection", "--child", mode], cwd=ROOT,
+                                  check=True, capture_output=True, text=True)
+            figures[mode].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(mode, figures[mode][-1])
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.write_text(yaml.safe_dump({
