@@ -430,9 +430,23 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     assert Pair.objects.filter(batch=batch, taken=0).exists()  # closed before every pair was served
     assert status["stopped"] and status["posterior"] == "exact" and "converged exact draws" in status["reason"]
     assert status["p"] >= threshold
+    # the claim's leverage: that many removals flip the point fit's top 3, one fewer do not (greedy, refitted)
+    from annotation.stats import bradley_terry_posterior, bt_map
+    from annotation.stats.rank_claims import top_k_leverage
+
+    drawn = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=600, seed=0)
+    top = np.argsort(-drawn.strengths, kind="stable")[:3]
+    flip = top_k_leverage(counts, top)
+    assert status["leverage"] == flip["n"] >= 1 and f"removing {flip['n']} judgement(s)" in status["reason"]
+    fewer = counts.copy()
+    for cell in flip["removed"][:-1]:
+        fewer[cell] -= 1
+    theta = bt_map(fewer)[0]
+    assert theta[top].min() > np.delete(theta, top).max()
     client.force_login(lead_user)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
     assert "(exact)" in html and "stopped: settled on converged exact draws" in html and "exact set" in html
+    assert f"flipped by removing {flip['n']}<" in html
     # the dashboard's rank claims on the same batch: shares of the exact draws, and every claimed order is true
     from annotation.analytics import load_project_data, score_rows
     from annotation.stats import bradley_terry_posterior
