@@ -431,7 +431,7 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     assert status["stopped"] and status["posterior"] == "exact" and "converged exact draws" in status["reason"]
     assert status["p"] >= threshold
     # the claim's leverage: that many removals flip the point fit's top 3, one fewer do not (greedy, refitted)
-    from annotation.stats import bradley_terry_posterior, bt_map
+    from annotation.stats import bradley_terry_posterior, bt_map, prior_sd_from_data
     from annotation.stats.rank_claims import top_k_leverage
 
     drawn = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=600, seed=0)
@@ -441,7 +441,7 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     fewer = counts.copy()
     for cell in flip["removed"][:-1]:
         fewer[cell] -= 1
-    theta = bt_map(fewer)[0]
+    theta = bt_map(fewer, prior_sd_from_data(counts)[0])[0]  # the prior the leverage keeps
     assert theta[top].min() > np.delete(theta, top).max()
     client.force_login(lead_user)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()

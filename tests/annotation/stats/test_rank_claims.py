@@ -235,7 +235,7 @@ def test_leverage_equals_a_brute_force_count_on_tiny_batches():
     for seed in range(12):
         c = _random_batch(seed)
         top = np.argsort(-bt_map(c)[0], kind="stable")[:2]
-        out = top_k_leverage(c, top)
+        out = top_k_leverage(c, top, prior_sd=3.0)  # the brute force's prior (bt_map's default)
         assert out["n"] == _brute_force_leverage(c, top)
         d = c.copy()
         for cell in out["removed"]:
@@ -252,7 +252,7 @@ def test_leverage_of_a_clear_and_a_wrong_claim():
     cap below the count gives None."""
     c = np.zeros((3, 3))
     c[0, 1] = c[1, 2] = 3
-    out = top_k_leverage(c, [0])
+    out = top_k_leverage(c, [0], prior_sd=3.0)
     assert out["n"] == 3 and out["removed"] == [(0, 1)] * 3
     assert top_k_leverage(c, [2])["n"] == 0
-    assert top_k_leverage(c, [0], cap=2)["n"] is None
+    assert top_k_leverage(c, [0], prior_sd=3.0, cap=2)["n"] is None
