@@ -266,6 +266,10 @@ def test_position_bias_per_annotator_with_its_interval(lead_user, annotators):
     left, mixed = sides[annotators[0].username], sides[annotators[1].username]
     assert left["share"] == 1.0 and left["biased"] and 0.8 < left["low"] < 1.0 and left["high"] == pytest.approx(1.0)
     assert mixed["share"] == 0.5 and not mixed["biased"] and mixed["low"] < 0.5 < mixed["high"]
+    from statsmodels.stats.proportion import proportion_confint
+
+    for row in (left, mixed):  # the Wilson interval, as statsmodels computes it
+        assert (row["low"], row["high"]) == pytest.approx(proportion_confint(row["left"], row["n"], method="wilson"))
     rows = {r["annotator"]: r for r in analytics.project_report(project, n_boot=0)["per_annotator"]}
     assert rows[annotators[0].username]["position_biased"] and not rows[annotators[1].username]["position_biased"]
 
