@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation import stats
 from annotation.models import AnalyticsBatchResult, Batch, BatchCandidate, Judgement, Project
 from annotation.stats.pair_selection import adjacent_rank_claims
-from annotation.stats.rank_claims import favoured_order, order_claims
+from annotation.stats.rank_claims import favoured_order, order_claims, top_k_leverage
 from core.numeric import json_safe
 
 SCORE_COLUMNS = [
@@ -183,16 +183,17 @@ def posterior_label(post: stats.BTPosterior, exact: bool) -> str:
 
 
 def batch_score_rows(data: ProjectData, *, n_boot: int = 200, seed: int = 0, aware: dict | None = None,
-                     workers: int = 1, exact: bool = True) -> list[list[dict]]:
+                     workers: int = 1, exact: bool = True, separation: dict | None = None) -> list[list[dict]]:
     """:func:`score_rows`, one list per batch of `data.batches`; `workers` > 1 fits batches in that
-    many threads (numpy's linear algebra releases the GIL)."""
+    many threads (numpy's linear algebra releases the GIL). `separation`, a dict, receives each batch's
+    `stats.separation_reliability` by batch index."""
     if not data.batches:
         return []
     seen = _annotators_per_candidate(data.judgements, len(data.batches))
 
     def one(bi: int) -> list[dict]:
         return _one_batch_scores(data, bi, seen, n_boot=n_boot, seed=seed, aware=aware,
-                                 exact=exact)
+                                 exact=exact, separation=separation)
 
     if workers > 1 and len(data.batches) > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -206,7 +207,7 @@ ORDER_DRAWS = 200  # the dashboard's analytics job draws 200 (n_boot) or more
 
 
 def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: int, seed: int,
-                      aware: dict | None, exact: bool) -> list[dict]:
+                      aware: dict | None, exact: bool, separation: dict | None = None) -> list[dict]:
     j = data.judgements
     batch = data.batches[bi]
     cands = data.candidates[bi]
@@ -214,6 +215,8 @@ def _one_batch_scores(data: ProjectData, bi: int, seen: np.ndarray, *, n_boot: i
     counts = j.count_matrix(batch=bi)[:n, :n] if len(j) else np.zeros((n, n))
     post = stats.bradley_terry_posterior(counts, n_draws=max(n_boot, 0), seed=seed, exact=exact)
     note = post.reason or post.note or (None if exact else LIVE_APPROXIMATE)
+    if separation is not None:
+        separation[bi] = stats.separation_reliability(counts, post.strengths, post.sd)
     label = posterior_label(post, exact)
     # The ranking shown: each adjacent pair in the order the posterior draws favour, or tied (`favoured_order`), once
     # there are enough draws for a share to mean something (`ORDER_DRAWS`); the mode's ranking with fewer
@@ -485,10 +488,15 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
     step(0.2, "annotator-aware Bradley–Terry")
     aware, aware_strengths = annotator_aware_report(data)
     step(0.35, f"scores for {len(data.batches)} batch(es)")
-    per_batch = batch_score_rows(data, n_boot=n_boot, aware=aware_strengths, workers=workers)
+    separation: dict[int, dict] = {}
+    per_batch = batch_score_rows(data, n_boot=n_boot, aware=aware_strengths, workers=workers, separation=separation)
     rows = [row for batch_rows in per_batch for row in batch_rows]
     step(0.6, "agreement")
     agreement = agreement_report(data)
+    if len(data.judgements):
+        agreement["separation"] = json_safe([
+            dict(separation[bi], batch=batch.name, **claim_leverage(data, bi, per_batch[bi], project.stop_top_k))
+            for bi, batch in enumerate(data.batches)])
     step(0.75, "circular triads")
     triads = triads_report(data)
     step(0.9, "timeline")
@@ -526,6 +534,17 @@ def project_report_parts(project: Project, *, n_boot: int = 200, progress=None,
         "stored": "per batch",
     }
     return summary, pieces
+
+
+def claim_leverage(data: ProjectData, bi: int, rows: list[dict], k: int | None) -> dict:
+    """``{"top_k", "leverage"}``: the leverage (`rank_claims.top_k_leverage`) of the claim "the first k of the
+    shown ranking (ties by position) are the k strongest", k the project's stop-rule k (None: no claim)."""
+    ranked = sorted((r["rank"], pos) for pos, r in enumerate(rows) if r["rank"] is not None)
+    if not k or k >= len(ranked):
+        return {"top_k": k, "leverage": None}
+    n = len(rows)
+    flip = top_k_leverage(data.judgements.count_matrix(batch=bi)[:n, :n], [pos for _, pos in ranked[:k]])
+    return {"top_k": k, "leverage": flip["n"] if flip["n"] is not None else f"more than {flip['cap']}"}
 
 
 def project_report(project: Project, *, n_boot: int = 200, progress=None) -> dict:

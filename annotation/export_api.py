@@ -364,6 +364,9 @@ class AgreementFiguresSerializer(OpenEndedSerializer):
                                    help_text="test–retest agreement per annotator")
     split_half = serializers.ListField(child=serializers.JSONField(), required=False,
                                        help_text="split-half reliability per batch")
+    separation = serializers.ListField(child=serializers.JSONField(), required=False, help_text=(
+        "per batch: scale-separation reliability measured (point fit) and deflated (posterior), and the leverage of "
+        "the stop rule's top-k claim (top_k, leverage: judgements whose removal flips it)"))
 
 
 class TriadsSerializer(serializers.Serializer):

@@ -21,7 +21,7 @@ from django.db.models import F
 from annotation.models import AnnotationSet, Assignment, Batch, BatchCandidate, Judgement, Pair, Project
 from annotation.stats import pair_selection as adaptive
 from annotation.stats.bt_bayes import bradley_terry_posterior, claim_converged
-from annotation.stats.rank_claims import top_k_settled
+from annotation.stats.rank_claims import top_k_leverage, top_k_settled
 from core import rawsql
 
 _BLAS = None
@@ -220,15 +220,18 @@ class StopRule(NamedTuple):
                 f"among the {self.k} strongest (a candidate within {self.margin:g} of the {nth} strongest counts "
                 f"as one of them: strengths that close are treated as tied)")
 
-    def settled(self, p: float, p_exact: float | None, p_none_missed: float | None) -> str:
-        """What a stop under this rule claims, in its settings' words, with the exact set's probability beside it."""
+    def settled(self, p: float, p_exact: float | None, p_none_missed: float | None, leverage=None) -> str:
+        """What a stop under this rule claims, in its settings' words, with the exact set's probability and the
+        claim's leverage (`rank_claims.top_k_leverage`) beside it."""
         need = int(np.ceil(self.recall * self.k - 1e-9))
         return (f"settled on converged exact draws: with posterior probability {p:.3f} (≥ {self.level:g}) at least "
                 f"{need} of the {self.k} ranked highest are among the {self.k} strongest, a margin of {self.margin:g} "
                 f"counted as a tie; that the {self.k} listed are exactly the {self.k} strongest: "
                 f"{p_exact if p_exact is not None else float('nan'):.3f}; that none left out is more than "
                 f"{self.margin:g} above the weakest listed: "
-                f"{p_none_missed if p_none_missed is not None else float('nan'):.3f}")
+                f"{p_none_missed if p_none_missed is not None else float('nan'):.3f}"
+                + (f"; removing {leverage} judgement(s) would flip the top {self.k} of the point fit"
+                   if leverage is not None else ""))
 
     def as_list(self) -> list:
         return [self.k, self.recall, self.margin, self.level]
@@ -266,6 +269,8 @@ def exact_settled(counts: np.ndarray, rule: StopRule, draws: int = STOP_DRAWS, s
     if post.draws is not None:  # the rule holds on converged draws only ("converged": `claim_converged`)
         out = top_k_settled(post.strengths, post.draws, k=rule.k, recall=rule.recall, margin=rule.margin)
         out["converged"] = post.convergence is not None and claim_converged(out.pop("held", np.ones(4)))
+        flip = top_k_leverage(counts, out["top"]) if len(out["top"]) == rule.k else None
+        out["leverage"] = flip and (flip["n"] if flip["n"] is not None else f"more than {flip['cap']}")
     with _EXACT_LOCK:
         _EXACT[key] = out
         while len(_EXACT) > 128:
@@ -286,7 +291,7 @@ def stop_check(batch: Batch) -> dict:
     exact = exact_settled(counts, rule) if rule is not None else None
     return {"judgements": int(round(counts.sum())), "rule": rule.as_list() if rule else None,
             **{key: None if exact is None else exact.get(key)
-               for key in ("p", "expected_recall", "p_exact", "p_none_missed", "converged")}}
+               for key in ("p", "expected_recall", "p_exact", "p_none_missed", "converged", "leverage")}}
 
 
 class StopCheck(NamedTuple):
@@ -364,12 +369,13 @@ def stop_status(project: Project, counts: np.ndarray, post: adaptive.Posterior |
         if exact is not None:
             figures, how = exact, "exact"
     out.update(p=float(figures["p"]), expected_recall=float(figures["expected_recall"]), posterior=how,
-               p_exact=figures.get("p_exact"), p_none_missed=figures.get("p_none_missed"))
+               p_exact=figures.get("p_exact"), p_none_missed=figures.get("p_none_missed"),
+               leverage=figures.get("leverage"))
     if how == "exact" and compared.all() and out["p"] >= rule.level and not out["stopped"]:
         if not figures.get("converged"):
             out["reason"] = "the exact draws missed the convergence targets: the rule waits for a converged check"
         else:
-            out.update(stopped=True, reason=rule.settled(out["p"], out["p_exact"], out["p_none_missed"]))
+            out.update(stopped=True, reason=rule.settled(out["p"], out["p_exact"], out["p_none_missed"], out["leverage"]))
     return out
 
 

@@ -34,7 +34,7 @@ from .agreement import (
 from .annotator_bt import AnnotatorAwareBT, annotator_aware_bt, ranking_shift
 from .bt_bayes import DEFAULT_PRIOR_SD, BTPosterior, bradley_terry_posterior, bt_map, prior_sd_from_data, tied_ranks
 from .judgement_arrays import Judgements, from_winner_ids
-from .reliability import FAST_MS, agreement_with_majority, response_times
+from .reliability import FAST_MS, agreement_with_majority, response_times, separation_reliability
 from .scores import (
     BatchScores,
     BTBootstrap,
@@ -70,7 +70,7 @@ __all__ = [
     "orientation_invariant_agreement", "AGREEMENT_STATISTICS", "agreement_statistic",
     "AnnotatorAwareBT", "annotator_aware_bt", "ranking_shift",
     "DEFAULT_PRIOR_SD", "BTPosterior", "bradley_terry_posterior", "bt_map", "prior_sd_from_data", "tied_ranks",
-    "FAST_MS", "agreement_with_majority", "response_times",
+    "FAST_MS", "agreement_with_majority", "response_times", "separation_reliability",
     "Judgements", "from_winner_ids",
     "BatchScores", "BTBootstrap", "BTResult", "batch_scores", "bootstrap_bradley_terry", "bradley_terry",
     "bradley_terry_batches", "comparison_graph_warning", "connectivity", "directionality_table", "infer_denominator", "normalised_scores",

@@ -7,6 +7,9 @@
 * :func:`response_times`: median response time per annotator and the share of implausibly fast
   judgements (below ``fast_ms``), the usual sign of clicking through.
 
+* :func:`separation_reliability`: scale-separation reliability of a batch's Bradley–Terry strengths, as measured
+  and deflated for adaptive designs.
+
 Consistency (circular triads per decided triple) and test–retest agreement are in ``triads`` and
 ``agreement``.
 """
@@ -16,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from .agreement import label_table
+from .bt_bayes import bt_map
 from .judgement_arrays import Judgements
 
-__all__ = ["agreement_with_majority", "response_times", "FAST_MS"]
+__all__ = ["agreement_with_majority", "response_times", "separation_reliability", "FAST_MS"]
 
 FAST_MS = 1500  # reading a reference and two verses takes longer than 1.5 s
 
@@ -77,3 +81,25 @@ def response_times(annotator, response_ms, n_annotators: int, fast_ms: int = FAS
         out.append({"annotator": k, "n_timed": len(x), "median_ms": med, "fast_share": fast,
                     "flag": bool(fast > 0.10 or med < fast_ms)})
     return out
+
+
+def separation_reliability(counts, strengths, sd) -> dict:
+    """Scale-separation reliability of one batch, measured and deflated (docs/statistics.md, issue 46).
+
+    ``measured``: the comparative-judgement SSR, (var θ̂ − mean SE²) / var θ̂, with θ̂ the point fit (`bt_map`, weak
+    N(0, 3²) prior) and SE² the diagonal of its centred inverse Hessian: adaptive pairing spreads θ̂ out and
+    inflates it. ``deflated``: the posterior (EAP) reliability var(m) / (var(m) + mean s²) of the posterior means
+    `strengths` and SDs `sd` under the batch's learnt prior, which a design chosen from the judgements does not
+    bias. Both over the compared candidates (finite `strengths`); NaN with fewer than 3.
+    """
+    strengths, sd = np.asarray(strengths, float), np.asarray(sd, float)
+    ok = np.isfinite(strengths) & np.isfinite(sd)
+    if ok.sum() < 3:
+        return {"measured": float("nan"), "deflated": float("nan"), "n_candidates": int(ok.sum())}
+    c = np.asarray(counts, float)[np.ix_(ok, ok)]
+    theta, h = bt_map(c)
+    centre = np.eye(len(c)) - 1.0 / len(c)
+    se2 = np.diag(centre @ np.linalg.inv(h) @ centre)
+    spread, means = np.var(theta), np.var(strengths[ok])
+    return {"measured": float((spread - se2.mean()) / spread), "n_candidates": int(ok.sum()),
+            "deflated": float(means / (means + np.mean(sd[ok] ** 2)))}

@@ -266,6 +266,10 @@ def test_position_bias_per_annotator_with_its_interval(lead_user, annotators):
     left, mixed = sides[annotators[0].username], sides[annotators[1].username]
     assert left["share"] == 1.0 and left["biased"] and 0.8 < left["low"] < 1.0 and left["high"] == pytest.approx(1.0)
     assert mixed["share"] == 0.5 and not mixed["biased"] and mixed["low"] < 0.5 < mixed["high"]
+    from statsmodels.stats.proportion import proportion_confint
+
+    for row in (left, mixed):  # the Wilson interval, as statsmodels computes it
+        assert (row["low"], row["high"]) == pytest.approx(proportion_confint(row["left"], row["n"], method="wilson"))
     rows = {r["annotator"]: r for r in analytics.project_report(project, n_boot=0)["per_annotator"]}
     assert rows[annotators[0].username]["position_biased"] and not rows[annotators[1].username]["position_biased"]
 
@@ -430,9 +434,23 @@ def test_probability_stop_rule_closes_a_small_batch_on_the_exact_posterior(lead_
     assert Pair.objects.filter(batch=batch, taken=0).exists()  # closed before every pair was served
     assert status["stopped"] and status["posterior"] == "exact" and "converged exact draws" in status["reason"]
     assert status["p"] >= threshold
+    # the claim's leverage: that many removals flip the point fit's top 3, one fewer do not (greedy, refitted)
+    from annotation.stats import bradley_terry_posterior, bt_map, prior_sd_from_data
+    from annotation.stats.rank_claims import top_k_leverage
+
+    drawn = bradley_terry_posterior(counts, n_draws=0, exact=True, gibbs_draws=600, seed=0)
+    top = np.argsort(-drawn.strengths, kind="stable")[:3]
+    flip = top_k_leverage(counts, top)
+    assert status["leverage"] == flip["n"] >= 1 and f"removing {flip['n']} judgement(s)" in status["reason"]
+    fewer = counts.copy()
+    for cell in flip["removed"][:-1]:
+        fewer[cell] -= 1
+    theta = bt_map(fewer, prior_sd_from_data(counts)[0])[0]  # the prior the leverage keeps
+    assert theta[top].min() > np.delete(theta, top).max()
     client.force_login(lead_user)
     html = client.get(f"/projects/{project.pk}/dashboard/").content.decode()
     assert "(exact)" in html and "stopped: settled on converged exact draws" in html and "exact set" in html
+    assert f"flipped by removing {flip['n']}<" in html
     # the dashboard's rank claims on the same batch: shares of the exact draws, and every claimed order is true
     from annotation.analytics import load_project_data, score_rows
     from annotation.stats import bradley_terry_posterior

@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.urls import reverse
 
 from annotation import analytics
 from annotation.models import Batch, BatchCandidate, Judgement
@@ -87,11 +88,18 @@ def test_simulation_recovers_the_gold_ranking_and_dashboard_job_runs(sts_project
             if r["comparisons"]]
     rho = spearmanr([r["bt_strength"] for r in rows], [r["gold_score"] for r in rows]).statistic
     assert rho > 0.6, rho  # ~1,500 of 4,851 pairs, noisy annotators: a clearly positive recovery
+    sts_project.stop_top_k = 5
+    sts_project.save(update_fields=["stop_top_k"])
     job = job_create(kind="annotation.analytics", params={"project_id": sts_project.pk, "n_boot": 20})
     assert run_job(job.pk) == "succeeded"
     job.refresh_from_db()
     report = job.result
     assert report["n_judgements"] == 1500
+    # reliability measured and deflated, and the top-5 claim's leverage, for the judged batch (stored and exported)
+    separation = {r["batch"]: r for r in report["agreement"]["separation"]}
+    judged = separation["ref 17148 1"]
+    assert 0.5 < judged["deflated"] <= 1 and 0.5 < judged["measured"] <= 1 and judged["n_candidates"] == 99
+    assert judged["top_k"] == 5 and judged["leverage"] >= 1 and separation["ref 16977 1"]["leverage"] is None
     assert report["agreement"]["fleiss"]["value"] is not None
     assert set(report["agreement"]["annotators"]) == {"sim-sts-1", "sim-sts-2", "sim-sts-3"}
     assert {(d["a"], d["b"]) for d in report["directionality"]} == {("16977 1", "16977 2"), ("16977 1", "17148 1"),
@@ -105,6 +113,9 @@ def test_simulation_recovers_the_gold_ranking_and_dashboard_job_runs(sts_project
     assert "Bradley–Terry strength with 95% credible interval" in html
     assert "Top five by Bradley–Terry strength" in html and "Expected at random</strong> is" in html
     assert "Kendall's coefficient of agreement" in html and "Paper-comparable figures" in html
+    assert "Scale-separation reliability" in html and html.count('class="separation-row"') == 3
+    exported = client.get(reverse("api-project-agreement", args=[sts_project.pk]), {"format": "json"}).json()
+    assert exported["source"] == "stored" and exported["agreement"]["separation"] == report["agreement"]["separation"]
 
 
 def test_dashboard_is_for_leads_and_researchers(sts_project, client, users):

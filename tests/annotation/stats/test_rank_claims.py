@@ -1,12 +1,14 @@
 """Rank claims from posterior draws (`annotation.stats.rank_claims`): adjacent-order probabilities are shares of draws,
 the family-wise claim is a joint statement on the draws, ties are never ordered, and on small batches with a known
 order the exact posterior claims what is true and only that."""
+import itertools
+
 import numpy as np
 import pytest
 from scipy.special import expit
 
-from annotation.stats import bradley_terry_posterior
-from annotation.stats.rank_claims import adjacent_probabilities, order_claims
+from annotation.stats import bradley_terry_posterior, bt_map
+from annotation.stats.rank_claims import adjacent_probabilities, order_claims, top_k_leverage
 
 
 def _expected_counts(theta, per_pair):
@@ -192,3 +194,65 @@ def test_the_shown_ranking_orders_each_adjacent_pair_as_the_draws_favour_or_ties
     order = np.argsort(ranks, kind="stable")
     for a, b in zip(order, order[1:]):
         assert ranks[a] == ranks[b] or (post.draws[:, a] > post.draws[:, b]).mean() > 0.5
+
+
+def _random_batch(seed, n=4):
+    r = np.random.default_rng(seed)
+    theta = r.normal(0, 1, n)
+    c = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            m = r.integers(1, 4)
+            w = r.binomial(m, expit(theta[i] - theta[j]))
+            c[i, j], c[j, i] = w, m - w
+    return c
+
+
+def _flips(c, inside):
+    theta = bt_map(c)[0]
+    return theta[inside].min() <= theta[~inside].max() + 1e-9
+
+
+def _brute_force_leverage(c, top):
+    """The fewest judgements whose removal flips the top-k set of the point fit, by trying every multiset."""
+    inside = np.zeros(len(c), bool)
+    inside[top] = True
+    cells = [(i, j) for i in range(len(c)) for j in range(len(c)) if c[i, j] >= 1]
+    for size in range(int(c.sum()) + 1):
+        for combo in itertools.combinations_with_replacement(cells, size):
+            d = c.copy()
+            for cell in combo:
+                d[cell] -= 1
+            if (d >= 0).all() and _flips(d, inside):
+                return size
+    return None
+
+
+def test_leverage_equals_a_brute_force_count_on_tiny_batches():
+    """Twelve random 4-candidate batches (8–16 judgements), top-2 claims of the point fit: the greedy count equals
+    the exhaustive one, and taking out the judgements it lists does flip the claim."""
+    found = []
+    for seed in range(12):
+        c = _random_batch(seed)
+        top = np.argsort(-bt_map(c)[0], kind="stable")[:2]
+        out = top_k_leverage(c, top, prior_sd=3.0)  # the brute force's prior (bt_map's default)
+        assert out["n"] == _brute_force_leverage(c, top)
+        d = c.copy()
+        for cell in out["removed"]:
+            d[cell] -= 1
+        inside = np.isin(np.arange(4), top)
+        assert _flips(d, inside) and (out["n"] == 0 or not _flips(c, inside))
+        found.append(out["n"])
+    assert found == [1, 2, 2, 2, 2, 0, 1, 2, 1, 3, 3, 3]
+
+
+def test_leverage_of_a_clear_and_a_wrong_claim():
+    """0 beat 1, 1 beat 2, each three times: "0 is the strongest" survives two removals of 0's wins and falls with
+    the third (0 then has no win over 1, while 1 still beat 2); a claim the fit contradicts has leverage 0, and a
+    cap below the count gives None."""
+    c = np.zeros((3, 3))
+    c[0, 1] = c[1, 2] = 3
+    out = top_k_leverage(c, [0], prior_sd=3.0)
+    assert out["n"] == 3 and out["removed"] == [(0, 1)] * 3
+    assert top_k_leverage(c, [2])["n"] == 0
+    assert top_k_leverage(c, [0], prior_sd=3.0, cap=2)["n"] is None
