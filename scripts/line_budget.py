@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("annotation", "benchmarks", "config", "core", "detection", "frontend", "jobs", "workbench")
-BUDGET = {"lines": 43_221, "code_lines": 30_044, "long_functions": 42, "wide_functions": 39}
+BUDGET = {"lines": 43_452, "code_lines": 30_182, "long_functions": 42, "wide_functions": 39}
 LONG, WIDE = 50, 10  # a function over LONG lines is long; one with WIDE or more parameters is wide
 
 
