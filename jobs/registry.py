@@ -24,11 +24,10 @@ class JobKind:
 _KINDS: Registry[JobKind] = Registry("job kind")
 
 #: The interactive lane, routed here by kind name (issue 45): what a person waits for on a page (the dashboard's
-#: analytics, planning, an adaptive batch's stop check, a workbench detection and its refit) goes to the
+#: analytics, planning, an adaptive batch's stop check, a workbench detection) goes to the
 #: "interactive" queue, which a worker slot is kept for, never behind a corpus build, a benchmark run or a training.
 #: A detection that fans out into several shards sends them to the bulk lane (``jobs.sharding``): small ones stay here.
-INTERACTIVE_KINDS = frozenset({"annotation.analytics", "annotation.plan", "annotation.stop_check", "benchmarks.detect",
-                               "workbench.refit"})
+INTERACTIVE_KINDS = frozenset({"annotation.analytics", "annotation.plan", "annotation.stop_check", "benchmarks.detect"})
 
 
 def time_limits(kind: str, queue: str) -> tuple[int, int]:
