@@ -61,7 +61,8 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
     port = _free_port()
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
                CELERY_BROKER_URL=settings.CELERY_BROKER_URL, SIMILIA_VAR_DIR=str(var_dir),
-               CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port), **extra_env)
+               CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port),
+               **{"SIMILIA_WORKER_PRELOAD": "0", **extra_env})  # workers start bare (test_worker_integration: preload)
     env["HOST"] = extra_env.get("HOST", "127.0.0.1")
     out = tmp_path / "run_local.out"
     # SIGINT as a terminal's shell leaves it (default): a disposition this process inherited or set (ignored) would
