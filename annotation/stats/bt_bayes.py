@@ -486,13 +486,16 @@ def prior_sd_from_data(counts, grid=None) -> tuple[float, np.ndarray, np.ndarray
 
 
 def _same_records(c: np.ndarray) -> np.ndarray:
-    """A label per candidate, equal for candidates of identical records (the same wins and losses against every other
-    candidate and an even record between them: swapping them leaves the data unchanged, so their posteriors are
-    equal): the lowest index of its group."""
+    """A label per candidate, equal for exchangeable candidates: the same number of wins and the same number of
+    comparisons with every other candidate. The likelihood depends on the data only through the wins and those
+    counts, so swapping two such candidates leaves it (and the symmetric prior) unchanged and their posteriors are
+    equal (a balanced design's candidates with equal wins, or identical records). The lowest index of its group."""
     from scipy.spatial.distance import cdist
 
-    apart = cdist(c, c, "cityblock") + cdist(c.T, c.T, "cityblock") - 2 * (c + c.T)  # Σ_k∉{i,j} of both records
-    same = (apart < 1e-9) & (np.abs(c - c.T) < 1e-9)
+    n = c + c.T
+    apart = cdist(n, n, "cityblock") - 2 * n  # Σ_k∉{i,j} |n_ik − n_jk|
+    wins = c.sum(1)
+    same = (apart < 1e-9) & (np.abs(wins[:, None] - wins[None, :]) < 1e-9)
     return same.argmax(1)
 
 

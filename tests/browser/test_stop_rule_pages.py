@@ -33,6 +33,7 @@ def test_planning_page_simulates_the_stop_rule_before_it_is_set(live_server, pag
     page.fill("#pl-reps", "1")
     page.fill("#pl-k", "2")
     page.fill("#pl-margin", "1")
+    page.fill("#pl-runs", "2")  # the stop-rule simulation runs on demand
     page.click("button:has-text('Simulate')")
     page.wait_for_selector("#stop-rule-simulation", timeout=120_000)  # the job's result (eager in tests)
     text = page.locator("section.card", has=page.locator("#stop-rule-simulation")).inner_text()

@@ -112,6 +112,8 @@ def test_the_whole_run_ordered_by_score(live_server, page, explained_run):
     page.keyboard.press("j")  # keys work in this order too
     page.wait_for_selector(f"#detail-body[data-id='{expected[0].pk}']")
     # the order survives a filter, and the filter form can switch back
+    page.keyboard.press("/")  # unfolds the filters and puts the cursor in the search box
+    assert page.evaluate("document.activeElement.id") == "search"
     page.fill("#search", "a")
     page.click("#filters button[type=submit]")
     page.wait_for_url("**q=a**")

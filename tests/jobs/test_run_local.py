@@ -61,8 +61,8 @@ def _start_make_run(tmp_path, var_dir: Path, **extra_env: str) -> tuple[subproce
     port = _free_port()
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.test", DATABASE_URL=_database_url(),
                CELERY_BROKER_URL=settings.CELERY_BROKER_URL, SIMILIA_VAR_DIR=str(var_dir),
-               CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port),
-               **{"SIMILIA_WORKER_PRELOAD": "0", **extra_env})  # workers start bare (test_worker_integration: preload)
+               CELERY_TASK_ALWAYS_EAGER="false", PORT=str(port))
+    env.update({"SIMILIA_WORKER_PRELOAD": "0", **extra_env})  # workers start bare (test_worker_integration: preload)
     env["HOST"] = extra_env.get("HOST", "127.0.0.1")
     out = tmp_path / "run_local.out"
     # SIGINT as a terminal's shell leaves it (default): a disposition this process inherited or set (ignored) would
@@ -130,8 +130,11 @@ def test_ctrl_c_stops_make_run_cleanly_while_a_job_runs(tmp_path, broker_deliver
 def test_ctrl_c_of_an_idle_make_run_stops_the_worker_at_once_and_says_nothing_false(tmp_path, broker_delivery):  # noqa: F811
     """An idle worker leaves at once on Ctrl-C (no grace waited, no cold shutdown announced); a clean start logs no
     warning (the root-only `--uid` advice aside) and serves a favicon. The time it takes: perf/run_local_stop.py."""
-    # a broker of its own: a message the test before left in the shared one would make this worker busy
-    script, out, port = _start_make_run(tmp_path, tmp_path / "var", WORKER_CONCURRENCY="1", STOP_GRACE="60")
+    # a broker of its own (the filesystem broker lives in the var folder; a Redis broker gets a database of its own):
+    # a message an earlier test left in the shared one would make this worker busy
+    own = re.sub(r"/\d*$", "/13", settings.CELERY_BROKER_URL) if settings.CELERY_BROKER_URL.startswith("redis") else None
+    script, out, port = _start_make_run(tmp_path, tmp_path / "var", WORKER_CONCURRENCY="1", STOP_GRACE="60",
+                                        **({"CELERY_BROKER_URL": own} if own else {}))
     try:
         icon = urllib.request.urlopen(f"http://127.0.0.1:{port}/favicon.ico", timeout=10)
         assert icon.status == 200 and icon.headers["Content-Type"].startswith("image/svg+xml")

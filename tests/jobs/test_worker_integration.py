@@ -52,7 +52,7 @@ class Worker:
         env.update({"SIMILIA_WORKER_PRELOAD": "0", **extra_env})
         self.log = log_dir / f"{name}.log"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "cpu,gpu", "--pool", "solo",
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "interactive,cpu,gpu", "--pool", "solo",
              "-n", f"{name}@%h", "-l", "info", "--without-gossip", "--without-mingle"],
             cwd=ROOT, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
         )

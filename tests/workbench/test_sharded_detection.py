@@ -44,10 +44,11 @@ def test_three_shards_store_the_candidates_of_one(users):
     assert not Job.objects.filter(parent=one.job_id).exists()
 
     three = _run(owner, query, source, 3)
-    assert three.job.kind == "benchmarks.detect" and three.job.queue == "cpu"
+    assert three.job.kind == "benchmarks.detect" and three.job.queue == "interactive"  # the job; its shards: bulk
     assert run_job(three.job_id) == "running"  # fanned out: 11 queries in shards of 4, 4 and 3
     shards = list(Job.objects.filter(parent=three.job_id).order_by("shard_index"))
     assert [(s.params["start"], s.params["stop"]) for s in shards] == [(0, 4), (4, 8), (8, 11)]
+    assert {s.queue for s in shards} == {"cpu"}
     for shard in reversed(shards):  # any order: the merge puts them back in query order
         assert run_job(shard.pk) == "succeeded", shard.error
     three.refresh_from_db()

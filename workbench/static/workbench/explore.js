@@ -215,6 +215,11 @@
     else if (e.key === "Escape") close();
     else if (e.key === "n") { const a = document.getElementById("next-page"); if (a) location.href = a.href; }
     else if (e.key === "p") { const a = document.getElementById("prev-page"); if (a) location.href = a.href; }
-    else if (e.key === "/") { e.preventDefault(); document.getElementById("search").focus(); }
+    else if (e.key === "/") {  // the filters are folded under the list's head: unfold them first
+      e.preventDefault();
+      const box = document.getElementById("filter-box");
+      if (box) box.open = true;
+      document.getElementById("search").focus();
+    }
   });
 })();
