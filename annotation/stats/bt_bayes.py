@@ -486,17 +486,14 @@ def prior_sd_from_data(counts, grid=None) -> tuple[float, np.ndarray, np.ndarray
 
 
 def _same_records(c: np.ndarray) -> np.ndarray:
-    """A label per candidate, equal for exchangeable candidates: the same number of wins and the same number of
-    comparisons with every other candidate. The likelihood depends on the data only through the wins and those
-    counts, so swapping two such candidates leaves it (and the symmetric prior) unchanged and their posteriors are
-    equal (a balanced design's candidates with equal wins, or identical records). The lowest index of its group."""
+    """A label per candidate (its group's lowest index), equal for exchangeable candidates: equal wins and equal
+    comparison counts with every other one. The likelihood depends only on the wins and those counts, so their
+    posteriors are equal (equal wins in a balanced design, or identical records)."""
     from scipy.spatial.distance import cdist
 
-    n = c + c.T
+    n, wins = c + c.T, c.sum(1)
     apart = cdist(n, n, "cityblock") - 2 * n  # Σ_k∉{i,j} |n_ik − n_jk|
-    wins = c.sum(1)
-    same = (apart < 1e-9) & (np.abs(wins[:, None] - wins[None, :]) < 1e-9)
-    return same.argmax(1)
+    return ((apart < 1e-9) & (np.abs(wins[:, None] - wins[None, :]) < 1e-9)).argmax(1)
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
